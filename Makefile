@@ -1,0 +1,44 @@
+# Two commands do all the set-up on a fresh machine: `make run` and `make test`.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+DEB_PACKAGES := bubblewrap g++
+REQ_HASH := $(shell cat requirements.txt | sha256sum | cut -c1-16)
+STAMP := $(VENV)/.installed-$(REQ_HASH)
+PORT ?= 8501
+
+.PHONY: run test setup debs db lint clean-venv
+
+run: setup db
+	$(PY) -m streamlit run app.py --server.headless true --server.port $(PORT) \
+	  --browser.gatherUsageStats false
+
+test: setup
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+	$(PY) -m pytest
+
+setup: debs $(STAMP)
+
+debs:
+	@scripts/ensure_debs.sh $(DEB_PACKAGES)
+
+# The stamp is keyed on the hash of requirements.txt: nothing is reinstalled when it is unchanged.
+$(STAMP):
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "frontier-lab needs Python 3.11+; set PYTHON=python3.11")'
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements.txt
+	rm -f $(VENV)/.installed-*
+	touch $@
+
+db: setup
+	$(PY) -m backend db init
+
+lint: setup
+	$(PY) -m ruff check --fix .
+	$(PY) -m ruff format .
+
+clean-venv:
+	rm -rf $(VENV)

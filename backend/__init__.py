@@ -1,0 +1,1 @@
+"""frontier-lab backend: problems -> merge -> rollout -> sandbox -> store -> analysis."""

@@ -1,0 +1,3 @@
+from backend.cli import main
+
+main()

@@ -1,0 +1,142 @@
+"""Rows of the database, one dataclass per entity (see db/schema.sql).
+
+These are the typed boundary between the pipeline stages and backend/store.py. Fields typed
+`dict`/`list` are stored as JSON text; everything else maps one-to-one onto a column.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+
+
+def tier_of(input_len: int) -> int:
+    """The smallest k with input_len < 10**k (PAPER.md), never below 1."""
+    return max(1, len(str(max(0, int(input_len)))))
+
+
+@dataclass
+class Problem:
+    id: str  # bench/slug
+    bench: str
+    title: str
+    statement: str
+    kind: str = "stdin"  # stdin | functional
+    time_limit_s: float = 2.0
+    memory_limit_mb: int = 256
+    checker: str = "exact"  # exact | float:<tol> | special
+    input_spec: str | None = None
+    output_spec: str | None = None
+    difficulty: str | None = None  # easy | medium | hard
+    starter_code: str | None = None
+    func_name: str | None = None
+    checker_source: str | None = None
+    platform: str | None = None
+    contest_date: str | None = None
+    tags: list = field(default_factory=list)
+
+
+@dataclass
+class Test:
+    __test__ = False  # not a pytest class
+
+    problem_id: str
+    idx: int
+    input: str | None
+    output: str | None
+    input_len: int
+    tier: int
+    data_path: str | None = None
+    is_public: bool = False
+
+
+@dataclass
+class Checkpoint:
+    id: str
+    path: str
+    kind: str  # base | trained | merged
+    label: str | None = None
+    low_id: str | None = None
+    high_id: str | None = None
+    alpha: float | None = None
+    weights: dict | None = None
+    reward: str | None = None
+    setting: str | None = None
+    step: int | None = None
+    experiment_id: str | None = None
+    content_hash: str | None = None
+    model_type: str | None = None
+    created_at: dt.datetime | None = None
+
+
+@dataclass
+class Experiment:
+    id: str
+    kind: str  # sweep | eval | rl | import | rollout | lab
+    name: str
+    spec: dict | None = None
+    note: str | None = None
+    status: str = "created"
+    created_at: dt.datetime | None = None
+
+
+@dataclass
+class Job:
+    id: str
+    kind: str
+    status: str  # queued | running | done | failed | cancelled
+    experiment_id: str | None = None
+    stage: str | None = None
+    progress: dict | None = None
+    error: str | None = None
+    log_path: str | None = None
+    pid: int | None = None
+    created_at: dt.datetime | None = None
+    updated_at: dt.datetime | None = None
+
+
+@dataclass
+class Sample:
+    experiment_id: str
+    checkpoint_id: str
+    problem_id: str
+    sample_idx: int
+    setting: str | None = None
+    completion: str | None = None
+    transcript: list | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    finish_reason: str | None = None
+    code: str | None = None
+    language: str | None = None
+    extract_error: str | None = None
+    latency_s: float | None = None
+
+
+@dataclass
+class Evaluation:
+    experiment_id: str
+    checkpoint_id: str
+    problem_id: str
+    sample_idx: int
+    outcome: str
+    verdict: str | None = None
+    first_failing_test: int | None = None
+    first_failing_tier: int | None = None
+    highest_tier_passed: int | None = None
+    cpu_s: float | None = None
+    mem_mb: float | None = None
+    rewards: dict | None = None
+    test_results: list | None = None
+
+
+# table name and primary-key columns of each entity
+TABLES: dict[type, tuple[str, tuple[str, ...]]] = {
+    Problem: ("problems", ("id",)),
+    Test: ("tests", ("problem_id", "idx")),
+    Checkpoint: ("checkpoints", ("id",)),
+    Experiment: ("experiments", ("id",)),
+    Job: ("jobs", ("id",)),
+    Sample: ("samples", ("experiment_id", "checkpoint_id", "problem_id", "sample_idx")),
+    Evaluation: ("evaluations", ("experiment_id", "checkpoint_id", "problem_id", "sample_idx")),
+}

@@ -1,0 +1,211 @@
+"""The only module that speaks SQL. A DuckDB file, opened briefly and closed again.
+
+DuckDB allows one read-write process at a time, so nobody holds the file open: writers open it,
+run one short transaction and close; readers (the dashboard) open it read-only and retry
+briefly while a writer holds the lock. Rows are the dataclasses of backend/records.py.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import datetime as dt
+import json
+import os
+import random
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+
+from backend.errors import UserError
+from backend.records import TABLES
+
+SCHEMA_VERSION = 1
+DB_DIR = Path(__file__).resolve().parent.parent / "db"
+DEFAULT_DB = DB_DIR / "frontier.duckdb"
+LOCK_RETRY_S = 15.0  # long enough for any writer's short transaction to finish
+
+
+def default_db_path() -> Path:
+    return Path(os.environ.get("FLAB_DB") or DEFAULT_DB)
+
+
+def _is_lock_conflict(exc: Exception) -> bool:
+    text = str(exc).lower()
+    return "lock" in text and ("conflict" in text or "could not set" in text)
+
+
+def _json_fields(cls: type) -> set[str]:
+    return {f.name for f in dataclasses.fields(cls) if str(f.type).startswith(("dict", "list"))}
+
+
+def _to_row(record) -> dict:
+    row = dataclasses.asdict(record)
+    for name in _json_fields(type(record)):
+        if row[name] is not None:
+            row[name] = json.dumps(row[name])
+    now = dt.datetime.now()
+    for stamp in ("created_at", "updated_at"):
+        if stamp in row and row[stamp] is None:
+            row[stamp] = now
+    return row
+
+
+def _from_row(cls: type, row: dict):
+    for name in _json_fields(cls):
+        if row.get(name) is not None:
+            row[name] = json.loads(row[name])
+    names = {f.name for f in dataclasses.fields(cls)}
+    return cls(**{k: v for k, v in row.items() if k in names})
+
+
+class Store:
+    """A DuckDB database file with the frontier-lab schema."""
+
+    def __init__(self, path: str | Path | None = None, *, migrate: bool = True):
+        self.path = Path(path) if path is not None else default_db_path()
+        if migrate:
+            self.ensure_schema()
+
+    # -- connections ---------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def connect(self, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+        """Open, yield, close. Lock conflicts with another process are retried with backoff."""
+        self._check_path(read_only)
+        deadline = time.monotonic() + LOCK_RETRY_S
+        delay = 0.005
+        while True:
+            try:
+                con = duckdb.connect(str(self.path), read_only=read_only)
+                break
+            except (duckdb.IOException, duckdb.ConnectionException) as exc:
+                if _is_lock_conflict(exc) and time.monotonic() < deadline:
+                    time.sleep(delay * (1 + random.random()))
+                    delay = min(delay * 2, 0.2)
+                    continue
+                raise self._user_error(exc) from exc
+        try:
+            yield con
+        finally:
+            con.close()
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """One short read-write transaction: all of it lands, or none of it."""
+        with self.connect() as con:
+            con.begin()
+            try:
+                yield con
+            except BaseException:
+                con.rollback()
+                raise
+            con.commit()
+
+    def _check_path(self, read_only: bool) -> None:
+        if self.path.is_dir():
+            raise UserError(f"database path {self.path} is a folder; pass a file such as {self.path}/frontier.duckdb")
+        if not self.path.parent.is_dir():
+            raise UserError(f"database folder {self.path.parent} does not exist; create it or pass another --db")
+        if read_only and not self.path.exists():
+            raise UserError(f"no database at {self.path}; run `python -m backend db init --db {self.path}` first")
+
+    def _user_error(self, exc: Exception) -> UserError:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if _is_lock_conflict(exc):
+            return UserError(
+                f"database {self.path} stayed locked by another process for {LOCK_RETRY_S:.0f}s; retry when it finishes"
+            )
+        return UserError(f"cannot open database {self.path}: {first}")
+
+    # -- schema --------------------------------------------------------------------------
+
+    def schema_version(self, con: duckdb.DuckDBPyConnection | None = None) -> int | None:
+        """The stored version; 0 for an unversioned (prototype) database; None for an empty one."""
+        with contextlib.nullcontext(con) if con else self.connect(read_only=True) as c:
+            tables = {r[0] for r in c.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+            if "schema_meta" in tables:
+                row = c.execute("SELECT value FROM schema_meta WHERE key = 'version'").fetchone()
+                return int(row[0]) if row else 0
+            return 0 if tables else None
+
+    def ensure_schema(self) -> int:
+        """Create a fresh database or migrate an older one; refuse a newer one. Returns the version."""
+        if self.path.exists():
+            with self.connect(read_only=True) as con:
+                if self.schema_version(con) == SCHEMA_VERSION:
+                    return SCHEMA_VERSION  # the common case: no write lock taken
+        with self.transaction() as con:
+            version = self.schema_version(con)
+            if version is not None and version > SCHEMA_VERSION:
+                raise UserError(
+                    f"database {self.path} has schema v{version}, newer than this frontier-lab (v{SCHEMA_VERSION}); "
+                    "upgrade frontier-lab or pass another --db"
+                )
+            if version is not None:
+                for step in range(version + 1, SCHEMA_VERSION + 1):
+                    con.execute((DB_DIR / "migrations" / f"{step:03d}.sql").read_text())
+            con.execute((DB_DIR / "schema.sql").read_text())
+            con.execute("INSERT OR REPLACE INTO schema_meta VALUES ('version', ?)", [str(SCHEMA_VERSION)])
+        return SCHEMA_VERSION
+
+    # -- generic entity access -------------------------------------------------------------
+
+    def put(self, records: Iterable, *, replace: bool = True, con: duckdb.DuckDBPyConnection | None = None) -> int:
+        """Insert records of one type. replace=False keeps existing rows (idempotent re-inserts)."""
+        records = list(records)
+        if not records:
+            return 0
+        cls = type(records[0])
+        table, _ = TABLES[cls]
+        rows = [_to_row(r) for r in records]
+        cols = list(rows[0])
+        batch = pa.Table.from_pylist(rows)
+        verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
+        col_list = ", ".join(cols)
+        with contextlib.nullcontext(con) if con else self.transaction() as c:
+            c.register("_batch", batch)
+            try:
+                c.execute(f"{verb} INTO {table} ({col_list}) SELECT {col_list} FROM _batch")
+            finally:
+                c.unregister("_batch")
+        return len(rows)
+
+    def get(self, cls: type, *key):
+        found = self.select(cls, dict(zip(TABLES[cls][1], key, strict=True)))
+        return found[0] if found else None
+
+    def select(self, cls: type, where: dict | None = None, order_by: str | None = None) -> list:
+        table, pk = TABLES[cls]
+        where = where or {}
+        clause = " AND ".join(f"{k} = ?" for k in where) or "TRUE"
+        order = order_by or ", ".join(pk)
+        with self.connect(read_only=True) as con:
+            cur = con.execute(f"SELECT * FROM {table} WHERE {clause} ORDER BY {order}", list(where.values()))
+            names = [d[0] for d in cur.description]
+            return [_from_row(cls, dict(zip(names, r, strict=True))) for r in cur.fetchall()]
+
+    def update(self, cls: type, key: tuple, **changes) -> None:
+        table, pk = TABLES[cls]
+        for name in _json_fields(cls) & changes.keys():
+            changes[name] = None if changes[name] is None else json.dumps(changes[name])
+        if "updated_at" in {f.name for f in dataclasses.fields(cls)}:
+            changes.setdefault("updated_at", dt.datetime.now())
+        sets = ", ".join(f"{k} = ?" for k in changes)
+        where = " AND ".join(f"{k} = ?" for k in pk)
+        with self.transaction() as con:
+            con.execute(f"UPDATE {table} SET {sets} WHERE {where}", [*changes.values(), *key])
+
+    def counts(self) -> dict[str, int]:
+        with self.connect(read_only=True) as con:
+            return {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t, _ in TABLES.values()}
+
+    def count(self, cls: type, where: dict | None = None) -> int:
+        table, _ = TABLES[cls]
+        where = where or {}
+        clause = " AND ".join(f"{k} = ?" for k in where) or "TRUE"
+        with self.connect(read_only=True) as con:
+            return con.execute(f"SELECT count(*) FROM {table} WHERE {clause}", list(where.values())).fetchone()[0]

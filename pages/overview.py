@@ -1,0 +1,36 @@
+"""Overview: the experiments in the database and the terms used everywhere else."""
+
+import streamlit as st
+
+from backend.errors import UserError
+from pages import data
+
+st.title("frontier-lab")
+st.caption(
+    "Weight averaging between RL checkpoints trained with verifiers of different strictness, "
+    "θ_α = α·θ_high + (1−α)·θ_low, including extrapolation (α < 0 or α > 1), judged in a sandbox."
+)
+
+try:
+    experiments = data.experiments()
+except UserError as err:
+    st.error(str(err))
+    st.stop()
+
+st.subheader("Experiments")
+if experiments.empty:
+    st.info(f"No experiments yet in `{data.db_path()}`.")
+else:
+    st.dataframe(experiments, hide_index=True, width="stretch")
+
+with st.expander("Terms", expanded=experiments.empty):
+    st.markdown(
+        """
+- **R_k**: reward 1 iff the program passes every test whose input has fewer than 10^k characters;
+  **R_inf** passes the whole suite. Low k = *low coverage* (lenient), R_inf = *high coverage* (strict).
+- **α**: the averaging coefficient. [0, 1] interpolates between θ_low and θ_high; outside it extrapolates.
+- **Outcome classes** of a sample, decided by the first failing test in ascending input length:
+  *correct*; *optimization failure* (time or memory limit); *correctness failure* (wrong answer,
+  runtime error, compile error, output limit); *format failure* (no program in the output).
+"""
+    )

@@ -1,0 +1,40 @@
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+@pytest.fixture
+def db_path(tmp_path) -> Path:
+    return tmp_path / "test.duckdb"
+
+
+@pytest.fixture
+def store(db_path):
+    from backend.store import Store
+
+    return Store(db_path)
+
+
+@pytest.fixture(autouse=True)
+def _never_touch_user_db(tmp_path, monkeypatch):
+    # Tests must never open the user's database, even by accident.
+    monkeypatch.setenv("FLAB_DB", str(tmp_path / "default-guard.duckdb"))
+
+
+def run_cli(*args: str, env: dict | None = None, timeout: float = 120):
+    import subprocess
+
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "backend", *args],
+        cwd=ROOT,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )

@@ -1,0 +1,200 @@
+import datetime as dt
+import multiprocessing as mp
+import time
+
+import duckdb
+import pytest
+
+from backend.errors import UserError
+from backend.records import Checkpoint, Evaluation, Experiment, Job, Problem, Sample, Test, tier_of
+from backend.store import SCHEMA_VERSION, Store
+
+
+def _examples():
+    return [
+        Problem(
+            id="builtin/sum",
+            bench="builtin",
+            title="Sum",
+            statement="Add numbers.",
+            difficulty="easy",
+            time_limit_s=1.5,
+            memory_limit_mb=128,
+            tags=["math", "io"],
+        ),
+        Test(problem_id="builtin/sum", idx=0, input="1 2\n", output="3\n", input_len=4, tier=1, is_public=True),
+        Checkpoint(
+            id="ck-a",
+            path="/ckpt/a",
+            kind="merged",
+            low_id="lo",
+            high_id="hi",
+            alpha=-0.5,
+            weights={"lo": 1.5, "hi": -0.5},
+            content_hash="abc",
+            model_type="qwen2",
+            created_at=dt.datetime(2026, 1, 2, 3, 4, 5),
+        ),
+        Experiment(
+            id="exp-1",
+            kind="sweep",
+            name="demo",
+            spec={"alphas": [0, 0.5, 1]},
+            note="synthetic",
+            created_at=dt.datetime(2026, 1, 2, 3, 4, 5),
+        ),
+        Job(
+            id="job-1",
+            kind="sweep",
+            status="running",
+            experiment_id="exp-1",
+            stage="rollout",
+            progress={"rollout": {"done": 3, "total": 8}},
+            pid=1234,
+            created_at=dt.datetime(2026, 1, 2),
+            updated_at=dt.datetime(2026, 1, 3),
+        ),
+        Sample(
+            experiment_id="exp-1",
+            checkpoint_id="ck-a",
+            problem_id="builtin/sum",
+            sample_idx=0,
+            setting="reasoning",
+            completion="```python\nprint(3)\n```",
+            transcript=[{"role": "assistant", "content": "x"}],
+            prompt_tokens=10,
+            completion_tokens=7,
+            finish_reason="stop",
+            code="print(3)",
+            language="python",
+            latency_s=0.25,
+        ),
+        Evaluation(
+            experiment_id="exp-1",
+            checkpoint_id="ck-a",
+            problem_id="builtin/sum",
+            sample_idx=0,
+            outcome="correct",
+            verdict="AC",
+            highest_tier_passed=6,
+            cpu_s=0.01,
+            mem_mb=9.5,
+            rewards={"R_1": 1, "R_inf": 1},
+            test_results=[{"index": 0, "verdict": "AC"}],
+        ),
+    ]
+
+
+def test_every_entity_round_trips(store):
+    from backend.records import TABLES
+
+    for record in _examples():
+        store.put([record])
+        key = tuple(getattr(record, k) for k in TABLES[type(record)][1])
+        back = store.get(type(record), *key)
+        if hasattr(record, "created_at") and record.created_at is None:
+            record.created_at = back.created_at
+        assert back == record
+
+
+def test_reinsert_of_sample_key_changes_nothing(store):
+    sample = _examples()[5]
+    store.put([sample], replace=False)
+    changed = Sample(**{**sample.__dict__, "completion": "different"})
+    store.put([changed], replace=False)
+    assert store.count(Sample) == 1
+    assert store.get(Sample, "exp-1", "ck-a", "builtin/sum", 0).completion == sample.completion
+
+
+def test_tier_is_smallest_k_with_len_below_power_of_ten():
+    assert [tier_of(n) for n in (0, 1, 9, 10, 99, 100, 999_999, 1_000_000)] == [1, 1, 1, 2, 2, 3, 6, 7]
+
+
+def test_fresh_database_has_current_version(store):
+    assert store.schema_version() == SCHEMA_VERSION
+
+
+def test_v0_database_is_migrated_and_keeps_rows(db_path):
+    con = duckdb.connect(str(db_path))
+    con.execute("CREATE TABLE problems (id VARCHAR PRIMARY KEY, title VARCHAR, statement VARCHAR)")
+    con.execute("CREATE TABLE tests (problem_id VARCHAR, idx INTEGER, input VARCHAR, output VARCHAR)")
+    con.execute("INSERT INTO problems VALUES ('old/p1', 'Old', 'An old problem.')")
+    con.execute("INSERT INTO tests VALUES ('old/p1', 0, '12345678901', '1')")
+    con.close()
+
+    store = Store(db_path)
+    assert store.schema_version() == SCHEMA_VERSION
+    problem = store.get(Problem, "old/p1")
+    assert (problem.bench, problem.title, problem.kind, problem.checker) == ("old", "Old", "stdin", "exact")
+    test = store.get(Test, "old/p1", 0)
+    assert (test.input_len, test.tier) == (11, 2)
+    assert store.counts()["samples"] == 0  # the tables v0 lacked now exist
+
+
+def test_newer_database_is_refused(db_path):
+    Store(db_path)
+    con = duckdb.connect(str(db_path))
+    con.execute("UPDATE schema_meta SET value = '999' WHERE key = 'version'")
+    con.close()
+    with pytest.raises(UserError, match=r"schema v999, newer than this frontier-lab"):
+        Store(db_path)
+
+
+def test_bad_paths_give_one_line(tmp_path):
+    with pytest.raises(UserError, match="does not exist"):
+        Store(tmp_path / "missing-dir" / "x.duckdb")
+    not_db = tmp_path / "notes.txt"
+    not_db.write_text("hello, not a database\n" * 100)
+    with pytest.raises(UserError, match="cannot open database") as info:
+        Store(not_db)
+    assert "\n" not in str(info.value)
+
+
+def test_failed_transaction_leaves_nothing(store):
+    with pytest.raises(RuntimeError):
+        with store.transaction() as con:
+            store.put([_examples()[0]], con=con)
+            raise RuntimeError("boom")
+    assert store.count(Problem) == 0
+
+
+def _writer(path: str, batches: int) -> None:
+    store = Store(path, migrate=False)
+    for b in range(batches):
+        store.put(
+            [Sample(experiment_id="e", checkpoint_id="c", problem_id=f"p{b}", sample_idx=i) for i in range(20)],
+            replace=False,
+        )
+        time.sleep(0.01)
+
+
+def _reader(path: str, stop_after_count: int, result) -> None:
+    store = Store(path, migrate=False)
+    errors, reads, last = 0, 0, 0
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            last = store.count(Sample)
+            reads += 1
+        except Exception:
+            errors += 1
+        if last >= stop_after_count:
+            break
+    result.put((errors, reads, last))
+
+
+def test_writer_and_reader_processes_concurrently(db_path):
+    Store(db_path)
+    ctx = mp.get_context("spawn")
+    result = ctx.Queue()
+    reader = ctx.Process(target=_reader, args=(str(db_path), 50 * 20, result))
+    writer = ctx.Process(target=_writer, args=(str(db_path), 50))
+    reader.start()
+    writer.start()
+    writer.join(120)
+    errors, reads, last = result.get(timeout=120)
+    reader.join(10)
+    assert writer.exitcode == 0
+    assert errors == 0
+    assert reads > 1
+    assert last == 1000
