@@ -1,0 +1,242 @@
+"""The judge: one program against a problem's tests, in ascending input length, in a sandbox.
+
+`judge()` is a plain function of (program, tests, limits, ...) so it runs anywhere: in this
+process, in a worker pool (pool.py) or in a Ray task.
+"""
+
+from __future__ import annotations
+
+import signal
+from dataclasses import dataclass, field
+
+from backend.errors import UserError
+from backend.records import tier_of
+from backend.sandbox import checkers
+from backend.sandbox.backends import SandboxError, Session, open_session
+from backend.sandbox.limits import JudgeLimits
+from backend.sandbox.verdicts import (
+    TestResult,
+    highest_tier_passed,
+    outcome_of,
+    rewards,
+    short_diff,
+    zero_rewards,
+)
+
+LANGUAGES = ("python", "cpp")
+SE_RETRIES = 2
+
+
+@dataclass
+class Program:
+    source: str
+    language: str = "python"
+
+    def __post_init__(self):
+        if self.language not in LANGUAGES:
+            raise UserError(f"unsupported language {self.language!r}; use python or cpp")
+
+
+@dataclass
+class JudgeTest:
+    __test__ = False  # not a pytest class
+
+    input: str
+    output: str
+
+    @property
+    def input_len(self) -> int:
+        return len(self.input)
+
+
+@dataclass
+class SpecialJudge:
+    """A testlib-style checker: `checker input output answer`, exit 0 = accepted."""
+
+    source: str
+    language: str = "cpp"
+
+
+@dataclass
+class JudgeResult:
+    outcome: str
+    verdict: str  # the first failing test's verdict, or AC
+    first_failing_test: int | None
+    first_failing_tier: int | None
+    highest_tier_passed: int
+    tests: list[TestResult]
+    rewards: dict[str, float]
+    compile_error: str | None = None
+    failure_context: dict | None = None
+    cpu_s: float = 0.0  # the largest per-test figures, for the store
+    mem_mb: float = 0.0
+    extra: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {
+            "outcome": self.outcome,
+            "verdict": self.verdict,
+            "first_failing_test": self.first_failing_test,
+            "tests": [t.to_dict() for t in self.tests],
+            "rewards": self.rewards,
+        }
+
+
+def format_failure(reason: str) -> JudgeResult:
+    """No program could be extracted upstream: recorded as format_failure, every reward 0."""
+    return JudgeResult("format_failure", "FORMAT", None, None, 0, [], zero_rewards(), extra={"reason": reason})
+
+
+def _verdict(res: dict, limits: JudgeLimits) -> str | None:
+    """Everything but the output check. None means the run was clean."""
+    sig = res["signal"]
+    if res["timed_out"] or res["cpu_s"] > limits.time_limit_s or sig == signal.SIGXCPU:
+        return "TLE"
+    if sig == signal.SIGXFSZ or len(res["stdout"]) > limits.output_mb << 20:
+        return "OLE"
+    out_of_memory = "MemoryError" in res["stderr"] or "std::bad_alloc" in res["stderr"]
+    # A crash at the address-space cap (a NULL malloc, a stack that cannot grow) is memory too.
+    crashed_at_cap = sig is not None and res["mem_mb"] >= 0.9 * limits.memory_mb
+    if res["mem_mb"] > limits.memory_mb or out_of_memory or crashed_at_cap:
+        return "MLE"
+    if sig is not None or res["exit_code"] != 0:
+        return "RE"
+    return None
+
+
+class _Checker:
+    def __init__(self, spec: str | SpecialJudge, limits: JudgeLimits, backend: str):
+        self.special = spec if isinstance(spec, SpecialJudge) else None
+        self.kind, self.tol = ("special", 0.0) if self.special else checkers.parse_checker(spec)
+        self.session: Session | None = None
+        self.limits, self.backend = limits, backend
+
+    def accepts(self, test: JudgeTest, got: str) -> tuple[bool, str]:
+        if not self.special:
+            ok = checkers.check(self.kind, self.tol, test.output, got)
+            return ok, "" if ok else short_diff(test.output, got)
+        if self.session is None:
+            self.session = open_session(self.backend, allow_none=self.backend == "none")
+            loaded = self.session.call(
+                {"op": "load", "language": self.special.language, "source": self.special.source,
+                 "compile_limits": self.limits.for_compile()},
+                timeout=2 * self.limits.compile_time_s + 10,
+            )  # fmt: skip
+            if not loaded["ok"]:
+                raise SandboxError(f"special judge does not compile: {loaded['error'][:300]}")
+        files = {"input.txt": test.input, "output.txt": got, "answer.txt": test.output}
+        lim = JudgeLimits(time_limit_s=max(5.0, self.limits.time_limit_s), memory_mb=1024).for_test()
+        res = self.session.call(
+            {"op": "run", "input": "", "limits": lim, "files": files, "args": list(files)}, timeout=lim["wall_s"] + 10
+        )
+        if res["exit_code"] in (0, 1, 2):  # testlib: 0 ok, 1 wrong answer, 2 presentation error
+            return res["exit_code"] == 0, res["stderr"][-300:]
+        raise SandboxError(f"special judge failed (exit {res['exit_code']}, signal {res['signal']}): {res['stderr'][-200:]}")
+
+    def close(self):
+        if self.session:
+            self.session.close()
+
+
+def judge(
+    program: Program,
+    tests: list[JudgeTest],
+    limits: JudgeLimits | None = None,
+    checker: str | SpecialJudge = "exact",
+    *,
+    backend: str = "bwrap",
+    run_all: bool = False,
+    func_name: str | None = None,
+) -> JudgeResult:
+    """Judge one program; sandbox errors are retried, then reported as SE (never the program's fault)."""
+    limits = limits or JudgeLimits()
+    if not tests:
+        raise UserError("no tests to judge against")
+    if func_name:
+        program = Program(checkers.functional_program(program.source, func_name), "python")
+        checker = "functional"
+    for attempt in range(SE_RETRIES + 1):
+        try:
+            return _judge_once(program, tests, limits, checker, backend, run_all)
+        except SandboxError as exc:
+            error = str(exc)
+            if attempt == SE_RETRIES:
+                return _sandbox_error(tests, error)
+    raise AssertionError("unreachable")
+
+
+def _sandbox_error(tests: list[JudgeTest], error: str) -> JudgeResult:
+    first = min(range(len(tests)), key=lambda i: tests[i].input_len)
+    result = TestResult(first, tests[first].input_len, tier_of(tests[first].input_len), "SE", detail=error)
+    return JudgeResult("sandbox_error", "SE", first, result.tier, 0, [result], zero_rewards(), extra={"error": error})
+
+
+def _judge_once(program, tests, limits, checker_spec, backend, run_all) -> JudgeResult:
+    order = sorted(range(len(tests)), key=lambda i: (tests[i].input_len, i))
+    checker = _Checker(checker_spec, limits, backend)
+    session = open_session(backend, tmpfs_mb=2 * limits.output_mb + 96, allow_none=backend == "none")
+    try:
+        loaded = session.call(
+            {"op": "load", "language": program.language, "source": program.source,
+             "compile_limits": limits.for_compile()},
+            timeout=2 * limits.compile_time_s + 10,
+        )  # fmt: skip
+        results: list[TestResult] = []
+        first_fail: TestResult | None = None
+        context = None
+        for i in order:
+            test = tests[i]
+            result = TestResult(i, test.input_len, tier_of(test.input_len), None)
+            results.append(result)
+            if not loaded["ok"]:
+                result.verdict, result.detail = "CE", loaded["error"] or ""
+            elif first_fail is None or run_all:
+                lim = limits.for_test()
+                res = session.call({"op": "run", "input": test.input, "limits": lim}, timeout=lim["wall_s"] + 10)
+                result.cpu_s, result.wall_s, result.mem_mb = res["cpu_s"], res["wall_s"], res["mem_mb"]
+                result.verdict = _verdict(res, limits)
+                if result.verdict is None:
+                    ok, result.detail = checker.accepts(test, res["stdout"])
+                    result.verdict = "AC" if ok else "WA"
+                elif result.verdict == "RE":
+                    result.detail = res["stderr"][-500:]
+                if result.verdict != "AC" and first_fail is None:
+                    context = _failure_context(result, limits, test, res)
+            if result.verdict != "AC" and first_fail is None:
+                first_fail = result
+    finally:
+        session.close()
+        checker.close()
+    reward = rewards(results)
+    return JudgeResult(
+        outcome=outcome_of(first_fail.verdict if first_fail else None),
+        verdict=first_fail.verdict if first_fail else "AC",
+        first_failing_test=first_fail.index if first_fail else None,
+        first_failing_tier=first_fail.tier if first_fail else None,
+        highest_tier_passed=highest_tier_passed(reward),
+        tests=sorted(results, key=lambda r: r.index),
+        rewards=reward,
+        compile_error=None if loaded["ok"] else loaded["error"],
+        failure_context=context or (_compile_context(loaded["error"]) if not loaded["ok"] else None),
+        cpu_s=max((r.cpu_s for r in results), default=0.0),
+        mem_mb=max((r.mem_mb for r in results), default=0.0),
+    )
+
+
+def _failure_context(result: TestResult, limits: JudgeLimits, test: JudgeTest, res: dict) -> dict:
+    """What a repair policy is shown about the first failure (rl/ truncates it further)."""
+    return {
+        "tier": result.tier,
+        "input_len": result.input_len,
+        "verdict": result.verdict,
+        "cpu_s": round(result.cpu_s, 3),
+        "time_limit_s": limits.time_limit_s,
+        "mem_mb": round(result.mem_mb, 1),
+        "memory_limit_mb": limits.memory_mb,
+        "diff": short_diff(test.output, res["stdout"]) if result.verdict == "WA" else "",
+        "stderr": res["stderr"][-300:] if result.verdict == "RE" else "",
+    }
+
+
+def _compile_context(error: str | None) -> dict:
+    return {"tier": 1, "input_len": 0, "verdict": "CE", "diff": "", "stderr": (error or "")[-300:]}

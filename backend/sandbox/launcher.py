@@ -1,0 +1,280 @@
+"""The warm fork server that runs *inside* the sandbox (bwrap, docker or none).
+
+Stdlib only, started once per program with `python3 -I -S launcher.py WORKDIR [--pid1]`. It
+speaks length-prefixed JSON on fds 0/1 with the host:
+
+    {"op": "load", "language": "python"|"cpp", "source": ...}  -> {"ok", "error"}
+    {"op": "run", "input": ..., "limits": {...}}               -> {"exit_code", "signal", "cpu_s", ...}
+    {"op": "shell", "cmd": ..., "limits": {...}}               -> same, workdir kept between calls
+
+Each test is a fork with its own rlimits. Python programs are exec()'d in the forked, already
+warm interpreter, so no interpreter start-up is paid per test. CPU time and peak memory come
+from wait4() on the direct child, which this process can see because it is that child's parent
+inside the PID namespace. After every test all other processes are SIGKILLed: as PID 1 of the
+namespace with kill(-1) (PID 1 itself ignores signals sent from inside), otherwise by group.
+The host keeps expected outputs; this process only ever holds the current test's input.
+"""
+
+import json
+import os
+import resource
+import select
+import shutil
+import signal
+import struct
+import sys
+import time
+import traceback
+
+WORK = sys.argv[1] if len(sys.argv) > 1 else "/work"
+PID1 = "--pid1" in sys.argv
+RUN_DIR = os.path.join(WORK, "run")
+IO_DIR = os.path.join(WORK, ".io")
+CTRL_IN, CTRL_OUT = os.dup(0), os.dup(1)
+STDERR_KEEP = 8192
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def recv():
+    header = _read_exact(4)
+    if not header:
+        return None
+    return json.loads(_read_exact(struct.unpack(">I", header)[0]))
+
+
+def send(obj):
+    data = json.dumps(obj).encode()
+    os.write(CTRL_OUT, struct.pack(">I", len(data)))
+    view = memoryview(data)
+    while view:
+        view = view[os.write(CTRL_OUT, view) :]
+
+
+def _read_exact(n):
+    chunks = []
+    while n:
+        chunk = os.read(CTRL_IN, min(n, 1 << 20))
+        if not chunk:
+            return b""
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
+
+
+def set_limits(lim):
+    """Soft = hard, so the program cannot raise them back."""
+    cpu = int(lim["cpu_s"]) + 1
+
+    def cap(which, value):
+        resource.setrlimit(which, (value, value))
+
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    cap(resource.RLIMIT_AS, int(lim["memory_mb"]) << 20)
+    cap(resource.RLIMIT_FSIZE, int(lim["output_mb"]) << 20)
+    cap(resource.RLIMIT_NPROC, int(lim["max_procs"]))
+    cap(resource.RLIMIT_CORE, 0)
+    cap(resource.RLIMIT_NOFILE, 64)
+    stack = min(int(lim["memory_mb"]) << 20, 1 << 30)
+    resource.setrlimit(resource.RLIMIT_STACK, (stack, stack))
+
+
+def reset_child_state(stdin_path, stdout_path, stderr_path):
+    for sig in (signal.SIGINT, signal.SIGPIPE, signal.SIGTERM, signal.SIGXFSZ, signal.SIGCHLD):
+        signal.signal(sig, signal.SIG_DFL)
+    if not PID1:
+        os.setsid()  # our own group, so cleanup can kill it without kill(-1)
+    fds = [os.open(stdin_path, os.O_RDONLY), os.open(stdout_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)]
+    fds.append(os.open(stderr_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600))
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target)
+    os.closerange(3, 1 << 16)
+    os.chdir(RUN_DIR)
+
+
+def exec_python(code, args=()):
+    sys.stdin = open(0, closefd=False)  # noqa: SIM115 - fds were just replaced
+    sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
+    sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
+    sys.argv = ["solution.py", *args]
+    status = 0
+    try:
+        exec(code, {"__name__": "__main__", "__builtins__": __builtins__})
+    except SystemExit as exc:
+        if isinstance(exc.code, int):
+            status = exc.code
+        elif exc.code is not None:
+            print(exc.code, file=sys.stderr)
+            status = 1
+    except BaseException as exc:
+        tb = exc.__traceback__.tb_next if exc.__traceback__ else None  # hide this launcher's frame
+        traceback.print_exception(type(exc), exc, tb)
+        status = 1
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BaseException:
+        status = status or 1
+    os._exit(status & 0xFF)
+
+
+def kill_everything_else(main_pid):
+    if PID1:
+        try:
+            os.kill(-1, signal.SIGKILL)  # every process in the namespace but us
+        except ProcessLookupError:
+            pass
+    else:
+        try:
+            os.killpg(main_pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    while True:  # reap the child, and as PID 1 every orphan reparented to us
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            if not PID1:
+                return
+            time.sleep(0.0005)
+
+
+def cpu_seconds(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / TICKS
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+def wait_within_limits(pid, cpu_limit, wall_limit, start):
+    """Wait for the child; SIGKILL it once its CPU time passes the limit (RLIMIT_CPU only has
+    whole seconds) or the wall backstop expires. Returns True when the wall backstop fired."""
+    pidfd = os.pidfd_open(pid)
+    poller = select.poll()
+    poller.register(pidfd, select.POLLIN)
+    try:
+        # CPU time cannot run ahead of the wall clock by more than the thread count, so the
+        # first check comes at a fraction of the limit and then every 20 ms.
+        slice_s = cpu_limit / 4
+        while not poller.poll(slice_s * 1000):
+            elapsed = time.monotonic() - start
+            if cpu_seconds(pid) > cpu_limit + 0.02:
+                os.kill(pid, signal.SIGKILL)
+                return False
+            if elapsed > wall_limit:
+                os.kill(pid, signal.SIGKILL)
+                return True
+            slice_s = min(0.02, max(0.001, wall_limit - elapsed))
+        return False
+    finally:
+        os.close(pidfd)
+
+
+def run_child(target, lim, stdin_data, keep_dir=False, files=None):
+    """Fork, exec the target under limits, wait with a wall backstop, measure. target(): never returns."""
+    if not keep_dir:
+        shutil.rmtree(RUN_DIR, ignore_errors=True)
+        os.makedirs(RUN_DIR, exist_ok=True)
+    for name, content in (files or {}).items():
+        with open(os.path.join(RUN_DIR, os.path.basename(name)), "w") as f:
+            f.write(content)
+    stdin_path, out_path, err_path = (os.path.join(IO_DIR, n) for n in ("stdin", "stdout", "stderr"))
+    with open(stdin_path, "w") as f:
+        f.write(stdin_data)
+    start = time.monotonic()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            reset_child_state(stdin_path, out_path, err_path)
+            set_limits(lim)
+            target()
+        finally:
+            os._exit(127)
+    timed_out = wait_within_limits(pid, float(lim["cpu_s"]), float(lim["wall_s"]), start)
+    _, status, usage = os.wait4(pid, 0)
+    wall = time.monotonic() - start
+    kill_everything_else(pid)
+    with open(out_path, "rb") as f:
+        out = f.read((int(lim["output_mb"]) << 20) + 1)
+    with open(err_path, "rb") as f:
+        f.seek(max(0, os.path.getsize(err_path) - STDERR_KEEP))
+        err = f.read()
+    return {
+        "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+        "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
+        "cpu_s": usage.ru_utime + usage.ru_stime,
+        "wall_s": wall,
+        "mem_mb": usage.ru_maxrss / 1024.0,
+        "timed_out": timed_out,
+        "stdout": out.decode("utf-8", "replace"),
+        "stderr": err.decode("utf-8", "replace"),
+    }
+
+
+class Program:
+    def __init__(self):
+        self.language = None
+        self.code = None
+        self.binary = os.path.join(WORK, "prog")
+
+    def load(self, msg):
+        self.language = msg["language"]
+        if self.language == "python":
+            try:
+                self.code = compile(msg["source"], "solution.py", "exec")
+            except (SyntaxError, ValueError) as exc:
+                return {"ok": False, "error": "".join(traceback.format_exception_only(type(exc), exc))[-2000:]}
+            return {"ok": True, "error": None}
+        src = os.path.join(WORK, "prog.cpp")
+        with open(src, "w") as f:
+            f.write(msg["source"])
+        cmd = ["/usr/bin/g++", "-O2", "-std=c++17", "-pipe", "-o", self.binary, src]
+        env = {"PATH": "/usr/bin:/bin", "TMPDIR": IO_DIR}
+        lim = msg["compile_limits"]
+        res = run_child(lambda: os.execve(cmd[0], cmd, env), lim, "")
+        ok = res["exit_code"] == 0 and os.path.exists(self.binary)
+        error = None if ok else (res["stderr"] or f"compiler stopped: {res}")[-2000:]
+        if res["timed_out"] or (res["signal"] is not None and not ok):
+            error = f"compilation exceeded its limits ({lim['cpu_s']}s CPU, {lim['memory_mb']} MB)"
+        return {"ok": ok, "error": error}
+
+    def target(self, args=()):
+        if self.language == "python":
+            exec_python(self.code, args)
+        os.execve(self.binary, [self.binary, *args], {"PATH": "/usr/bin:/bin"})
+
+
+def shell_target(cmd):
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": RUN_DIR, "LANG": "C.UTF-8"}
+    return lambda: os.execve("/bin/sh", ["/bin/sh", "-c", cmd], env)
+
+
+def main():
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN if PID1 else signal.SIG_DFL)
+    os.makedirs(IO_DIR, exist_ok=True)
+    os.makedirs(RUN_DIR, exist_ok=True)
+    program = Program()
+    send({"ready": True, "pid": os.getpid()})
+    while True:
+        msg = recv()
+        if msg is None or msg["op"] == "exit":
+            return
+        try:
+            if msg["op"] == "load":
+                send(program.load(msg))
+            elif msg["op"] == "run":
+                args = msg.get("args", [])
+                send(run_child(lambda: program.target(args), msg["limits"], msg["input"], files=msg.get("files")))
+            elif msg["op"] == "shell":
+                send(run_child(shell_target(msg["cmd"]), msg["limits"], msg.get("input", ""), keep_dir=True))
+            else:
+                send({"error": f"unknown op {msg['op']}"})
+        except Exception as exc:  # a sandbox error, reported to the host as SE
+            send({"sandbox_error": f"{type(exc).__name__}: {exc}"})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,82 @@
+"""Verdicts, outcome classes (PAPER.md), nested-coverage rewards and failure context.
+
+Pure functions over per-test results; the judge produces those results, RL and analysis read
+these numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+VERDICTS = ("AC", "WA", "TLE", "MLE", "RE", "CE", "OLE", "SE")
+OPTIMIZATION = {"TLE", "MLE"}
+CORRECTNESS = {"WA", "RE", "CE", "OLE"}
+OUTCOMES = ("correct", "optimization_failure", "correctness_failure", "format_failure")
+MAX_TIER = 6  # R_1..R_6; R_inf covers every test, whatever its length
+REWARD_NAMES = (*(f"R_{k}" for k in range(1, MAX_TIER + 1)), "R_inf", "partial_discrete", "partial_continuous")
+
+
+@dataclass
+class TestResult:
+    __test__ = False  # not a pytest class
+
+    index: int
+    input_len: int
+    tier: int
+    verdict: str | None  # None: not run (judging stopped at an earlier failure)
+    cpu_s: float = 0.0
+    wall_s: float = 0.0
+    mem_mb: float = 0.0
+    detail: str = ""  # checker message, stderr tail or compile error
+
+    def to_dict(self) -> dict:
+        return {k: getattr(self, k) for k in ("index", "input_len", "tier", "verdict", "cpu_s", "wall_s", "mem_mb")}
+
+
+def outcome_of(first_failing_verdict: str | None) -> str:
+    """The first failing test in ascending input length decides (PAPER.md)."""
+    if first_failing_verdict is None:
+        return "correct"
+    if first_failing_verdict in OPTIMIZATION:
+        return "optimization_failure"
+    if first_failing_verdict == "SE":
+        return "sandbox_error"  # never counted as the program's fault
+    return "correctness_failure"
+
+
+def rewards(results: list[TestResult]) -> dict[str, float]:
+    """R_k = 1 iff every test with input_len < 10^k passed; tests not run count as not passed.
+
+    With stop-at-first judging in ascending length, R_k is exact anyway: every test shorter than
+    the first failure was run. Partial credit is exact only with run_all.
+    """
+    passed = [r.verdict == "AC" for r in results]
+    out: dict[str, float] = {}
+    for k in range(1, MAX_TIER + 1):
+        out[f"R_{k}"] = float(all(p for r, p in zip(results, passed, strict=True) if r.input_len < 10**k))
+    out["R_inf"] = float(all(passed))
+    tiers = sorted({r.tier for r in results})
+    full = [t for t in tiers if all(p for r, p in zip(results, passed, strict=True) if r.tier == t)]
+    out["partial_discrete"] = len(full) / len(tiers) if tiers else 0.0
+    out["partial_continuous"] = sum(passed) / len(passed) if passed else 0.0
+    return out
+
+
+def zero_rewards() -> dict[str, float]:
+    return dict.fromkeys(REWARD_NAMES, 0.0)
+
+
+def highest_tier_passed(reward: dict[str, float]) -> int:
+    return max((k for k in range(1, MAX_TIER + 1) if reward[f"R_{k}"] == 1.0), default=0)
+
+
+def short_diff(expected: str, got: str, limit: int = 300) -> str:
+    """The first differing line of expected vs got, each side truncated: enough for a repair prompt."""
+    exp_lines, got_lines = expected.splitlines(), got.splitlines()
+    for i in range(max(len(exp_lines), len(got_lines))):
+        e = exp_lines[i] if i < len(exp_lines) else "<missing>"
+        g = got_lines[i] if i < len(got_lines) else "<missing>"
+        if e.split() != g.split():
+            half = limit // 2
+            return f"line {i + 1}: expected {e[:half]!r}, got {g[:half]!r}"
+    return ""
