@@ -113,7 +113,15 @@ def _popen(argv: list[str], cwd: str = "/", **kw) -> subprocess.Popen:
 
 def bwrap_argv(tmpfs_mb: int) -> list[str]:
     """A read-only /usr, fresh /proc and /dev, a size-capped private tmpfs, nothing else of the host."""
-    argv = ["bwrap", "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session", "--as-pid-1"]
+    argv = [
+        "bwrap",
+        "--unshare-all",
+        "--unshare-user",
+        "--disable-userns",
+        "--die-with-parent",
+        "--new-session",
+        "--as-pid-1",
+    ]
     argv += ["--clearenv", "--cap-drop", "ALL", "--hostname", "sandbox"]
     argv += ["--ro-bind", "/usr", "/usr", "--proc", "/proc", "--dev", "/dev"]
     for link in ("bin", "lib", "lib64", "sbin"):
@@ -124,7 +132,7 @@ def bwrap_argv(tmpfs_mb: int) -> list[str]:
             argv += ["--ro-bind", f"/{link}", f"/{link}"]
     argv += ["--size", str(tmpfs_mb << 20), "--tmpfs", "/work", "--symlink", "/work/run", "/tmp"]
     argv += ["--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", "/work/run", "--setenv", "LANG", "C.UTF-8"]
-    argv += ["--chdir", "/work"]
+    argv += ["--remount-ro", "/", "--chdir", "/work"]
     return [*argv, SANDBOX_PYTHON, "-I", "-S", "-c", LAUNCHER_SOURCE, "/work", "--pid1"]
 
 

@@ -68,7 +68,7 @@ def check(kind: str, tol: float, expected: str, got: str) -> bool:
     return exact(expected, got)
 
 
-FUNCTIONAL_HARNESS = '''
+FUNCTIONAL_HARNESS = """
 
 def __flab_main():
     import json as _j, sys as _s
@@ -82,7 +82,7 @@ def __flab_main():
     print(_j.dumps(_norm(Solution().{func}(*_args))))
 
 __flab_main()
-'''
+"""
 
 
 def functional_program(source: str, func_name: str) -> str:

@@ -94,7 +94,7 @@ def _verdict(res: dict, limits: JudgeLimits) -> str | None:
         return "TLE"
     if sig == signal.SIGXFSZ or len(res["stdout"]) > limits.output_mb << 20:
         return "OLE"
-    out_of_memory = "MemoryError" in res["stderr"] or "std::bad_alloc" in res["stderr"]
+    out_of_memory = any(m in res["stderr"] for m in ("MemoryError", "std::bad_alloc", "Cannot allocate memory"))
     # A crash at the address-space cap (a NULL malloc, a stack that cannot grow) is memory too.
     crashed_at_cap = sig is not None and res["mem_mb"] >= 0.9 * limits.memory_mb
     if res["mem_mb"] > limits.memory_mb or out_of_memory or crashed_at_cap:
@@ -131,7 +131,9 @@ class _Checker:
         )
         if res["exit_code"] in (0, 1, 2):  # testlib: 0 ok, 1 wrong answer, 2 presentation error
             return res["exit_code"] == 0, res["stderr"][-300:]
-        raise SandboxError(f"special judge failed (exit {res['exit_code']}, signal {res['signal']}): {res['stderr'][-200:]}")
+        raise SandboxError(
+            f"special judge failed (exit {res['exit_code']}, signal {res['signal']}): {res['stderr'][-200:]}"
+        )
 
     def close(self):
         if self.session:

@@ -251,7 +251,15 @@ def shell_target(cmd):
     return lambda: os.execve("/bin/sh", ["/bin/sh", "-c", cmd], env)
 
 
+def make_untraceable():
+    """Non-dumpable: a program (same uid) can neither ptrace us nor read /proc/1/mem."""
+    import ctypes
+
+    ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
+
+
 def main():
+    make_untraceable()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN if PID1 else signal.SIG_DFL)
     os.makedirs(IO_DIR, exist_ok=True)

@@ -1,6 +1,7 @@
 import os
 import shutil
 import subprocess
+import time
 
 import pytest
 
@@ -51,6 +52,9 @@ def host_guard(tmp_path):
     before_procs = set(nobody_processes())  # a docker worker's long-lived launcher may be here
     yield canary
     assert canary.read_text() == "untouched"
+    deadline = time.monotonic() + 3  # the kernel tears a namespace down asynchronously
+    while not set(nobody_processes()) <= before_procs and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert set(nobody_processes()) <= before_procs, "a sandboxed process outlived its judge"
     leaked = {n for n in set(os.listdir("/tmp")) - before_tmp if n.startswith(("flab-", "pwned"))}
     assert not leaked

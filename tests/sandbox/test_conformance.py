@@ -17,13 +17,13 @@ PY = {
     "OLE": "while True:\n    print('x' * 4096)",
 }
 CPP = {
-    "AC": "#include <cstdio>\nint main(){long long a,b;scanf(\"%lld %lld\",&a,&b);printf(\"%lld\\n\",a+b);}",
-    "WA": "#include <cstdio>\nint main(){long long a,b;scanf(\"%lld %lld\",&a,&b);printf(\"%lld\\n\",a-b);}",
+    "AC": '#include <cstdio>\nint main(){long long a,b;scanf("%lld %lld",&a,&b);printf("%lld\\n",a+b);}',
+    "WA": '#include <cstdio>\nint main(){long long a,b;scanf("%lld %lld",&a,&b);printf("%lld\\n",a-b);}',
     "TLE": "int main(){volatile unsigned long x=0; for(;;) x++;}",
     "MLE": "#include <vector>\n#include <cstring>\nint main(){std::vector<char*> v; for(;;){char*p=new char[1<<24]; memset(p,1,1<<24); v.push_back(p);}}",
-    "RE": "#include <cstdio>\nint main(){int*p=nullptr; *p=1; printf(\"%d\\n\",*p);}",
+    "RE": '#include <cstdio>\nint main(){int*p=nullptr; *p=1; printf("%d\\n",*p);}',
     "CE": "int main(){ this is not c++ }",
-    "OLE": "#include <cstdio>\nint main(){for(;;) fputs(\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\\n\", stdout);}",
+    "OLE": '#include <cstdio>\nint main(){for(;;) fputs("xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\\n", stdout);}',
 }
 LIMITS = JudgeLimits(time_limit_s=0.5, memory_mb=128, output_mb=2)
 EXPECTED_OUTCOME = {"AC": "correct", "TLE": "optimization_failure", "MLE": "optimization_failure"}
@@ -89,14 +89,16 @@ def test_functional_problem(run):
     source += "                return (seen[target - x], i)\n            seen[x] = i\n"
     tests = [JudgeTest("[2, 7, 11, 15]\n9", "[0, 1]"), JudgeTest("[3, 3]\n6", "[0, 1]")]
     assert run(source, tests, func_name="twoSum").verdict == "AC"
-    assert run(source.replace("(seen[target - x], i)", "(i, seen[target - x])"), tests, func_name="twoSum").verdict == "WA"
+    assert (
+        run(source.replace("(seen[target - x], i)", "(i, seen[target - x])"), tests, func_name="twoSum").verdict == "WA"
+    )
 
 
 @pytest.mark.parametrize("language", ["python", "cpp"])
 def test_cpu_time_is_measured(run, language):
     programs = {
         "python": "import time\nt = time.process_time()\nwhile time.process_time() - t < 1.0:\n    pass\nprint(3)",
-        "cpp": "#include <ctime>\n#include <cstdio>\nint main(){while((double)clock()/CLOCKS_PER_SEC<1.0){} puts(\"3\");}",
+        "cpp": '#include <ctime>\n#include <cstdio>\nint main(){while((double)clock()/CLOCKS_PER_SEC<1.0){} puts("3");}',
     }
     result = run(programs[language], language=language, limits=JudgeLimits(time_limit_s=3.0))
     assert result.verdict == "AC", result.compile_error
@@ -108,7 +110,7 @@ def test_peak_memory_is_measured(run, language):
     programs = {
         "python": "block = b'x' * (200 * 1024 * 1024)\nprint(3)",
         "cpp": "#include <cstdio>\n#include <cstdlib>\nint main(){size_t n=200u<<20;"
-        "volatile char*p=(volatile char*)malloc(n);for(size_t i=0;i<n;i+=4096)p[i]=1;printf(\"%d\\n\",2+p[n-4096]);}",
+        'volatile char*p=(volatile char*)malloc(n);for(size_t i=0;i<n;i+=4096)p[i]=1;printf("%d\\n",2+p[n-4096]);}',
     }
     result = run(programs[language], language=language, limits=JudgeLimits(time_limit_s=3.0, memory_mb=512))
     assert result.verdict == "AC"
