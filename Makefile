@@ -3,12 +3,14 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-DEB_PACKAGES := bubblewrap g++
+# bubblewrap: the default sandbox; python3-minimal: the sandbox's interpreter; g++: C++17 judging;
+# docker.io: the docker sandbox backend (its tests start their own daemon).
+DEB_PACKAGES := bubblewrap python3-minimal g++ docker.io
 REQ_HASH := $(shell cat requirements.txt | sha256sum | cut -c1-16)
 STAMP := $(VENV)/.installed-$(REQ_HASH)
 PORT ?= 8501
 
-.PHONY: run test setup debs db lint clean-venv
+.PHONY: run test setup debs db lint clean-venv sandbox-image bench
 
 run: setup db
 	$(PY) -m streamlit run app.py --server.headless true --server.port $(PORT) \
@@ -35,6 +37,15 @@ $(STAMP):
 
 db: setup
 	$(PY) -m backend db init
+
+# The docker backend's image, built offline from this machine's own Debian files.
+sandbox-image: setup
+	scripts/start_dockerd.sh
+	scripts/build_sandbox_image.sh
+
+bench: setup
+	$(PY) bench/judge_overhead.py
+	$(PY) bench/judge_overhead.py --language cpp
 
 lint: setup
 	$(PY) -m ruff check --fix .

@@ -47,15 +47,10 @@ def db_info(db: DbOption = None, as_json: Annotated[bool, typer.Option("--json")
 
 
 def _register_stages() -> None:
-    """Each pipeline stage owns its sub-commands; import them lazily so `--help` stays fast."""
-    import importlib
+    """Each pipeline stage owns its sub-commands and registers them here."""
+    from backend.sandbox import cli as sandbox_cli
 
-    for module in ("backend.sandbox.cli",):
-        try:
-            importlib.import_module(module).register(app)
-        except ModuleNotFoundError as exc:  # a stage that has not landed yet
-            if exc.name != module:
-                raise
+    sandbox_cli.register(app)
 
 
 def main() -> None:

@@ -15,13 +15,17 @@ def db_path() -> str:
     return str(default_db_path())
 
 
-def store() -> Store:
+def _store(path: str) -> Store:
     # The dashboard never migrates or writes implicitly: `make run` migrated already.
-    return Store(default_db_path(), migrate=False)
+    return Store(path, migrate=False)
+
+
+def experiments() -> pd.DataFrame:
+    return _experiments(db_path())
 
 
 @st.cache_data(ttl=5, show_spinner=False)
-def experiments() -> pd.DataFrame:
-    rows = [dataclasses.asdict(e) for e in store().select(Experiment, order_by="created_at DESC")]
+def _experiments(path: str) -> pd.DataFrame:
+    rows = [dataclasses.asdict(e) for e in _store(path).select(Experiment, order_by="created_at DESC")]
     columns = ["id", "kind", "name", "note", "status", "created_at"]
     return pd.DataFrame(rows, columns=[*columns, "spec"])[columns]

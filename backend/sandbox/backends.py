@@ -17,7 +17,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import warnings
 from pathlib import Path
 
 from backend.errors import UserError
@@ -35,25 +34,44 @@ class SandboxError(RuntimeError):
 class Session:
     """Host end of the launcher's length-prefixed JSON protocol over a pipe pair."""
 
-    def __init__(self, proc: subprocess.Popen, cleanup=None):
+    def __init__(self, proc: subprocess.Popen | None, cleanup=None):
         self.proc = proc
         self._cleanup = cleanup
-        self._rfd = proc.stdout.fileno()
-        hello = self._recv(timeout=30)
+        self.broken = False
+        self._await_ready()
+
+    def _await_ready(self) -> None:
+        hello = self._recv(timeout=60)
         if not hello.get("ready"):
             raise SandboxError(f"launcher did not start: {hello}")
 
     def call(self, msg: dict, timeout: float) -> dict:
         data = json.dumps(msg).encode()
         try:
-            self.proc.stdin.write(struct.pack(">I", len(data)) + data)
-            self.proc.stdin.flush()
-        except (BrokenPipeError, OSError) as exc:
-            raise SandboxError(f"launcher is gone: {self._stderr_tail()}") from exc
-        reply = self._recv(timeout)
+            self._send_bytes(struct.pack(">I", len(data)) + data)
+            reply = self._recv(timeout)
+        except SandboxError:
+            self.broken = True
+            raise
         if "sandbox_error" in reply:
             raise SandboxError(reply["sandbox_error"])
         return reply
+
+    def _send_bytes(self, data: bytes) -> None:
+        try:
+            self.proc.stdin.write(data)
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError) as exc:
+            raise SandboxError(f"launcher is gone: {self._stderr_tail()}") from exc
+
+    def _read_some(self, n: int, timeout: float) -> bytes:
+        fd = self.proc.stdout.fileno()
+        if not select.select([fd], [], [], timeout)[0]:
+            raise SandboxError("launcher did not answer in time")
+        chunk = os.read(fd, n)
+        if not chunk:
+            raise SandboxError(f"launcher exited: {self._stderr_tail()}")
+        return chunk
 
     def _recv(self, timeout: float) -> dict:
         deadline = time.monotonic() + timeout
@@ -64,11 +82,9 @@ class Session:
         chunks = []
         while n:
             left = deadline - time.monotonic()
-            if left <= 0 or not select.select([self._rfd], [], [], left)[0]:
+            if left <= 0:
                 raise SandboxError("launcher did not answer in time")
-            chunk = os.read(self._rfd, min(n, 1 << 20))
-            if not chunk:
-                raise SandboxError(f"launcher exited: {self._stderr_tail()}")
+            chunk = self._read_some(min(n, 1 << 20), left)
             chunks.append(chunk)
             n -= len(chunk)
         return b"".join(chunks)
@@ -155,7 +171,6 @@ def open_session(backend: str = "bwrap", *, tmpfs_mb: int = 128, allow_none: boo
         return open_docker_session(tmpfs_mb=tmpfs_mb)
     if not allow_none:
         raise UserError("backend 'none' has no isolation; pass --backend none explicitly to accept that")
-    warnings.warn("sandbox backend 'none': programs run with rlimits only, NOT isolated", stacklevel=2)
     print("WARNING: sandbox backend 'none' gives NO isolation; never use it on untrusted code", file=sys.stderr)
     workdir = tempfile.mkdtemp(prefix="flab-none-")
     os.chmod(workdir, 0o777)

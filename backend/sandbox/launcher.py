@@ -15,6 +15,7 @@ namespace with kill(-1) (PID 1 itself ignores signals sent from inside), otherwi
 The host keeps expected outputs; this process only ever holds the current test's input.
 """
 
+import functools
 import json
 import os
 import resource
@@ -275,7 +276,11 @@ def main():
                 send(program.load(msg))
             elif msg["op"] == "run":
                 args = msg.get("args", [])
-                send(run_child(lambda: program.target(args), msg["limits"], msg["input"], files=msg.get("files")))
+                send(
+                    run_child(
+                        functools.partial(program.target, args), msg["limits"], msg["input"], files=msg.get("files")
+                    )
+                )
             elif msg["op"] == "shell":
                 send(run_child(shell_target(msg["cmd"]), msg["limits"], msg.get("input", ""), keep_dir=True))
             else:

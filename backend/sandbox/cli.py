@@ -1,0 +1,107 @@
+"""`python -m backend judge ...` (the exact contract scripts depend on; see README)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from backend.cli import DbOption, open_store
+from backend.errors import UserError
+from backend.records import Problem, Test
+from backend.sandbox.judge import JudgeTest, Program, SpecialJudge, judge
+from backend.sandbox.limits import JudgeLimits
+
+CPP_SUFFIXES = (".cpp", ".cc", ".cxx", ".c++")
+
+
+def _language_of(path: Path, given: str | None) -> str:
+    if given:
+        return given
+    return "cpp" if path.suffix in CPP_SUFFIXES else "python"
+
+
+def _read(path: Path, what: str) -> str:
+    try:
+        return path.read_text()
+    except OSError as exc:
+        raise UserError(f"cannot read {what} {path}: {exc.strerror}") from exc
+
+
+def read_tests_jsonl(path: Path) -> list[JudgeTest]:
+    tests = []
+    for n, line in enumerate(_read(path, "tests file").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            tests.append(JudgeTest(str(row["input"]), str(row["output"])))
+        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            raise UserError(f'{path}:{n}: expected {{"input": str, "output": str}}, got {line[:60]!r}') from exc
+    if not tests:
+        raise UserError(f"{path} holds no tests")
+    return tests
+
+
+def _problem_tests(db: Path | None, problem_id: str) -> tuple[Problem, list[JudgeTest]]:
+    store = open_store(db)
+    problem = store.get(Problem, problem_id)
+    if problem is None:
+        raise UserError(f"no problem {problem_id!r} in {store.path}; see `python -m backend problems list`")
+    return problem, [JudgeTest(t.input, t.output) for t in store.select(Test, {"problem_id": problem_id})]
+
+
+def judge_command(
+    code: Annotated[Path, typer.Option("--code", help="Program source file.")],
+    problem: Annotated[str | None, typer.Option("--problem", help="BENCH/ID of a stored problem.")] = None,
+    tests: Annotated[
+        Path | None, typer.Option("--tests", help='JSONL: {"input": str, "output": str} per line.')
+    ] = None,
+    language: Annotated[str | None, typer.Option("--language", help="python | cpp (default: from the suffix).")] = None,
+    time_limit: Annotated[float | None, typer.Option("--time-limit", help="CPU seconds per test.")] = None,
+    memory_limit: Annotated[int | None, typer.Option("--memory-limit", help="MB per test.")] = None,
+    checker: Annotated[
+        str | None, typer.Option("--checker", help="exact | float[:TOL] | PATH to a special judge.")
+    ] = None,
+    run_all: Annotated[
+        bool, typer.Option("--run-all", help="Run every test, not only up to the first failure.")
+    ] = False,
+    backend: Annotated[str, typer.Option("--backend", help="bwrap | docker | none")] = "bwrap",
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+    db: DbOption = None,
+) -> None:
+    """Judge one program in the sandbox. Exit 0 whatever the verdict; 2 on a user error."""
+    if (problem is None) == (tests is None):
+        raise UserError("give exactly one of --problem BENCH/ID or --tests FILE.jsonl")
+    program = Program(_read(code, "program"), _language_of(code, language))
+    stored = None
+    if problem:
+        stored, cases = _problem_tests(db, problem)
+    else:
+        cases = read_tests_jsonl(tests)
+    limits = JudgeLimits(
+        time_limit_s=time_limit or (stored.time_limit_s if stored else 2.0),
+        memory_mb=memory_limit or (stored.memory_limit_mb if stored else 256),
+    )
+    check: str | SpecialJudge = checker or (stored.checker if stored else "exact")
+    if checker and Path(checker).is_file():
+        check = SpecialJudge(_read(Path(checker), "checker"), _language_of(Path(checker), None))
+    elif stored and stored.checker == "special":
+        check = SpecialJudge(stored.checker_source or "", "cpp")
+    func = stored.func_name if stored and stored.kind == "functional" else None
+    result = judge(program, cases, limits, check, backend=backend, run_all=run_all, func_name=func)
+    if as_json:
+        typer.echo(json.dumps(result.to_dict()))
+        return
+    typer.echo(f"{result.verdict}  ({result.outcome})")
+    for t in result.tests:
+        typer.echo(
+            f"  test {t.index:>3}  tier {t.tier}  len {t.input_len:>8}  {t.verdict or '-':<4} {t.cpu_s:6.3f}s {t.mem_mb:7.1f} MB"
+        )
+    typer.echo("  " + "  ".join(f"{k}={v:g}" for k, v in result.rewards.items()))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("judge")(judge_command)

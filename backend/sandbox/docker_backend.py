@@ -1,0 +1,129 @@
+"""Docker backend: one long-lived container per worker process, the launcher as its PID 1.
+
+The container has no network, a read-only root, a size-capped tmpfs at /work, memory and pids
+limits, no capabilities, and runs as nobody. Between programs the launcher kills every other
+process in the container (kill(-1) as PID 1) and wipes the run folder, so one container serves
+many programs without one seeing another's processes or files.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import socket
+import struct
+
+from backend.errors import UserError
+from backend.sandbox.backends import LAUNCHER_SOURCE, SandboxError, Session
+
+IMAGE = os.environ.get("FLAB_SANDBOX_IMAGE", "frontier-lab-sandbox:latest")
+_idle: list[DockerSession] = []  # healthy containers of this process, ready for the next program
+_all: list[DockerSession] = []
+
+
+class DockerSession(Session):
+    def __init__(self, client, tmpfs_mb: int):
+        self.container = client.containers.create(
+            IMAGE,
+            command=["/usr/bin/python3", "-I", "-S", "-c", LAUNCHER_SOURCE, "/work", "--pid1"],
+            user="65534:65534",
+            network_mode="none",
+            read_only=True,
+            tmpfs={"/work": f"size={tmpfs_mb}m,mode=1777,exec"},
+            mem_limit="3g",
+            pids_limit=128,
+            cap_drop=["ALL"],
+            security_opt=["no-new-privileges"],
+            stdin_open=True,
+            working_dir="/work",
+            environment={"PATH": "/usr/bin:/bin", "HOME": "/work/run"},
+            hostname="sandbox",
+        )
+        sock = self.container.attach_socket(params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
+        self._sock: socket.socket = sock._sock
+        self._frame_left = 0  # bytes left of the current multiplexed stdout frame
+        self._stream = 1
+        try:
+            self.container.start()
+            super().__init__(None)
+        except Exception as exc:
+            self.destroy()
+            raise SandboxError(f"sandbox container did not start: {str(exc)[-300:]}") from exc
+
+    def _send_bytes(self, data: bytes) -> None:
+        try:
+            self._sock.sendall(data)
+        except OSError as exc:
+            raise SandboxError(f"container is gone: {exc}") from exc
+
+    def _read_some(self, n: int, timeout: float) -> bytes:
+        """Docker multiplexes stdout/stderr in frames: 8-byte header (stream, size), then payload."""
+        self._sock.settimeout(timeout)
+        try:
+            while True:
+                if self._frame_left == 0:
+                    header = self._recv_exact(8)
+                    self._stream, self._frame_left = header[0], struct.unpack(">I", header[4:])[0]
+                    continue
+                chunk = self._recv_exact(min(n, self._frame_left))
+                self._frame_left -= len(chunk)
+                if self._stream == 1:
+                    return chunk
+        except TimeoutError as exc:
+            raise SandboxError("launcher did not answer in time") from exc
+
+    def _recv_exact(self, n: int) -> bytes:
+        buf = b""
+        while len(buf) < n:
+            chunk = self._sock.recv(n - len(buf))
+            if not chunk:
+                raise SandboxError("container exited")
+            buf += chunk
+        return buf
+
+    def close(self) -> None:
+        """Back to the idle pool when healthy; a broken container is removed."""
+        if self.broken:
+            self.destroy()
+        elif self not in _idle:
+            _idle.append(self)
+
+    def destroy(self) -> None:
+        if self in _idle:
+            _idle.remove(self)
+        if self in _all:
+            _all.remove(self)
+        try:
+            self._sock.close()
+            self.container.remove(force=True)
+        except Exception:  # the daemon may already be gone at interpreter exit
+            pass
+
+
+def _client():
+    try:
+        import docker
+
+        client = docker.from_env()
+        client.ping()
+    except Exception as exc:
+        raise UserError("no Docker daemon answers; run `scripts/start_dockerd.sh` as root or start Docker") from exc
+    try:
+        client.images.get(IMAGE)
+    except Exception as exc:
+        raise UserError(f"docker image {IMAGE} is missing; build it with `make sandbox-image`") from exc
+    return client
+
+
+def open_docker_session(tmpfs_mb: int = 128) -> DockerSession:
+    if _idle:
+        return _idle.pop()
+    session = DockerSession(_client(), max(tmpfs_mb, 128))
+    _all.append(session)
+    return session
+
+
+@atexit.register
+def remove_containers() -> None:
+    for session in list(_all):
+        session.destroy()

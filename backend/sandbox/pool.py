@@ -1,0 +1,72 @@
+"""Batch judging over a process pool (both cores by default), streaming results as they finish.
+
+The worker is a plain function of one JudgeJob, so the jobs stage can hand the same jobs to Ray.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import Any
+
+from backend.sandbox.judge import JudgeResult, JudgeTest, Program, SpecialJudge, judge
+from backend.sandbox.limits import JudgeLimits
+
+
+@dataclass
+class JudgeJob:
+    key: Any  # returned with the result, e.g. (checkpoint, problem, sample_idx)
+    program: Program | None  # None: no program could be extracted (format failure)
+    tests: list[JudgeTest]
+    limits: JudgeLimits = field(default_factory=JudgeLimits)
+    checker: str | SpecialJudge = "exact"
+    func_name: str | None = None
+    run_all: bool = False
+    backend: str = "bwrap"
+    format_reason: str = ""
+
+
+def run_job(job: JudgeJob) -> tuple[Any, JudgeResult]:
+    if job.program is None:
+        from backend.sandbox.judge import format_failure
+
+        return job.key, format_failure(job.format_reason or "no program extracted")
+    result = judge(
+        job.program,
+        job.tests,
+        job.limits,
+        job.checker,
+        backend=job.backend,
+        run_all=job.run_all,
+        func_name=job.func_name,
+    )
+    return job.key, result
+
+
+def _worker_init() -> None:
+    # multiprocessing workers leave through os._exit, which skips atexit: free containers here.
+    from multiprocessing import util
+
+    from backend.sandbox import docker_backend
+
+    util.Finalize(None, docker_backend.remove_containers, exitpriority=10)
+
+
+def judge_many(
+    jobs: Iterable[JudgeJob], workers: int | None = None, max_pending: int = 64
+) -> Iterator[tuple[Any, JudgeResult]]:
+    """Yield (key, result) in completion order; at most max_pending jobs are in flight."""
+    workers = workers or os.cpu_count() or 2
+    jobs = iter(jobs)
+    with ProcessPoolExecutor(max_workers=workers, initializer=_worker_init) as pool:
+        pending = set()
+        for job in jobs:
+            pending.add(pool.submit(run_job, job))
+            if len(pending) >= max_pending:
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                yield from (f.result() for f in done)
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            yield from (f.result() for f in done)
