@@ -1,0 +1,104 @@
+"""Content-addressed merge cache: outputs keyed by (input hashes, weights, dtype), LRU-evicted
+under a disk budget (a 7B model is ~15 GB per α), and registered as `checkpoints` rows."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from pathlib import Path
+
+from backend.merge.engine import sweep
+from backend.merge.io import Checkpoint, content_hash
+from backend.merge.spec import MergeSpec
+from backend.records import Checkpoint as CheckpointRow
+from backend.store import Store
+
+USED_STAMP = ".last_used"
+
+
+def default_root() -> Path:
+    base = os.environ.get("FLAB_CACHE", Path.home() / ".cache" / "frontier-lab")
+    return Path(os.environ.get("FLAB_MERGE_CACHE", Path(base) / "merges"))
+
+
+def merge_key(input_hashes: list[str], spec: MergeSpec) -> str:
+    payload = {"inputs": input_hashes, "weights": spec.weights, "dtype": spec.dtype}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+def folder_bytes(folder: Path) -> int:
+    return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
+
+
+class MergeCache:
+    def __init__(self, root: str | Path | None = None, budget_bytes: int | None = None):
+        self.root = Path(root) if root else default_root()
+        gb = float(os.environ.get("FLAB_MERGE_CACHE_GB", "100"))
+        self.budget = budget_bytes if budget_bytes is not None else int(gb * (1 << 30))
+
+    def get(self, specs: list[MergeSpec], **sweep_kw) -> list[Path]:
+        """Folders holding each spec's merge; the missing ones are made in one pass."""
+        hashes = [content_hash(Checkpoint(m)) for m in specs[0].models]
+        keys = [merge_key(hashes, s) for s in specs]
+        paths = [self.root / k for k in keys]
+        missing = [i for i, p in enumerate(paths) if not (p / "merge.json").is_file()]
+        if missing:
+            sweep([specs[i] for i in missing], [paths[i] for i in missing], overwrite=True, **sweep_kw)
+        for p in paths:
+            (p / USED_STAMP).touch()
+        self.evict(keep=set(keys))
+        return paths
+
+    def entries(self) -> list[tuple[float, int, Path]]:
+        """(last used, bytes, folder), least recently used first."""
+        out = []
+        for d in self.root.glob("*"):
+            if d.is_dir() and not d.name.startswith("."):
+                stamp = d / USED_STAMP
+                out.append((stamp.stat().st_mtime if stamp.exists() else 0.0, folder_bytes(d), d))
+        return sorted(out)
+
+    def evict(self, keep: set[str] = frozenset()) -> list[Path]:
+        entries = self.entries()
+        total = sum(size for _, size, _ in entries)
+        removed = []
+        for _, size, folder in entries:
+            if total <= self.budget:
+                break
+            if folder.name in keep:
+                continue
+            shutil.rmtree(folder, ignore_errors=True)
+            total -= size
+            removed.append(folder)
+        return removed
+
+
+def register_merged(store: Store, folder: Path, spec: MergeSpec, label: str | None = None) -> CheckpointRow:
+    """A merged folder as a `checkpoints` row, with its endpoints (registered too if new) and α."""
+    record = json.loads((folder / "merge.json").read_text())
+    hashes = [i["hash"] for i in record["inputs"]]
+    endpoint_ids = []
+    for inp, h in zip(record["inputs"], hashes, strict=True):
+        cid = f"ckpt-{h[:16]}"
+        if store.get(CheckpointRow, cid) is None:
+            store.put(
+                [CheckpointRow(id=cid, path=inp["path"], kind="trained", content_hash=h, label=Path(inp["path"]).name)]
+            )
+        endpoint_ids.append(cid)
+    alpha = spec.label.get("alpha")
+    row = CheckpointRow(
+        id=f"merged-{merge_key(hashes, spec)[:16]}",
+        path=str(folder),
+        kind="merged",
+        label=label or (f"α={alpha:g}" if alpha is not None else "merge"),
+        low_id=endpoint_ids[0] if alpha is not None else None,
+        high_id=endpoint_ids[1] if alpha is not None else None,
+        alpha=alpha,
+        weights={p: w for p, w in zip(spec.models, spec.weights, strict=True)},
+        content_hash=merge_key(hashes, spec),
+        model_type=json.loads((folder / "config.json").read_text()).get("model_type"),
+    )
+    store.put([row])
+    return row
