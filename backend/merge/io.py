@@ -174,7 +174,7 @@ def _release(mm: mmap.mmap, start: int, length: int) -> None:
 
 def content_hash(ckpt: Checkpoint) -> str:
     """sha256 of config.json and every safetensors file, cached by (path, size, mtime)."""
-    files = sorted({t.file for t in ckpt.tensors.values()}) + [ckpt.folder / "config.json"]
+    files = [*sorted({t.file for t in ckpt.tensors.values()}), ckpt.folder / "config.json"]
     stamp = [(str(f.resolve()), f.stat().st_size, f.stat().st_mtime_ns) for f in files]
     cache_file = Path(os.environ.get("FLAB_CACHE", Path.home() / ".cache" / "frontier-lab")) / "hashes.json"
     key = hashlib.sha256(json.dumps(stamp).encode()).hexdigest()

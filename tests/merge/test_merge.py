@@ -150,7 +150,7 @@ def test_error_missing_tensor(pair, tmp_path):
 def test_error_architecture_mismatch(tmp_path):
     q = make_checkpoint(tmp_path / "q", "qwen2", 1)
     ll = make_checkpoint(tmp_path / "l", "llama", 2)
-    with pytest.raises(UserError, match="architecture mismatch: .* is 'qwen2', .* is 'llama'"):
+    with pytest.raises(UserError, match=r"architecture mismatch: .* is 'qwen2', .* is 'llama'"):
         merge(MergeSpec.alpha(q, ll, 0.5), tmp_path / "out", progress=False)
     assert _no_output(tmp_path, "out")
 
