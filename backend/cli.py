@@ -48,11 +48,13 @@ def db_info(db: DbOption = None, as_json: Annotated[bool, typer.Option("--json")
 
 def _register_stages() -> None:
     """Each pipeline stage owns its sub-commands and registers them here."""
+    from backend.analysis import cli as analysis_cli
     from backend.merge import cli as merge_cli
     from backend.sandbox import cli as sandbox_cli
 
     sandbox_cli.register(app)
     merge_cli.register(app)
+    analysis_cli.register(app)
 
 
 def main() -> None:

@@ -209,3 +209,62 @@ class Store:
         clause = " AND ".join(f"{k} = ?" for k in where) or "TRUE"
         with self.connect(read_only=True) as con:
             return con.execute(f"SELECT count(*) FROM {table} WHERE {clause}", list(where.values())).fetchone()[0]
+
+    # -- analysis inputs -----------------------------------------------------------------------
+
+    def outcome_counts(
+        self,
+        experiment_id: str,
+        *,
+        difficulty: str | None = None,
+        platform: str | None = None,
+        setting: str | None = None,
+    ):
+        """One row per (checkpoint, problem): sample counts per outcome class, with the
+        checkpoint's α/kind/label and the problem's difficulty/platform/title (a Polars frame).
+        Sandbox errors are not the program's fault, so they count in no class and not in n."""
+        import polars as pl
+
+        filters, params = ["e.experiment_id = ?", "e.outcome <> 'sandbox_error'"], [experiment_id]
+        for column, value in (("p.difficulty", difficulty), ("p.platform", platform), ("s.setting", setting)):
+            if value:
+                filters.append(f"{column} = ?")
+                params.append(value)
+        join_samples = (
+            "LEFT JOIN samples s USING (experiment_id, checkpoint_id, problem_id, sample_idx)" if setting else ""
+        )
+        sql = f"""
+            SELECT e.checkpoint_id, e.problem_id,
+                   count(*)::INTEGER AS n,
+                   count(*) FILTER (WHERE e.outcome = 'correct')::INTEGER AS correct,
+                   count(*) FILTER (WHERE e.outcome = 'optimization_failure')::INTEGER AS optimization_failure,
+                   count(*) FILTER (WHERE e.outcome = 'correctness_failure')::INTEGER AS correctness_failure,
+                   count(*) FILTER (WHERE e.outcome = 'format_failure')::INTEGER AS format_failure,
+                   any_value(c.alpha) AS alpha, any_value(c.kind) AS kind,
+                   any_value(coalesce(c.label, e.checkpoint_id)) AS label,
+                   any_value(p.difficulty) AS difficulty, any_value(p.platform) AS platform,
+                   any_value(coalesce(p.title, e.problem_id)) AS title
+            FROM evaluations e
+            LEFT JOIN checkpoints c ON c.id = e.checkpoint_id
+            LEFT JOIN problems p ON p.id = e.problem_id
+            {join_samples}
+            WHERE {" AND ".join(filters)}
+            GROUP BY e.checkpoint_id, e.problem_id
+            ORDER BY e.checkpoint_id, e.problem_id
+        """
+        with self.connect(read_only=True) as con:
+            return pl.from_arrow(con.sql(sql, params=params).to_arrow_table())
+
+    def put_arrow(self, cls: type, table, *, replace: bool = False) -> int:
+        """Bulk insert of an Arrow table whose columns are a subset of the entity's (e.g. imported
+        Parquet results): one statement instead of one Python object per row."""
+        name, _ = TABLES[cls]
+        cols = ", ".join(table.column_names)
+        verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
+        with self.transaction() as con:
+            con.register("_bulk", table)
+            try:
+                con.execute(f"{verb} INTO {name} ({cols}) SELECT {cols} FROM _bulk")
+            finally:
+                con.unregister("_bulk")
+        return table.num_rows

@@ -1,0 +1,106 @@
+"""Per-problem churn along the α axis: which problems each checkpoint solves, and how that moves."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import polars as pl
+
+from backend.analysis.frame import DIFFICULTY_ORDER, Outcomes
+
+ORDERINGS = ("difficulty", "cluster")
+
+
+def solve_rates(o: Outcomes) -> np.ndarray:
+    """problems × checkpoints pass rate (correct / samples); NaN where nothing was sampled."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(o.n > 0, o.correct / np.maximum(o.n, 1), np.nan)
+
+
+def solve_matrix(o: Outcomes) -> pl.DataFrame:
+    """Long form for the heatmap: problem, checkpoint, rate, counts."""
+    rates = solve_rates(o)
+    p_idx, c_idx = np.meshgrid(np.arange(len(o.problems)), np.arange(len(o.checkpoints)), indexing="ij")
+    p_idx, c_idx = p_idx.ravel(), c_idx.ravel()
+    return pl.DataFrame(
+        {
+            "problem_id": [o.problems[i] for i in p_idx],
+            "title": [o.titles[i] for i in p_idx],
+            "checkpoint_id": [o.checkpoints[i] for i in c_idx],
+            "label": [o.labels[i] for i in c_idx],
+            "alpha": [o.alphas[i] for i in c_idx],
+            "rate": rates.ravel(),
+            "correct": o.correct.ravel(),
+            "n": o.n.ravel(),
+        },
+        strict=False,
+    )
+
+
+def solved_sets(o: Outcomes, threshold: float = 0.0) -> np.ndarray:
+    """problems × checkpoints booleans: pass rate strictly above the threshold."""
+    return np.nan_to_num(solve_rates(o), nan=0.0) > threshold
+
+
+def churn_stats(o: Outcomes, threshold: float = 0.0) -> dict:
+    """Flips between α-neighbours, problems solved only inside/outside [0, 1], the union of solved
+    problems against the best single checkpoint, and Jaccard similarities between solved sets.
+    Only merged checkpoints (those with an α) take part in the α-axis statistics."""
+    solved = solved_sets(o, threshold)
+    on_axis = [i for i, a in enumerate(o.alphas) if a is not None]
+    flips = []
+    for a, b in itertools.pairwise(on_axis):
+        gained = int((~solved[:, a] & solved[:, b]).sum())
+        lost = int((solved[:, a] & ~solved[:, b]).sum())
+        flips.append(
+            {
+                "from": o.labels[a],
+                "to": o.labels[b],
+                "alpha_from": o.alphas[a],
+                "alpha_to": o.alphas[b],
+                "gained": gained,
+                "lost": lost,
+            }
+        )
+    inside = [i for i in on_axis if 0.0 <= o.alphas[i] <= 1.0]
+    outside = [i for i in on_axis if not 0.0 <= o.alphas[i] <= 1.0]
+    in_any = solved[:, inside].any(axis=1) if inside else np.zeros(len(o.problems), bool)
+    out_any = solved[:, outside].any(axis=1) if outside else np.zeros(len(o.problems), bool)
+    per_ckpt = solved.sum(axis=0)
+    best = int(np.argmax(per_ckpt)) if len(per_ckpt) else 0
+    inter = (solved[:, :, None] & solved[:, None, :]).sum(axis=0)
+    union = (solved[:, :, None] | solved[:, None, :]).sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        jaccard = np.where(union > 0, inter / np.maximum(union, 1), np.nan)
+    return {
+        "threshold": threshold,
+        "flips": flips,
+        "total_flips": sum(f["gained"] + f["lost"] for f in flips),
+        "solved_only_inside": [o.problems[p] for p in np.flatnonzero(in_any & ~out_any)],
+        "solved_only_outside": [o.problems[p] for p in np.flatnonzero(out_any & ~in_any)],
+        "union_solved": int(solved.any(axis=1).sum()),
+        "best_single": {"checkpoint_id": o.checkpoints[best], "label": o.labels[best], "solved": int(per_ckpt[best])},
+        "solved_per_checkpoint": dict(zip(o.labels, per_ckpt.tolist(), strict=True)),
+        "jaccard": {"labels": o.labels, "matrix": jaccard.tolist()},
+    }
+
+
+def order_problems(o: Outcomes, method: str = "difficulty") -> list[str]:
+    """Heatmap row order: by difficulty, then by the α of the peak solve rate; or hierarchical
+    clustering (average linkage) of the problems' solve-rate profiles."""
+    if method not in ORDERINGS:
+        raise ValueError(f"ordering must be one of {ORDERINGS}")
+    rates = np.nan_to_num(solve_rates(o), nan=0.0)
+    if method == "cluster" and len(o.problems) > 2:
+        from scipy.cluster.hierarchy import leaves_list, linkage
+
+        return [o.problems[i] for i in leaves_list(linkage(rates, method="average"))]
+    axis = np.array([a if a is not None else np.inf for a in o.alphas])
+    peak = axis[np.argmax(rates, axis=1)] if rates.size else np.zeros(0)
+    unsolved = rates.max(axis=1) == 0 if rates.size else np.zeros(0, bool)
+    key = [
+        (DIFFICULTY_ORDER.get(d or "", 3), bool(u), float(a), p)
+        for d, u, a, p in zip(o.difficulty, unsolved, peak, o.problems, strict=True)
+    ]
+    return [k[3] for k in sorted(key)]

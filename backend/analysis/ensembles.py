@@ -1,0 +1,126 @@
+"""pass@k curves of single checkpoints and matched-budget pools, gains with paired bootstrap CIs."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from backend.analysis.frame import Outcomes, bootstrap_weights, percentile_ci
+from backend.analysis.passk import miss_ratio_table, pass_at_k_curve, split_budget
+from backend.errors import UserError
+
+GAIN_KS = (1, 10, 100)
+
+
+def passk_curves(o: Outcomes, kmax: int | None = None, replicates: int = 1000, seed: int = 0) -> pl.DataFrame:
+    """pass@k for k = 1…kmax per checkpoint, averaged over problems, with bootstrap CIs."""
+    kmax = kmax or int(o.n.min())
+    W = bootstrap_weights(len(o.problems), replicates, seed) / len(o.problems)
+    rows = []
+    for c in range(len(o.checkpoints)):
+        curve = pass_at_k_curve(o.n[:, c], o.correct[:, c], kmax)  # problems × k
+        lo, hi = percentile_ci(W @ curve)
+        rows.append(pl.DataFrame({"label": o.labels[c], "checkpoint_id": o.checkpoints[c], "k": np.arange(1, kmax + 1),
+                                  "pass_at_k": curve.mean(axis=0), "lo": lo, "hi": hi}))  # fmt: skip
+    return pl.concat(rows)
+
+
+def standard_pools(o: Outcomes, k: int) -> dict[str, list[str]]:
+    """best single (by pass@k), all interpolated (endpoints included), interpolated + extrapolated."""
+    means = [pass_at_k_curve(o.n[:, c], o.correct[:, c], k)[:, k - 1].mean() for c in range(len(o.checkpoints))]
+    pools = {"best single": [o.checkpoints[int(np.argmax(means))]]}
+    interp = [c for c, kind in zip(o.checkpoints, o.kinds, strict=True) if kind in ("interpolated", "endpoint")]
+    merged = [c for c, kind in zip(o.checkpoints, o.kinds, strict=True) if kind != "independent"]
+    if interp:
+        pools["all interpolated"] = interp
+    if len(merged) > len(interp):
+        pools["interpolated + extrapolated"] = merged
+    return pools
+
+
+def _miss_tables(o: Outcomes) -> np.ndarray:
+    """T[c, p, k] = C(n−c, k)/C(n, k) for every checkpoint, computed once per Outcomes: every pool
+    evaluation afterwards is lookups and products (greedy selection evaluates hundreds)."""
+    cached = o._miss_tables
+    if cached is None:
+        kmax = int(o.n.max())
+        cached = np.stack([miss_ratio_table(o.n[:, c], o.correct[:, c], kmax) for c in range(len(o.checkpoints))])
+        o._miss_tables = cached
+    return cached
+
+
+def pool_curve(o: Outcomes, members: list[str], ks: list[int]) -> np.ndarray:
+    """problems × len(ks) matched-budget pass@k of a pool: 1 − Π_m C(n_m−c_m, k_m)/C(n_m, k_m)."""
+    tables = _miss_tables(o)
+    idx = [o.checkpoints.index(m) for m in members]
+    out = np.empty((len(o.problems), len(ks)))
+    for j, k in enumerate(ks):
+        shares = split_budget(k, len(idx))
+        miss = np.ones(len(o.problems))
+        for c, k_m in zip(idx, shares, strict=True):
+            if k_m > int(o.n[:, c].min()):
+                raise UserError(f"pass@{k} over {len(idx)} members needs {k_m} samples of {o.labels[c]}; it has fewer")
+            miss = miss * tables[c, :, k_m]
+        out[:, j] = 1.0 - miss
+    return out
+
+
+def greedy_pool(o: Outcomes, k: int, max_members: int | None = None) -> list[str]:
+    """Forward selection: repeatedly add the checkpoint that most raises mean pool pass@k."""
+    chosen: list[str] = []
+    best_score = -1.0
+    limit = max_members or len(o.checkpoints)
+    while len(chosen) < limit:
+        scores = {}
+        for c in o.checkpoints:
+            if c in chosen:
+                continue
+            try:
+                scores[c] = pool_curve(o, [*chosen, c], [k]).mean()
+            except UserError:  # too few samples per member for this k
+                continue
+        if not scores:
+            break
+        candidate = max(scores, key=scores.get)
+        if scores[candidate] <= best_score:
+            break
+        chosen.append(candidate)
+        best_score = scores[candidate]
+    return chosen
+
+
+def gain_ks(o: Outcomes) -> list[int]:
+    """k ∈ {1, 10, 100, max}, keeping those every checkpoint has enough samples for."""
+    kmax = int(o.n.min())
+    return sorted({k for k in GAIN_KS if k <= kmax} | {kmax})
+
+
+def gain_table(
+    o: Outcomes, pools: dict[str, list[str]], baseline: str = "best single", replicates: int = 1000, seed: int = 0
+) -> pl.DataFrame:
+    """Each pool's pass@k and its gain over the baseline pool, with paired bootstrap CIs: the
+    same resampled problems for both, so shared problem difficulty cancels out of the gain."""
+    ks = gain_ks(o)
+    W = bootstrap_weights(len(o.problems), replicates, seed) / len(o.problems)
+    base = pool_curve(o, pools[baseline], ks)
+    rows = []
+    for name, members in pools.items():
+        try:
+            curve = pool_curve(o, members, ks)
+        except UserError:
+            continue
+        gain_lo, gain_hi = percentile_ci(W @ (curve - base))
+        lo, hi = percentile_ci(W @ curve)
+        for i, k in enumerate(ks):
+            rows.append({"pool": name, "members": len(members), "k": k, "pass_at_k": curve[:, i].mean(), "lo": lo[i], "hi": hi[i],
+                         "gain": (curve[:, i] - base[:, i]).mean(), "gain_lo": gain_lo[i], "gain_hi": gain_hi[i]})  # fmt: skip
+    return pl.DataFrame(rows)
+
+
+def unique_solves(o: Outcomes) -> list[str]:
+    """Problems some extrapolated checkpoint solves (≥ 1 correct sample) and no interpolated or
+    endpoint checkpoint does: what extrapolation adds to an interpolation-only pool."""
+    kinds = np.array(o.kinds)
+    extra = o.correct[:, kinds == "extrapolated"].sum(axis=1) > 0
+    inter = o.correct[:, np.isin(kinds, ["interpolated", "endpoint"])].sum(axis=1) > 0
+    return [o.problems[p] for p in np.flatnonzero(extra & ~inter)]

@@ -1,0 +1,98 @@
+"""From the store's per-(checkpoint, problem) outcome counts to dense problem × checkpoint arrays.
+
+Every analysis works on these arrays; they are small (checkpoints × problems), whatever the
+number of samples behind them, which is what keeps the dashboard interactive at 5 M samples.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import polars as pl
+
+from backend.errors import UserError
+
+CLASSES = ("correct", "optimization_failure", "correctness_failure", "format_failure")
+DIFFICULTY_ORDER = {"easy": 0, "medium": 1, "hard": 2}
+
+
+def point_kind(kind: str | None, alpha: float | None) -> str:
+    """Where a checkpoint sits on the α axis: endpoint, interpolated, extrapolated or independent."""
+    if kind != "merged" or alpha is None:
+        return "independent"
+    if alpha in (0.0, 1.0):
+        return "endpoint"
+    return "interpolated" if 0.0 < alpha < 1.0 else "extrapolated"
+
+
+@dataclass
+class Outcomes:
+    """counts[class][p, c]: samples of checkpoint c on problem p in each outcome class."""
+
+    problems: list[str]
+    titles: list[str]
+    difficulty: list[str | None]
+    checkpoints: list[str]
+    labels: list[str]
+    alphas: list[float | None]
+    kinds: list[str]  # point kinds
+    n: np.ndarray  # problems × checkpoints
+    counts: dict[str, np.ndarray]
+    _miss_tables: np.ndarray | None = field(default=None, repr=False)  # filled by analysis.ensembles
+
+    @property
+    def correct(self) -> np.ndarray:
+        return self.counts["correct"]
+
+    def select(self, checkpoints: list[str]) -> Outcomes:
+        idx = [self.checkpoints.index(c) for c in checkpoints]
+        return Outcomes(
+            self.problems, self.titles, self.difficulty, [self.checkpoints[i] for i in idx],
+            [self.labels[i] for i in idx], [self.alphas[i] for i in idx], [self.kinds[i] for i in idx],
+            self.n[:, idx], {k: v[:, idx] for k, v in self.counts.items()},
+        )  # fmt: skip
+
+
+def to_outcomes(counts: pl.DataFrame) -> Outcomes:
+    """Dense arrays, checkpoints ordered by α (independent ones last), problems by id."""
+    if counts.is_empty():
+        raise UserError("no judged samples match this experiment and these filters")
+    ck = counts.group_by("checkpoint_id").agg(pl.first("alpha"), pl.first("kind"), pl.first("label"))
+    ck = ck.with_columns(pl.col("alpha").is_null().alias("_no_alpha")).sort(["_no_alpha", "alpha", "label"])
+    pr = counts.group_by("problem_id").agg(pl.first("title"), pl.first("difficulty")).sort("problem_id")
+    ci = {c: i for i, c in enumerate(ck["checkpoint_id"])}
+    pi = {p: i for i, p in enumerate(pr["problem_id"])}
+    rows = np.array([pi[p] for p in counts["problem_id"]])
+    cols = np.array([ci[c] for c in counts["checkpoint_id"]])
+    shape = (len(pi), len(ci))
+
+    def dense(column: str) -> np.ndarray:
+        out = np.zeros(shape, dtype=np.int64)
+        out[rows, cols] = counts[column].to_numpy()
+        return out
+
+    alphas = ck["alpha"].to_list()
+    return Outcomes(
+        problems=pr["problem_id"].to_list(),
+        titles=pr["title"].to_list(),
+        difficulty=pr["difficulty"].to_list(),
+        checkpoints=ck["checkpoint_id"].to_list(),
+        labels=ck["label"].to_list(),
+        alphas=alphas,
+        kinds=[point_kind(k, a) for k, a in zip(ck["kind"], alphas, strict=True)],
+        n=dense("n"),
+        counts={c: dense(c) for c in CLASSES},
+    )
+
+
+def bootstrap_weights(n_problems: int, replicates: int = 1000, seed: int = 0) -> np.ndarray:
+    """W[b, p]: how often problem p is drawn in bootstrap replicate b (resampling problems)."""
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, n_problems, size=(replicates, n_problems))
+    flat = (draws + np.arange(replicates)[:, None] * n_problems).ravel()
+    return np.bincount(flat, minlength=replicates * n_problems).reshape(replicates, n_problems).astype(np.float64)
+
+
+def percentile_ci(replicates: np.ndarray, axis: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    return np.nanpercentile(replicates, 2.5, axis=axis), np.nanpercentile(replicates, 97.5, axis=axis)

@@ -1,0 +1,54 @@
+"""The frontier table: outcome-class fractions per checkpoint, with bootstrap CIs over problems."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from backend.analysis.frame import CLASSES, Outcomes, bootstrap_weights, percentile_ci
+
+AVERAGING = ("per_problem", "per_sample")
+
+
+def frontier_table(o: Outcomes, averaging: str = "per_problem", replicates: int = 1000, seed: int = 0) -> pl.DataFrame:
+    """One row per checkpoint: fractions of each outcome class (and their 95% CIs), the solve
+    rate, the failure-ratio coordinates and the point kind.
+
+    per_problem: the fraction within each problem, averaged over problems (every problem counts
+    the same). per_sample: pooled over all samples (problems with more samples count more).
+    The CIs resample problems in both cases.
+    """
+    if averaging not in AVERAGING:
+        raise ValueError(f"averaging must be one of {AVERAGING}")
+    W = bootstrap_weights(len(o.problems), replicates, seed)
+    has = o.n > 0
+    rows = {"checkpoint_id": o.checkpoints, "label": o.labels, "alpha": o.alphas, "point_kind": o.kinds}
+    rows["n_problems"] = has.sum(axis=0).tolist()
+    rows["n_samples"] = o.n.sum(axis=0).tolist()
+    rows["averaging"] = [averaging] * len(o.checkpoints)
+    for cls in CLASSES:
+        point, lo, hi = _fraction(o.counts[cls], o.n, W, averaging)
+        rows[cls], rows[f"{cls}_lo"], rows[f"{cls}_hi"] = point, lo, hi
+    # solve rate = pass@1, the per-problem correct fraction averaged over problems
+    point, lo, hi = _fraction(o.correct, o.n, W, "per_problem")
+    rows["solve_rate"], rows["solve_rate_lo"], rows["solve_rate_hi"] = point, lo, hi
+    failures = np.array(rows["optimization_failure"]) + np.array(rows["correctness_failure"])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rows["optimization_share_of_failures"] = (np.array(rows["optimization_failure"]) / failures).tolist()
+    return pl.DataFrame(rows, strict=False)
+
+
+def _fraction(count: np.ndarray, n: np.ndarray, W: np.ndarray, averaging: str):
+    """Point estimate and bootstrap percentiles of a class fraction, per checkpoint."""
+    if averaging == "per_sample":
+        point = count.sum(axis=0) / np.maximum(n.sum(axis=0), 1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            reps = (W @ count) / (W @ n)
+    else:
+        has = n > 0
+        frac = np.where(has, count / np.maximum(n, 1), 0.0)
+        point = frac.sum(axis=0) / np.maximum(has.sum(axis=0), 1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            reps = (W @ frac) / (W @ has)
+    lo, hi = percentile_ci(reps)
+    return point.tolist(), lo.tolist(), hi.tolist()
