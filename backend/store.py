@@ -268,3 +268,12 @@ class Store:
             finally:
                 con.unregister("_bulk")
         return table.num_rows
+
+    def replace_problems(self, built: list) -> None:
+        """Store (Problem, [Test]) pairs, replacing each problem's previous tests, atomically."""
+        with self.transaction() as con:
+            self.put([p for p, _ in built], con=con)
+            for problem, tests in built:
+                con.execute("DELETE FROM tests WHERE problem_id = ?", [problem.id])
+                if tests:
+                    self.put(tests, con=con)
