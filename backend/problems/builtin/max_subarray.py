@@ -51,8 +51,6 @@ print(best)
 def gen(target_len: int, seed: int) -> str:
     rng = random.Random(seed)
     n = max(1, target_len // 6)
-    if seed % 3 == 0:  # all negative: the answer is the largest element
-        a = [rng.randint(-9999, -1) for _ in range(n)]
-    else:
-        a = [rng.randint(-9999, 9000) for _ in range(n)]
+    top = -1 if seed % 3 == 0 else 9000  # all negative: the answer is the largest element
+    a = [rng.randint(-9999, top) for _ in range(n)]
     return f"{n}\n{' '.join(map(str, a))}\n"
