@@ -37,6 +37,7 @@ $(STAMP):
 
 db: setup
 	$(PY) -m backend db init
+	$(PY) -m backend problems build-builtin
 
 # The docker backend's image, built offline from this machine's own Debian files.
 sandbox-image: setup

@@ -50,8 +50,10 @@ def _register_stages() -> None:
     """Each pipeline stage owns its sub-commands and registers them here."""
     from backend.analysis import cli as analysis_cli
     from backend.merge import cli as merge_cli
+    from backend.problems import cli as problems_cli
     from backend.sandbox import cli as sandbox_cli
 
+    problems_cli.register(app)
     sandbox_cli.register(app)
     merge_cli.register(app)
     analysis_cli.register(app)

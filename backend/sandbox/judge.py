@@ -6,8 +6,10 @@ process, in a worker pool (pool.py) or in a Ray task.
 
 from __future__ import annotations
 
+import os
 import signal
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from backend.errors import UserError
 from backend.records import tier_of
@@ -24,6 +26,14 @@ from backend.sandbox.verdicts import (
 )
 
 LANGUAGES = ("python", "cpp")
+
+
+def testlib_header() -> str:
+    """testlib.h for C++ special judges: the real one from FLAB_TESTLIB, else our subset."""
+    path = os.environ.get("FLAB_TESTLIB") or Path(__file__).with_name("testlib.h")
+    return Path(path).read_text()
+
+
 SE_RETRIES = 2
 
 
@@ -119,7 +129,7 @@ class _Checker:
             self.session = open_session(self.backend, allow_none=self.backend == "none")
             loaded = self.session.call(
                 {"op": "load", "language": self.special.language, "source": self.special.source,
-                 "compile_limits": self.limits.for_compile()},
+                 "headers": {"testlib.h": testlib_header()}, "compile_limits": self.limits.for_compile()},
                 timeout=2 * self.limits.compile_time_s + 10,
             )  # fmt: skip
             if not loaded["ok"]:

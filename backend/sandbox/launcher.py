@@ -231,6 +231,9 @@ class Program:
         src = os.path.join(WORK, "prog.cpp")
         with open(src, "w") as f:
             f.write(msg["source"])
+        for name, text in (msg.get("headers") or {}).items():  # e.g. testlib.h beside a checker
+            with open(os.path.join(WORK, os.path.basename(name)), "w") as f:
+                f.write(text)
         cmd = ["/usr/bin/g++", "-O2", "-std=c++17", "-pipe", "-o", self.binary, src]
         env = {"PATH": "/usr/bin:/bin", "TMPDIR": IO_DIR}
         lim = msg["compile_limits"]

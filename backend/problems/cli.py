@@ -1,0 +1,133 @@
+"""`python -m backend problems ...`: build the builtin set, import LiveCodeBench / CodeContests+
+from local files, list, show and export."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from backend.cli import DbOption, open_store
+from backend.errors import UserError
+from backend.records import Problem, Test
+
+app = typer.Typer(help="Problem sets: builtin tiered benchmark, LiveCodeBench, CodeContests+.", no_args_is_help=True)
+import_app = typer.Typer(help="Import a public set from local files.", no_args_is_help=True)
+app.add_typer(import_app, name="import")
+
+
+@app.command("build-builtin")
+def build_builtin_command(
+    db: DbOption = None, only: Annotated[list[str] | None, typer.Option("--only")] = None
+) -> None:
+    """Generate (or load from cache) the builtin tiered problems and store them."""
+    from backend.problems.build import build_builtin
+
+    built = build_builtin(open_store(db), only=only)
+    typer.echo(f"{len(built)} builtin problems, {sum(len(t) for _, t in built)} tests stored")
+
+
+@app.command("calibrate")
+def calibrate_command(only: Annotated[list[str] | None, typer.Option("--only")] = None) -> None:
+    """Check the builtin calibration claims through the judge (reference, brute force, buggy)."""
+    from backend.problems.build import build_builtin
+    from backend.problems.calibrate import calibrate
+
+    reports = calibrate(build_builtin(None, only=only))
+    for r in reports:
+        typer.echo(
+            f"{'ok  ' if r.ok else 'FAIL'} {r.problem_id:<40} ref {r.ref_max_cpu_s:5.2f}s  {'; '.join(r.failures)}"
+        )
+    bad = [r for r in reports if not r.ok]
+    if bad:
+        raise UserError(f"{len(bad)} of {len(reports)} problems fail calibration")
+
+
+@import_app.command("lcb")
+def import_lcb(
+    path: Annotated[Path, typer.Argument(help="Folder with test*.jsonl (or a datasets folder, or one file).")],
+    version: Annotated[str, typer.Option("--version", help="v1…v6 (cumulative) or e.g. v5_v6")] = "v6",
+    since: Annotated[str | None, typer.Option("--since", help="contest_date >= YYYY-MM-DD")] = None,
+    until: Annotated[str | None, typer.Option("--until", help="contest_date < YYYY-MM-DD")] = None,
+    difficulty: Annotated[str | None, typer.Option("--difficulty")] = None,
+    platform: Annotated[str | None, typer.Option("--platform")] = None,
+    db: DbOption = None,
+) -> None:
+    """Import LiveCodeBench code_generation_lite (stdin and functional problems)."""
+    from backend.problems.lcb import LCBFilter, load
+
+    built = load(path, LCBFilter(version, since, until, difficulty, platform))
+    open_store(db).replace_problems(built)
+    typer.echo(f"imported {len(built)} LiveCodeBench problems ({sum(len(t) for _, t in built)} tests)")
+
+
+@import_app.command("ccplus")
+def import_ccplus(
+    path: Annotated[Path, typer.Argument(help="A Parquet shard or a folder of them.")],
+    min_tests: Annotated[int, typer.Option("--min-tests")] = 1,
+    max_time_limit: Annotated[float | None, typer.Option("--max-time-limit", help="seconds")] = None,
+    max_memory: Annotated[int | None, typer.Option("--max-memory", help="MB")] = None,
+    db: DbOption = None,
+) -> None:
+    """Import CodeContests+ (testlib checkers become special judges)."""
+    from backend.problems.ccplus import CCPlusFilter, load
+
+    built = load(path, CCPlusFilter(min_tests, max_time_limit, max_memory))
+    open_store(db).replace_problems([(p, t) for p, t, _ in built])
+    typer.echo(f"imported {len(built)} CodeContests+ problems ({sum(len(t) for _, t, _ in built)} tests)")
+
+
+@app.command("list")
+def list_command(
+    bench: Annotated[str | None, typer.Option("--bench")] = None,
+    difficulty: Annotated[str | None, typer.Option("--difficulty")] = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+    db: DbOption = None,
+) -> None:
+    """List stored problems."""
+    where = {k: v for k, v in (("bench", bench), ("difficulty", difficulty)) if v}
+    problems = open_store(db).select(Problem, where)
+    if as_json:
+        keys = ("id", "title", "difficulty", "kind", "time_limit_s", "memory_limit_mb", "tags")
+        typer.echo(json.dumps([{k: getattr(p, k) for k in keys} for p in problems]))
+        return
+    for p in problems:
+        typer.echo(f"{p.id:<40} {p.difficulty or '-':<7} {p.kind:<10} {', '.join(p.tags or [])}")
+
+
+@app.command("show")
+def show_command(problem_id: str, db: DbOption = None) -> None:
+    """Print a problem's statement, limits and test ladder."""
+    store = open_store(db)
+    p = store.get(Problem, problem_id)
+    if p is None:
+        raise UserError(f"no problem {problem_id!r}; see `python -m backend problems list`")
+    tests = store.select(Test, {"problem_id": problem_id})
+    typer.echo(
+        f"{p.title}  [{p.id}]  {p.difficulty or ''}  {p.time_limit_s}s  {p.memory_limit_mb} MB  checker={p.checker}\n"
+    )
+    typer.echo(p.statement)
+    for label, text in (("Input", p.input_spec), ("Output", p.output_spec)):
+        if text:
+            typer.echo(f"\n{label}: {text}")
+    typer.echo(f"\n{len(tests)} tests: " + ", ".join(f"tier {t.tier} ({t.input_len})" for t in tests))
+
+
+@app.command("export")
+def export_command(
+    out: Annotated[Path, typer.Option("--out", help="Folder for problems.jsonl and tests/<id>.jsonl")],
+    bench: Annotated[str | None, typer.Option("--bench")] = None,
+    problem: Annotated[list[str] | None, typer.Option("--problem")] = None,
+    db: DbOption = None,
+) -> None:
+    """Export problems to JSONL; each tests/*.jsonl file is what `judge --tests` accepts."""
+    from backend.problems.export import export
+
+    n = export(open_store(db), out, bench=bench, problem_ids=problem)
+    typer.echo(f"exported {n} problems to {out}")
+
+
+def register(root: typer.Typer) -> None:
+    root.add_typer(app, name="problems")

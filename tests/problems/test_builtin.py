@@ -1,0 +1,48 @@
+"""The builtin set: size, balance, tiers, determinism, and calibration through the real judge."""
+
+import collections
+
+import pytest
+
+from backend.problems.build import build_builtin, generate_inputs
+from backend.problems.builtin import get, load_all
+from backend.problems.calibrate import calibrate
+from backend.records import Test
+
+TOPICS = ("sorting", "prefix sums", "two pointers", "greedy", "dp", "graphs", "number theory", "strings", "geometry")
+
+
+@pytest.fixture(scope="module")
+def built():
+    return build_builtin(None, progress=False)
+
+
+def test_size_balance_and_topics(built):
+    assert len(built) >= 40
+    difficulty = collections.Counter(p.difficulty for p, _ in built)
+    assert min(difficulty[d] for d in ("easy", "medium", "hard")) >= 13
+    tags = {t for p, _ in built for t in p.tags}
+    assert all(any(topic in t for t in tags) for topic in TOPICS), tags
+    assert any(t in tags for t in ("stack", "deque", "fenwick tree", "union-find", "sparse table"))  # data structures
+    for p in load_all():
+        assert p.module.STATEMENT.strip() and p.module.BRUTE.strip() and p.module.BUGGY
+
+
+def test_tiers_one_to_six_with_three_tests_where_the_format_allows(built):
+    for problem, tests in built:
+        tiers = collections.Counter(t.tier for t in tests)
+        assert all(tiers[k] >= 3 for k in range(2, 7)), (problem.id, dict(tiers))
+        assert [t.input_len for t in tests] == sorted(t.input_len for t in tests)
+        assert all(isinstance(t, Test) and t.input_len == len(t.input) for t in tests)
+
+
+def test_generation_is_deterministic():
+    p = get("count-inversions")
+    assert generate_inputs(p) == generate_inputs(p)
+
+
+def test_calibration_holds_through_the_judge(built):
+    reports = calibrate(built)
+    failing = {r.problem_id: r.failures for r in reports if not r.ok}
+    assert failing == {}
+    assert len(reports) == len(built)
