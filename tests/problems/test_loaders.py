@@ -62,7 +62,7 @@ def to_judge(tests):
 def test_lcb_loads_stdin_and_functional_and_judges(lcb_dir):
     loaded = {p.id: (p, t) for p, t in lcb.load(lcb_dir, lcb.LCBFilter("v2"))}
     assert set(loaded) == {"lcb/abc001_a", "lcb/lc-1", "lcb/abc002_b"}
-    p, tests = loaded["lcb/abc001_a"]
+    _, tests = loaded["lcb/abc001_a"]
     assert [t.output for t in tests] == ["3\n", "42\n"] and [t.is_public for t in tests] == [True, False]
     good, bad = "a, b = map(int, input().split())\nprint(a + b)", "print(3)"
     assert judge(Program(good), to_judge(tests)).verdict == "AC"
@@ -80,7 +80,7 @@ def test_lcb_version_and_filters(lcb_dir):
     assert {p.id for p, _ in lcb.load(lcb_dir, lcb.LCBFilter("v2_v2"))} == {"lcb/lc-1", "lcb/abc002_b"}
     assert [p.id for p, _ in lcb.load(lcb_dir, lcb.LCBFilter("v2", since="2024-09-15"))] == ["lcb/abc002_b"]
     assert [p.id for p, _ in lcb.load(lcb_dir, lcb.LCBFilter("v2", difficulty="medium"))] == ["lcb/lc-1"]
-    with pytest.raises(UserError, match="test3.jsonl not found"):
+    with pytest.raises(UserError, match=r"test3\.jsonl not found"):
         lcb.load(lcb_dir, lcb.LCBFilter("v3"))
     with pytest.raises(UserError, match="bad LiveCodeBench version"):
         lcb.load(lcb_dir, lcb.LCBFilter("latest"))
