@@ -51,9 +51,11 @@ def _register_stages() -> None:
     from backend.analysis import cli as analysis_cli
     from backend.merge import cli as merge_cli
     from backend.problems import cli as problems_cli
+    from backend.rollout import cli as rollout_cli
     from backend.sandbox import cli as sandbox_cli
 
     problems_cli.register(app)
+    rollout_cli.register(app)
     sandbox_cli.register(app)
     merge_cli.register(app)
     analysis_cli.register(app)

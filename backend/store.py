@@ -277,3 +277,12 @@ class Store:
                 con.execute("DELETE FROM tests WHERE problem_id = ?", [problem.id])
                 if tests:
                     self.put(tests, con=con)
+
+    def sample_keys(self, experiment_id: str, checkpoint_id: str) -> set[tuple[str, int]]:
+        """(problem, sample index) already stored: what a resumed rollout skips."""
+        with self.connect(read_only=True) as con:
+            rows = con.execute(
+                "SELECT problem_id, sample_idx FROM samples WHERE experiment_id = ? AND checkpoint_id = ?",
+                [experiment_id, checkpoint_id],
+            ).fetchall()
+        return {(p, i) for p, i in rows}

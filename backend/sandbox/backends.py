@@ -104,7 +104,10 @@ class Session:
         self.proc.wait()
         for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
             if stream:
-                stream.close()
+                try:
+                    stream.close()
+                except OSError:  # unflushed bytes to a launcher that is already gone
+                    pass
         if self._cleanup:
             self._cleanup()
 

@@ -1,0 +1,113 @@
+"""The rollout batch API: sample a checkpoint on a problem set in one setting, store the samples
+(with transcripts and extracted code) under one experiment. Re-running the same spec resumes."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+
+from tqdm import tqdm
+
+from backend.checkpoints import ensure_registered
+from backend.errors import UserError
+from backend.records import Experiment, Problem, Sample, Test
+from backend.rollout.engines import Engine, make_engine
+from backend.rollout.extract import extract_code
+from backend.rollout.prompts import conversation
+from backend.rollout.settings import SettingLimits, run_episodes
+from backend.rollout.spec import SETTINGS, Episode, SamplingSpec
+from backend.store import Store
+
+PROBLEMS_PER_BATCH = 8
+
+
+@dataclass
+class RolloutSpec:
+    checkpoint: str
+    bench: str = "builtin"
+    difficulty: str | None = None
+    problems: list[str] = field(default_factory=list)
+    limit: int | None = None
+    setting: str = "reasoning"
+    sampling: SamplingSpec = field(default_factory=SamplingSpec)
+    limits: SettingLimits = field(default_factory=SettingLimits)
+    engine: str = "auto"
+    backend: str = "bwrap"
+
+    def __post_init__(self):
+        if self.setting not in SETTINGS:
+            raise UserError(f"unknown setting {self.setting!r}; choose one of {', '.join(SETTINGS)}")
+
+
+def select_problems(store: Store, spec: RolloutSpec) -> list[Problem]:
+    where = {"bench": spec.bench, **({"difficulty": spec.difficulty} if spec.difficulty else {})}
+    problems = store.select(Problem, where)
+    if spec.problems:
+        problems = [p for p in problems if p.id in set(spec.problems)]
+        missing = set(spec.problems) - {p.id for p in problems}
+        if missing:
+            raise UserError(
+                f"no problem {sorted(missing)[0]!r} in bench {spec.bench!r}; see `python -m backend problems list`"
+            )
+    if not problems:
+        raise UserError(
+            f"no problems match bench={spec.bench!r} difficulty={spec.difficulty!r}; build or import them first"
+        )
+    return problems[: spec.limit] if spec.limit else problems
+
+
+def experiment_id(spec: RolloutSpec, checkpoint_hash: str) -> str:
+    key = {k: v for k, v in asdict(spec).items() if k not in ("checkpoint", "engine")}
+    payload = json.dumps({"checkpoint": checkpoint_hash, **key}, sort_keys=True, default=str)
+    return "rollout-" + hashlib.sha256(payload.encode()).hexdigest()[:12]
+
+
+def to_sample(exp: str, ckpt: str, problem: Problem, idx: int, ep: Episode, setting: str) -> Sample:
+    if setting == "agentic":
+        code, error = (ep.submitted_code, None) if ep.submitted_code else (None, "no program was submitted")
+    else:
+        found = extract_code(ep.final_text, "python", ep.finish_reason)
+        code, error = found.code, found.error
+    transcript = [t.to_dict() for t in ep.turns] + ([{"role": "note", "content": n} for n in ep.notes])
+    return Sample(
+        experiment_id=exp, checkpoint_id=ckpt, problem_id=problem.id, sample_idx=idx, setting=setting,
+        completion=ep.final_text, transcript=transcript, prompt_tokens=ep.prompt_tokens,
+        completion_tokens=ep.completion_tokens, finish_reason=ep.finish_reason, code=code, language="python",
+        extract_error=error, latency_s=ep.latency_s,
+    )  # fmt: skip
+
+
+def run_rollout(store: Store, spec: RolloutSpec, engine: Engine | None = None, progress: bool = True) -> str:
+    """Sample every selected problem spec.sampling.n times; returns the experiment id."""
+    problems = select_problems(store, spec)
+    ckpt = ensure_registered(store, spec.checkpoint)
+    exp = experiment_id(spec, ckpt.content_hash)
+    if store.get(Experiment, exp) is None:
+        note = f"rollout of {ckpt.label}, {spec.setting} setting, n={spec.sampling.n}"
+        store.put(
+            [Experiment(id=exp, kind="rollout", name=note, spec=json.loads(json.dumps(asdict(spec), default=str)))]
+        )
+    done = store.sample_keys(exp, ckpt.id)
+    todo = [p for p in problems if any((p.id, i) not in done for i in range(spec.sampling.n))]
+    engine = engine or make_engine(spec.engine, spec.checkpoint)
+    bar = tqdm(total=len(todo), desc=f"rollout {spec.setting}", unit="problem", disable=not progress)
+    for start in range(0, len(todo), PROBLEMS_PER_BATCH):
+        batch = todo[start : start + PROBLEMS_PER_BATCH]
+        convs = [conversation(p, spec.setting, _example(store, p)) for p in batch]
+        episodes = run_episodes(engine, convs, spec.setting, spec.sampling, spec.limits, spec.backend)
+        rows = [
+            to_sample(exp, ckpt.id, p, i, ep, spec.setting)
+            for p, eps in zip(batch, episodes, strict=True)
+            for i, ep in enumerate(eps)
+        ]
+        store.put([r for r in rows if (r.problem_id, r.sample_idx) not in done], replace=False)
+        bar.update(len(batch))
+    bar.close()
+    store.update(Experiment, (exp,), status="done")
+    return exp
+
+
+def _example(store: Store, problem: Problem) -> tuple[str, str] | None:
+    public = [t for t in store.select(Test, {"problem_id": problem.id}) if t.is_public]
+    return (public[0].input, public[0].output) if public else None
