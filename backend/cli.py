@@ -49,6 +49,7 @@ def db_info(db: DbOption = None, as_json: Annotated[bool, typer.Option("--json")
 def _register_stages() -> None:
     """Each pipeline stage owns its sub-commands and registers them here."""
     from backend.analysis import cli as analysis_cli
+    from backend.jobs import cli as jobs_cli
     from backend.merge import cli as merge_cli
     from backend.problems import cli as problems_cli
     from backend.rollout import cli as rollout_cli
@@ -59,6 +60,7 @@ def _register_stages() -> None:
     sandbox_cli.register(app)
     merge_cli.register(app)
     analysis_cli.register(app)
+    jobs_cli.register(app)
 
 
 def main() -> None:

@@ -286,3 +286,12 @@ class Store:
                 [experiment_id, checkpoint_id],
             ).fetchall()
         return {(p, i) for p, i in rows}
+
+    def evaluation_keys(self, experiment_id: str, checkpoint_id: str) -> set[tuple[str, int]]:
+        """(problem, sample index) already judged: what a resumed job does not judge again."""
+        with self.connect(read_only=True) as con:
+            rows = con.execute(
+                "SELECT problem_id, sample_idx FROM evaluations WHERE experiment_id = ? AND checkpoint_id = ?",
+                [experiment_id, checkpoint_id],
+            ).fetchall()
+        return {(p, i) for p, i in rows}

@@ -42,7 +42,11 @@ def analyze_command(
     counts = open_store(db).outcome_counts(experiment, difficulty=difficulty, platform=platform, setting=setting)
     o = to_outcomes(counts)
     if what == "frontier":
-        _emit(frontier_table(o, averaging), as_json, as_csv)
+        table = frontier_table(o, averaging)
+        if not (as_json or as_csv):  # the terminal gets the headline columns; --json/--csv get all
+            table = table.select("label", "alpha", "point_kind", "correct", "optimization_failure", "correctness_failure",
+                                 "format_failure", "solve_rate", "solve_rate_lo", "solve_rate_hi")  # fmt: skip
+        _emit(table, as_json, as_csv)
     elif what == "passk":
         _emit(passk_curves(o), as_json, as_csv)
     elif what == "churn":

@@ -66,11 +66,12 @@ class TransformersEngine:
     def _batch(self, prompts: list[str], spec: SamplingSpec) -> list[list[Completion]]:
         enc = self.tokenizer(prompts, return_tensors="pt", padding=True).to(self.device)
         sampling = spec.temperature > 0
+        copies = spec.n if sampling else 1  # greedy decoding gives one answer: generate it once
         began = time.perf_counter()
         generated = self.model.generate(
             **enc, do_sample=sampling, temperature=spec.temperature if sampling else None,
             top_p=spec.top_p if sampling else None, top_k=None, max_new_tokens=spec.max_tokens,
-            num_return_sequences=spec.n, pad_token_id=self.tokenizer.pad_token_id,
+            num_return_sequences=copies, pad_token_id=self.tokenizer.pad_token_id,
             eos_token_id=self.tokenizer.eos_token_id,
         )  # fmt: skip
         latency = time.perf_counter() - began
@@ -78,8 +79,8 @@ class TransformersEngine:
         prompt_lens = enc["attention_mask"].sum(dim=1).tolist()
         results = []
         for i, row in enumerate(generated[:, width:].tolist()):
-            results.append(self._completion(row, prompt_lens[i // spec.n], spec, latency))
-        return [results[p * spec.n : (p + 1) * spec.n] for p in range(len(prompts))]
+            results.append(self._completion(row, prompt_lens[i // copies], spec, latency))
+        return [[results[p * copies + (k % copies)] for k in range(spec.n)] for p in range(len(prompts))]
 
     def _completion(self, tokens: list[int], prompt_tokens: int, spec: SamplingSpec, latency: float) -> Completion:
         eos = self.tokenizer.eos_token_id

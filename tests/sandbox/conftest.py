@@ -49,7 +49,9 @@ def leftovers(backend: str, before: set[str]) -> set[str]:
     docker: container processes hang off the daemon, so compare the machine's nobody processes."""
     if backend == "docker":
         return set(nobody_processes()) - before
-    return {f"{p.pid} {p.name()}" for p in psutil.Process().children(recursive=True) if p.status() != psutil.STATUS_ZOMBIE}
+    return {
+        f"{p.pid} {p.name()}" for p in psutil.Process().children(recursive=True) if p.status() != psutil.STATUS_ZOMBIE
+    }
 
 
 @pytest.fixture

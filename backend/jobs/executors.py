@@ -1,0 +1,123 @@
+"""Where a job's work runs. The driver process owns the database either way: executors return
+results to it and never write.
+
+- local: rollouts in the driver (the model stays loaded), judging in a process pool over all cores.
+- ray:   rollouts in an actor (num_gpus=1 when the cluster has GPUs, else a CPU actor), judging as
+         many CPU tasks; `ray_address` None starts a local cluster, `auto` joins a running one.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from typing import Any
+
+from backend.rollout.engines import make_engine
+from backend.rollout.settings import SettingLimits, run_episodes
+from backend.rollout.spec import SamplingSpec
+from backend.sandbox.pool import JudgeJob, _worker_init, run_job
+
+
+class Engines:
+    """One loaded engine at a time. For a live α switch the endpoint θ_low stays loaded and its
+    weights are rewritten in place (backend/merge/live.py) instead of loading a merged folder."""
+
+    def __init__(self, engine_name: str):
+        self.engine_name = engine_name
+        self.engine, self.path, self.switch = None, None, None
+
+    def get(self, checkpoint: str, alpha_switch: tuple[str, str, float] | None = None):
+        target = alpha_switch[0] if alpha_switch else checkpoint
+        if self.path != target or (self.switch is None) != (alpha_switch is None):
+            self.engine, self.path, self.switch = make_engine(self.engine_name, target), target, None
+        if alpha_switch:
+            low, high, alpha = alpha_switch
+            if self.switch is None:
+                from backend.merge.live import LiveAlphaSwitch
+
+                self.switch = LiveAlphaSwitch(self.engine.model, low, high)
+            self.switch.set_alpha(alpha)
+        return self.engine
+
+    def rollout(
+        self,
+        checkpoint,
+        conversations,
+        setting,
+        sampling: SamplingSpec,
+        limits: SettingLimits,
+        backend,
+        alpha_switch=None,
+    ):
+        return run_episodes(self.get(checkpoint, alpha_switch), conversations, setting, sampling, limits, backend)
+
+
+class LocalExecutor:
+    def __init__(self, engine_name: str = "auto", judge_workers: int | None = None):
+        self.engines = Engines(engine_name)
+        self._pool = ProcessPoolExecutor(judge_workers or os.cpu_count() or 2, initializer=_worker_init)
+        self._pending: set = set()
+
+    def rollout(self, checkpoint, conversations, setting, sampling, limits, backend, alpha_switch=None):
+        return self.engines.rollout(checkpoint, conversations, setting, sampling, limits, backend, alpha_switch)
+
+    def submit_judging(self, jobs: list[JudgeJob]) -> None:
+        self._pending |= {self._pool.submit(run_job, j) for j in jobs}
+
+    def collect(self, block: bool = False) -> list[tuple[Any, Any]]:
+        if not self._pending:
+            return []
+        done, self._pending = wait(self._pending, timeout=None if block else 0, return_when=FIRST_COMPLETED)
+        return [f.result() for f in done]
+
+    @property
+    def pending(self) -> int:
+        return len(self._pending)
+
+    def close(self) -> None:
+        self._pool.shutdown(cancel_futures=True)
+
+
+class RayExecutor:
+    def __init__(self, engine_name: str = "auto", address: str | None = None):
+        import ray
+
+        if not ray.is_initialized():
+            ray.init(
+                address=address,
+                num_cpus=None if address else os.cpu_count(),
+                include_dashboard=False,
+                log_to_driver=False,
+            )
+        self.ray = ray
+        gpus = 1 if ray.cluster_resources().get("GPU", 0) >= 1 else 0
+        self._actor = ray.remote(num_gpus=gpus, num_cpus=0 if gpus else 1)(Engines).remote(engine_name)
+        self._judge = ray.remote(num_cpus=1)(run_job)
+        self._pending: list = []
+
+    def rollout(self, checkpoint, conversations, setting, sampling, limits, backend, alpha_switch=None):
+        return self.ray.get(
+            self._actor.rollout.remote(checkpoint, conversations, setting, sampling, limits, backend, alpha_switch)
+        )
+
+    def submit_judging(self, jobs: list[JudgeJob]) -> None:
+        self._pending += [self._judge.remote(j) for j in jobs]
+
+    def collect(self, block: bool = False) -> list[tuple[Any, Any]]:
+        if not self._pending:
+            return []
+        ready, self._pending = self.ray.wait(
+            self._pending, num_returns=1 if block else len(self._pending), timeout=None if block else 0
+        )
+        return self.ray.get(ready)
+
+    @property
+    def pending(self) -> int:
+        return len(self._pending)
+
+    def close(self) -> None:
+        self.ray.kill(self._actor)
+
+
+def make_executor(name: str, engine_name: str, ray_address: str | None = None):
+    return RayExecutor(engine_name, ray_address) if name == "ray" else LocalExecutor(engine_name)

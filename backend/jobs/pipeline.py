@@ -1,0 +1,197 @@
+"""The sweep pipeline: merge → rollout → judge → store, for every α (or every checkpoint of an eval).
+
+Resumable by construction: each stage computes what is missing (merged folders not yet in the
+cache, problems without all their samples, samples without an evaluation) and does only that.
+Judging of one point runs in the executor's pool while the next point is being generated.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+
+from backend.checkpoints import ensure_registered
+from backend.jobs.executors import make_executor
+from backend.jobs.spec import EvalSpec, SweepSpec
+from backend.merge.cache import MergeCache, merge_key, register_merged
+from backend.merge.io import Checkpoint as Folder
+from backend.merge.io import content_hash
+from backend.merge.spec import MergeSpec
+from backend.records import Checkpoint, Evaluation, Job, Problem, Sample, Test
+from backend.rollout.prompts import conversation
+from backend.rollout.run import RolloutSpec, select_problems, to_sample
+from backend.rollout.settings import SettingLimits
+from backend.rollout.spec import SamplingSpec
+from backend.sandbox.judge import JudgeResult, JudgeTest, Program, SpecialJudge
+from backend.sandbox.limits import JudgeLimits
+from backend.sandbox.pool import JudgeJob
+from backend.store import Store
+
+PROBLEMS_PER_BATCH = 8
+
+
+class Progress:
+    """Per-stage done/total, throughput and ETA in the job row, written at most once a second."""
+
+    def __init__(self, store: Store, job_id: str):
+        self.store, self.job_id = store, job_id
+        self.stages: dict[str, dict] = {}
+        self._last = 0.0
+
+    def set_total(self, stage: str, total: int) -> None:
+        self.stages.setdefault(stage, {"done": 0, "started": time.time()})["total"] = total
+        self.flush(stage, force=True)
+
+    def advance(self, stage: str, n: int = 1) -> None:
+        self.stages[stage]["done"] += n
+        self.flush(stage)
+
+    def flush(self, stage: str, force: bool = False) -> None:
+        now = time.time()
+        if not force and now - self._last < 1.0:
+            return
+        self._last = now
+        out = {}
+        for name, s in self.stages.items():
+            rate = s["done"] / max(now - s["started"], 1e-6)
+            left = s.get("total", 0) - s["done"]
+            out[name] = {
+                "done": s["done"],
+                "total": s.get("total", 0),
+                "rate": round(rate, 3),
+                "eta_s": round(left / rate, 1) if rate > 0 else None,
+            }
+        self.store.update(Job, (self.job_id,), stage=stage, progress=out)
+
+
+@dataclass
+class Point:
+    """One checkpoint to evaluate: a merged α, or an existing checkpoint of an eval."""
+
+    checkpoint_id: str
+    path: str
+    alpha_switch: tuple[str, str, float] | None = None
+
+
+def sweep_points(store: Store, spec: SweepSpec, progress: Progress) -> list[Point]:
+    specs = [MergeSpec.alpha(spec.low, spec.high, a) for a in spec.alphas]
+    progress.set_total("merge", len(specs))
+    if not spec.keep_merged:  # live α switch: no folders, the same ids a disk merge would get
+        hashes = [content_hash(Folder(spec.low)), content_hash(Folder(spec.high))]
+        points = []
+        for s in specs:
+            cid = f"merged-{merge_key(hashes, s)[:16]}"
+            low_id, high_id = (ensure_registered(store, p).id for p in (spec.low, spec.high))
+            model_type = Folder(spec.low).model_type
+            store.put([Checkpoint(id=cid, path=f"live:{spec.low}|{spec.high}", kind="merged", label=f"α={s.label['alpha']:g}",
+                                  low_id=low_id, high_id=high_id, alpha=s.label["alpha"], content_hash=merge_key(hashes, s), model_type=model_type)])  # fmt: skip
+            points.append(Point(cid, spec.low, (spec.low, spec.high, s.label["alpha"])))
+        progress.advance("merge", len(specs))
+        return points
+    folders = MergeCache().get(specs, progress=False)  # one pass over the inputs for every missing α
+    progress.advance("merge", len(specs))
+    return [Point(register_merged(store, f, s).id, str(f)) for f, s in zip(folders, specs, strict=True)]
+
+
+def eval_points(store: Store, spec: EvalSpec) -> list[Point]:
+    return [Point(ensure_registered(store, p).id, p) for p in spec.checkpoints]
+
+
+def run_pipeline(store: Store, job_id: str, experiment_id: str, spec: SweepSpec | EvalSpec) -> dict:
+    progress = Progress(store, job_id)
+    points = sweep_points(store, spec, progress) if isinstance(spec, SweepSpec) else eval_points(store, spec)
+    rollout = RolloutSpec(checkpoint=points[0].path, bench=spec.bench, difficulty=spec.difficulty, problems=spec.problems,
+                          limit=spec.limit, setting=spec.setting)  # fmt: skip
+    problems = select_problems(store, rollout)
+    sampling = SamplingSpec(spec.n, spec.temperature, spec.top_p, spec.max_tokens, spec.seed)
+    judge_inputs = {p.id: _judge_inputs(store, p, spec) for p in problems}
+    executor = make_executor(spec.executor, spec.engine, spec.ray_address)
+    progress.set_total("rollout", len(points) * len(problems) * spec.n)
+    progress.set_total("judge", len(points) * len(problems) * spec.n)
+    try:
+        for point in points:
+            _rollout_point(store, executor, experiment_id, point, problems, spec, sampling, progress)
+            _queue_judging(store, executor, experiment_id, point, judge_inputs, spec, progress)
+            _drain(store, executor, experiment_id, progress, block=False)
+        while executor.pending:
+            _drain(store, executor, experiment_id, progress, block=True)
+        progress.flush("judge", force=True)
+    finally:
+        executor.close()
+    return {"points": len(points), "problems": len(problems), "samples": store.count(Sample, {"experiment_id": experiment_id}),
+            "evaluations": store.count(Evaluation, {"experiment_id": experiment_id})}  # fmt: skip
+
+
+def _rollout_point(store, executor, exp, point, problems, spec, sampling, progress) -> None:
+    done = store.sample_keys(exp, point.checkpoint_id)
+    progress.advance("rollout", sum(1 for p in problems for i in range(spec.n) if (p.id, i) in done))
+    todo = [p for p in problems if any((p.id, i) not in done for i in range(spec.n))]
+    for start in range(0, len(todo), PROBLEMS_PER_BATCH):
+        batch = todo[start : start + PROBLEMS_PER_BATCH]
+        convs = [conversation(p, spec.setting, _example(store, p)) for p in batch]
+        episodes = executor.rollout(
+            point.path, convs, spec.setting, sampling, SettingLimits(), spec.judge_backend, point.alpha_switch
+        )
+        rows = [
+            to_sample(exp, point.checkpoint_id, p, i, ep, spec.setting)
+            for p, eps in zip(batch, episodes, strict=True)
+            for i, ep in enumerate(eps)
+        ]
+        new = [r for r in rows if (r.problem_id, r.sample_idx) not in done]
+        store.put(new, replace=False)  # one short transaction per batch
+        progress.advance("rollout", len(new))
+
+
+def _queue_judging(store, executor, exp, point, judge_inputs, spec, progress) -> None:
+    judged = store.evaluation_keys(exp, point.checkpoint_id)
+    samples = [
+        s
+        for s in store.select(Sample, {"experiment_id": exp, "checkpoint_id": point.checkpoint_id})
+        if s.problem_id in judge_inputs
+    ]
+    todo = [s for s in samples if (s.problem_id, s.sample_idx) not in judged]
+    progress.advance("judge", len(samples) - len(todo))
+    jobs = []
+    for s in todo:
+        tests, limits, checker, func = judge_inputs[s.problem_id]
+        program = Program(s.code) if s.code else None
+        jobs.append(JudgeJob((point.checkpoint_id, s.problem_id, s.sample_idx), program, tests, limits, checker, func,
+                             backend=spec.judge_backend, format_reason=s.extract_error or ""))  # fmt: skip
+    executor.submit_judging(jobs)
+
+
+def _drain(store, executor, exp, progress, block: bool) -> None:
+    results = executor.collect(block=block)
+    if results:
+        store.put([to_evaluation(exp, key, r) for key, r in results], replace=False)
+        progress.advance("judge", len(results))
+
+
+def to_evaluation(exp: str, key: tuple, r: JudgeResult) -> Evaluation:
+    ckpt, problem, idx = key
+    return Evaluation(
+        experiment_id=exp, checkpoint_id=ckpt, problem_id=problem, sample_idx=idx, outcome=r.outcome, verdict=r.verdict,
+        first_failing_test=r.first_failing_test, first_failing_tier=r.first_failing_tier,
+        highest_tier_passed=r.highest_tier_passed, cpu_s=r.cpu_s, mem_mb=r.mem_mb, rewards=r.rewards,
+        test_results=[{**t.to_dict(), "detail": t.detail[:300]} for t in r.tests] + ([{"format_reason": r.extra["reason"]}] if "reason" in r.extra else []),
+    )  # fmt: skip
+
+
+def _judge_inputs(store: Store, problem: Problem, spec) -> tuple:
+    tests = [JudgeTest(t.input, t.output) for t in store.select(Test, {"problem_id": problem.id})]
+    limits = JudgeLimits(
+        time_limit_s=spec.time_limit_s or problem.time_limit_s,
+        memory_mb=spec.memory_limit_mb or problem.memory_limit_mb,
+    )
+    checker = SpecialJudge(problem.checker_source or "", "cpp") if problem.checker == "special" else problem.checker
+    return tests, limits, checker, problem.func_name if problem.kind == "functional" else None
+
+
+def _example(store: Store, problem: Problem):
+    public = [t for t in store.select(Test, {"problem_id": problem.id}) if t.is_public]
+    return (public[0].input, public[0].output) if public else None
+
+
+def spec_json(spec) -> dict:
+    return json.loads(spec.model_dump_json())

@@ -1,0 +1,155 @@
+"""Jobs run detached from whoever started them (CLI, dashboard): a new process session that
+outlives the app and the browser. The job's process is the only writer for its job.
+
+A job whose process died without saying so (kill -9, power loss) is shown as failed; `resume`
+starts it again and the pipeline computes only what is missing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import traceback
+import uuid
+from pathlib import Path
+
+import psutil
+
+from backend.errors import UserError
+from backend.jobs.spec import EvalSpec, SweepSpec, validate_spec
+from backend.records import Experiment, Job
+from backend.store import Store
+
+SPECS = {"sweep": SweepSpec, "eval": EvalSpec}
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def log_path(store: Store, job_id: str) -> Path:
+    folder = store.path.parent / "jobs"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"{job_id}.log"
+
+
+def create_job(store: Store, spec: SweepSpec | EvalSpec, name: str | None = None, note: str | None = None) -> Job:
+    """Experiment + queued job rows for a validated spec (its checkpoint folders checked first)."""
+    from backend.merge.io import Checkpoint as Folder
+
+    for folder in [spec.low, spec.high] if spec.kind == "sweep" else spec.checkpoints:
+        Folder(folder).close()  # raises one clear line for a missing or broken folder
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    exp_id = f"{spec.kind}-{stamp}-{uuid.uuid4().hex[:6]}"
+    job = Job(id=f"job-{uuid.uuid4().hex[:10]}", kind=spec.kind, status="queued", experiment_id=exp_id)
+    job.log_path = str(log_path(store, job.id))
+    title = name or (
+        f"α sweep {Path(spec.low).name} → {Path(spec.high).name}"
+        if spec.kind == "sweep"
+        else f"eval of {len(spec.checkpoints)} checkpoint(s)"
+    )
+    with store.transaction() as con:
+        store.put(
+            [Experiment(id=exp_id, kind=spec.kind, name=title, spec=json.loads(spec.model_dump_json()), note=note)],
+            con=con,
+        )
+        store.put([job], con=con)
+    return job
+
+
+def start(store: Store, job_id: str, detach: bool = True) -> int:
+    """Run the job in a new process session (detached) or in this process; returns the pid."""
+    job = _job(store, job_id)
+    if detach:
+        with open(job.log_path, "a") as log:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "backend", "jobs", "run-job", job_id, "--db", str(store.path)],
+                cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
+            )  # fmt: skip
+        store.update(Job, (job_id,), pid=proc.pid, status="queued", error=None)
+        return proc.pid
+    run_job_here(store, job_id)
+    return os.getpid()
+
+
+def run_job_here(store: Store, job_id: str) -> None:
+    """The body of a job's process: run the pipeline, record done / failed."""
+    from backend.jobs.pipeline import run_pipeline
+
+    job = _job(store, job_id)
+    exp = store.get(Experiment, job.experiment_id)
+    spec = validate_spec(SPECS[job.kind], exp.spec)
+    store.update(Job, (job_id,), status="running", pid=os.getpid(), error=None)
+    store.update(Experiment, (exp.id,), status="running")
+    print(f"[{dt.datetime.now():%H:%M:%S}] job {job_id} started (pid {os.getpid()})", flush=True)
+    try:
+        summary = run_pipeline(store, job_id, exp.id, spec)
+    except BaseException as exc:
+        traceback.print_exc()
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        store.update(Job, (job_id,), status="failed", error=f"{type(exc).__name__}: {first}")
+        store.update(Experiment, (exp.id,), status="failed")
+        raise
+    print(f"[{dt.datetime.now():%H:%M:%S}] done: {json.dumps(summary)}", flush=True)
+    store.update(Job, (job_id,), status="done", stage="done")
+    store.update(Experiment, (exp.id,), status="done")
+
+
+def refresh(store: Store, job: Job) -> Job:
+    """A running job whose process is gone crashed: record it as failed."""
+    if job.status in ("running", "queued") and job.pid and not _alive(job.pid):
+        store.update(
+            Job, (job.id,), status="failed", error=job.error or "the job's process died (killed or crashed); resume it"
+        )
+        return _job(store, job.id)
+    return job
+
+
+def cancel(store: Store, job_id: str, grace_s: float = 2.0) -> Job:
+    """Stop the job's whole process group (its pool workers and their sandboxes with it)."""
+    job = _job(store, job_id)
+    if job.status not in ("running", "queued"):
+        raise UserError(f"job {job_id} is {job.status}, not running")
+    if job.pid and _alive(job.pid):
+        pgid = os.getpgid(job.pid)
+        os.killpg(pgid, signal.SIGTERM)
+        deadline = time.monotonic() + grace_s
+        while time.monotonic() < deadline and _group_alive(pgid):
+            time.sleep(0.05)
+        if _group_alive(pgid):
+            os.killpg(pgid, signal.SIGKILL)
+    store.update(Job, (job_id,), status="cancelled", error="cancelled by the user")
+    return _job(store, job_id)
+
+
+def resume(store: Store, job_id: str, detach: bool = True) -> int:
+    job = refresh(store, _job(store, job_id))
+    if job.status in ("running", "queued") and job.pid and _alive(job.pid):
+        raise UserError(f"job {job_id} is still running (pid {job.pid})")
+    return start(store, job_id, detach)
+
+
+def _job(store: Store, job_id: str) -> Job:
+    job = store.get(Job, job_id)
+    if job is None:
+        raise UserError(f"no job {job_id!r}; see `python -m backend jobs list`")
+    return job
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def _group_alive(pgid: int) -> bool:
+    for p in psutil.process_iter():
+        try:
+            if os.getpgid(p.pid) == pgid and p.status() != psutil.STATUS_ZOMBIE:
+                return True
+        except (psutil.NoSuchProcess, ProcessLookupError, PermissionError):
+            continue
+    return False
