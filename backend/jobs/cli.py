@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -173,7 +174,7 @@ def jobs_list(db: DbOption = None, as_json: Annotated[bool, typer.Option("--json
 @jobs_app.command("show")
 def jobs_show(job_id: str, db: DbOption = None) -> None:
     store = open_store(db)
-    job = runner.refresh(store, runner._job(store, job_id))
+    job = runner.refresh(store, runner.get_job(store, job_id))
     typer.echo(
         json.dumps(
             {k: v for k, v in job.__dict__.items() if k not in ("created_at", "updated_at")}
@@ -185,9 +186,9 @@ def jobs_show(job_id: str, db: DbOption = None) -> None:
 
 @jobs_app.command("logs")
 def jobs_logs(job_id: str, tail: Annotated[int, typer.Option("--tail")] = 50, db: DbOption = None) -> None:
-    job = runner._job(open_store(db), job_id)
+    job = runner.get_job(open_store(db), job_id)
     try:
-        lines = open(job.log_path).read().splitlines()
+        lines = Path(job.log_path).read_text().splitlines()
     except OSError as exc:
         raise UserError(f"no log for {job_id} at {job.log_path}") from exc
     typer.echo("\n".join(lines[-tail:]))

@@ -61,7 +61,7 @@ def create_job(store: Store, spec: SweepSpec | EvalSpec, name: str | None = None
 
 def start(store: Store, job_id: str, detach: bool = True) -> int:
     """Run the job in a new process session (detached) or in this process; returns the pid."""
-    job = _job(store, job_id)
+    job = get_job(store, job_id)
     if detach:
         with open(job.log_path, "a") as log:
             proc = subprocess.Popen(
@@ -78,7 +78,7 @@ def run_job_here(store: Store, job_id: str) -> None:
     """The body of a job's process: run the pipeline, record done / failed."""
     from backend.jobs.pipeline import run_pipeline
 
-    job = _job(store, job_id)
+    job = get_job(store, job_id)
     exp = store.get(Experiment, job.experiment_id)
     spec = validate_spec(SPECS[job.kind], exp.spec)
     store.update(Job, (job_id,), status="running", pid=os.getpid(), error=None)
@@ -103,13 +103,13 @@ def refresh(store: Store, job: Job) -> Job:
         store.update(
             Job, (job.id,), status="failed", error=job.error or "the job's process died (killed or crashed); resume it"
         )
-        return _job(store, job.id)
+        return get_job(store, job.id)
     return job
 
 
 def cancel(store: Store, job_id: str, grace_s: float = 2.0) -> Job:
     """Stop the job's whole process group (its pool workers and their sandboxes with it)."""
-    job = _job(store, job_id)
+    job = get_job(store, job_id)
     if job.status not in ("running", "queued"):
         raise UserError(f"job {job_id} is {job.status}, not running")
     if job.pid and _alive(job.pid):
@@ -121,17 +121,17 @@ def cancel(store: Store, job_id: str, grace_s: float = 2.0) -> Job:
         if _group_alive(pgid):
             os.killpg(pgid, signal.SIGKILL)
     store.update(Job, (job_id,), status="cancelled", error="cancelled by the user")
-    return _job(store, job_id)
+    return get_job(store, job_id)
 
 
 def resume(store: Store, job_id: str, detach: bool = True) -> int:
-    job = refresh(store, _job(store, job_id))
+    job = refresh(store, get_job(store, job_id))
     if job.status in ("running", "queued") and job.pid and _alive(job.pid):
         raise UserError(f"job {job_id} is still running (pid {job.pid})")
     return start(store, job_id, detach)
 
 
-def _job(store: Store, job_id: str) -> Job:
+def get_job(store: Store, job_id: str) -> Job:
     job = store.get(Job, job_id)
     if job is None:
         raise UserError(f"no job {job_id!r}; see `python -m backend jobs list`")
