@@ -6,5 +6,17 @@ st.set_page_config(page_title="frontier-lab", layout="wide")
 
 pages = [
     st.Page("pages/overview.py", title="Overview", icon=":material/home:", default=True),
+    st.Page("pages/frontier.py", title="Frontier", icon=":material/show_chart:"),
+    st.Page("pages/churn.py", title="Churn", icon=":material/grid_on:"),
+    st.Page("pages/passk.py", title="pass@k", icon=":material/stacked_line_chart:"),
+    st.Page("pages/problem.py", title="Problem", icon=":material/description:"),
+    st.Page("pages/launch.py", title="Launch", icon=":material/rocket_launch:"),
+    st.Page("pages/jobs.py", title="Jobs", icon=":material/pending_actions:"),
 ]
-st.navigation(pages).run()
+current = st.navigation(pages, position="hidden")
+with st.sidebar:
+    st.markdown("### frontier-lab")
+    for page in pages:
+        st.page_link(page)
+    st.divider()
+current.run()

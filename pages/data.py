@@ -1,4 +1,7 @@
-"""Cached data access for the pages: thin calls into backend.store (no SQL here)."""
+"""Cached data access and shared controls for the pages: thin calls into backend (no SQL here).
+
+The experiment, filters and selected problem live in st.query_params, so every view is a link.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +10,12 @@ import dataclasses
 import pandas as pd
 import streamlit as st
 
-from backend.records import Experiment
+from backend.analysis.frame import Outcomes, to_outcomes
+from backend.errors import UserError
+from backend.records import Evaluation, Experiment, Job, Problem, Sample, Test
 from backend.store import Store, default_db_path
+
+EXPERIMENT_KINDS_WITH_RESULTS = ("sweep", "eval", "lab", "rollout")
 
 
 def db_path() -> str:
@@ -28,4 +35,86 @@ def experiments() -> pd.DataFrame:
 def _experiments(path: str) -> pd.DataFrame:
     rows = [dataclasses.asdict(e) for e in _store(path).select(Experiment, order_by="created_at DESC")]
     columns = ["id", "kind", "name", "note", "status", "created_at"]
-    return pd.DataFrame(rows, columns=[*columns, "spec"])[columns]
+    frame = pd.DataFrame(rows, columns=[*columns, "spec"])
+    frame["α grid"] = [", ".join(f"{a:g}" for a in (s or {}).get("alphas", [])) for s in frame["spec"]]
+    frame["setting"] = [(s or {}).get("setting", "") for s in frame["spec"]]
+    frame["samples per problem"] = [(s or {}).get("n") for s in frame["spec"]]
+    return frame[[*columns, "α grid", "setting", "samples per problem"]]
+
+
+@st.cache_data(ttl=30, show_spinner="Aggregating outcomes…")
+def outcomes(experiment_id: str, difficulty: str | None, platform: str | None, setting: str | None) -> Outcomes:
+    counts = _store(db_path()).outcome_counts(experiment_id, difficulty=difficulty, platform=platform, setting=setting)
+    return to_outcomes(counts)
+
+
+@st.cache_data(ttl=30, show_spinner=False)
+def problem(problem_id: str) -> tuple[Problem | None, list[Test]]:
+    store = _store(db_path())
+    return store.get(Problem, problem_id), store.select(Test, {"problem_id": problem_id})
+
+
+@st.cache_data(ttl=10, show_spinner=False)
+def problem_samples(experiment_id: str, problem_id: str) -> tuple[list[Sample], list[Evaluation]]:
+    store = _store(db_path())
+    where = {"experiment_id": experiment_id, "problem_id": problem_id}
+    return store.select(Sample, where), store.select(Evaluation, where)
+
+
+def jobs() -> list[Job]:
+    from backend.jobs.runner import refresh
+
+    store = _store(db_path())
+    return [refresh(store, j) for j in store.select(Job, order_by="created_at DESC")]
+
+
+def experiment_picker() -> str | None:
+    """The experiment select box, bound to ?exp= in the URL."""
+    try:
+        frame = experiments()
+    except UserError as err:
+        st.error(str(err))
+        st.stop()
+    frame = frame[frame["kind"].isin(EXPERIMENT_KINDS_WITH_RESULTS)]
+    if frame.empty:
+        st.info(
+            "No experiment with results yet: launch a sweep on the Launch page, or run `make run` to import the miniature lab."
+        )
+        return None
+    ids = list(frame["id"])
+    wanted = st.query_params.get("exp")
+    index = ids.index(wanted) if wanted in ids else 0
+    names = dict(zip(frame["id"], frame["name"], strict=True))
+    exp = st.sidebar.selectbox("Experiment", ids, index=index, format_func=lambda i: f"{names[i]}  ({i})")
+    st.query_params["exp"] = exp
+    note = frame.set_index("id").loc[exp, "note"]
+    if note:
+        st.sidebar.caption(f"**What this shows:** {note}")
+    return exp
+
+
+def filters() -> dict:
+    """Difficulty / platform / setting filters bound to the URL."""
+    out = {}
+    for key, options in (
+        ("difficulty", ["all", "easy", "medium", "hard"]),
+        ("setting", ["all", "reasoning", "tool", "agentic"]),
+    ):
+        current = st.query_params.get(key, "all")
+        value = st.sidebar.selectbox(
+            key.capitalize(), options, index=options.index(current) if current in options else 0
+        )
+        st.query_params[key] = value
+        out[key] = None if value == "all" else value
+    platform = st.sidebar.text_input("Platform", st.query_params.get("platform", ""))
+    st.query_params["platform"] = platform
+    out["platform"] = platform or None
+    return out
+
+
+def load_outcomes(exp: str, f: dict) -> Outcomes | None:
+    try:
+        return outcomes(exp, f["difficulty"], f["platform"], f["setting"])
+    except UserError as err:
+        st.warning(str(err))
+        return None

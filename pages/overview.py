@@ -19,9 +19,10 @@ except UserError as err:
 
 st.subheader("Experiments")
 if experiments.empty:
-    st.info(f"No experiments yet in `{data.db_path()}`.")
+    st.info(f"No experiments yet in `{data.db_path()}`. Launch an α sweep on the Launch page.")
 else:
     st.dataframe(experiments, hide_index=True, width="stretch")
+    st.caption("The *note* column says what each experiment is, e.g. a miniature lab on a tiny CPU model.")
 
 with st.expander("Terms", expanded=experiments.empty):
     st.markdown(
@@ -32,5 +33,7 @@ with st.expander("Terms", expanded=experiments.empty):
 - **Outcome classes** of a sample, decided by the first failing test in ascending input length:
   *correct*; *optimization failure* (time or memory limit); *correctness failure* (wrong answer,
   runtime error, compile error, output limit); *format failure* (no program in the output).
+- **pass@k**: the chance that at least one of k samples is correct (unbiased estimator);
+  **ensembles** spend the same k samples spread over several checkpoints.
 """
     )

@@ -1,0 +1,158 @@
+"""Publication-style Plotly figures from analysis tables, shared by the dashboard and exports.
+
+One colour-blind-safe palette (Okabe-Ito), fixed per outcome class everywhere.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import zipfile
+
+import numpy as np
+import plotly.graph_objects as go
+import polars as pl
+
+from backend.analysis.frame import CLASSES
+
+COLORS = {
+    "correct": "#009E73",
+    "optimization_failure": "#E69F00",
+    "correctness_failure": "#D55E00",
+    "format_failure": "#999999",
+}
+NAMES = {
+    "correct": "correct",
+    "optimization_failure": "optimization failure (TLE/MLE)",
+    "correctness_failure": "correctness failure (WA/RE/CE/OLE)",
+    "format_failure": "format failure (no program)",
+}
+MARKERS = {"endpoint": "diamond", "interpolated": "circle", "extrapolated": "circle-open", "independent": "x"}
+LAYOUT = dict(
+    template="simple_white",
+    font=dict(family="Helvetica, Arial, sans-serif", size=14),
+    margin=dict(l=60, r=20, t=50, b=50),
+)
+
+
+def _shade_interpolation(fig: go.Figure) -> None:
+    fig.add_vrect(
+        x0=0,
+        x1=1,
+        fillcolor="#56B4E9",
+        opacity=0.12,
+        line_width=0,
+        annotation_text="interpolation",
+        annotation_position="top left",
+    )
+    for x in (0, 1):
+        fig.add_vline(x=x, line_dash="dot", line_color="#555555")
+
+
+def outcome_fractions(table: pl.DataFrame, title: str = "How samples fail as α moves") -> go.Figure:
+    """Stacked outcome fractions against α (merged points only)."""
+    t = table.filter(pl.col("alpha").is_not_null()).sort("alpha")
+    fig = go.Figure()
+    for cls in CLASSES:
+        fig.add_trace(go.Scatter(x=t["alpha"], y=t[cls], name=NAMES[cls], stackgroup="one", mode="lines+markers",
+                                 line=dict(color=COLORS[cls]), hovertemplate="α=%{x}<br>%{y:.1%}<extra>" + NAMES[cls] + "</extra>"))  # fmt: skip
+    _shade_interpolation(fig)
+    fig.update_yaxes(range=[0, 1.0])
+    fig.update_layout(title=title, xaxis_title="α  (θ_α = α·θ_high + (1−α)·θ_low)", yaxis_title="fraction of samples",
+                      yaxis_tickformat=".0%", legend=dict(orientation="h", y=-0.25), **LAYOUT)  # fmt: skip
+    return fig
+
+
+def failure_scatter(table: pl.DataFrame) -> go.Figure:
+    """Optimization failures against correctness failures, α as colour and text; independently
+    trained checkpoints with their own marker."""
+    fig = go.Figure()
+    merged = table.filter(pl.col("alpha").is_not_null()).sort("alpha")
+    if len(merged):
+        fig.add_trace(go.Scatter(
+            x=merged["correctness_failure"], y=merged["optimization_failure"], mode="markers+text+lines",
+            text=[f"α={a:g}" for a in merged["alpha"]], textposition="top center", name="merged (α)",
+            marker=dict(size=12, color=merged["alpha"], colorscale="Viridis", showscale=True, colorbar=dict(title="α"),
+                        symbol=[MARKERS[k] for k in merged["point_kind"]], line=dict(width=1, color="#333")),
+            line=dict(color="#bbbbbb", width=1),
+        ))  # fmt: skip
+    indep = table.filter(pl.col("alpha").is_null())
+    if len(indep):
+        fig.add_trace(go.Scatter(x=indep["correctness_failure"], y=indep["optimization_failure"], mode="markers+text",
+                                 text=indep["label"], textposition="bottom center", name="independently trained",
+                                 marker=dict(size=13, symbol="x", color="#CC79A7")))  # fmt: skip
+    top = max([0.05, *table["correctness_failure"].to_list(), *table["optimization_failure"].to_list()]) * 1.15
+    fig.update_xaxes(range=[0, top])
+    fig.update_yaxes(range=[0, top])
+    fig.update_layout(title="The correctness–efficiency frontier", xaxis_title="correctness failures (fraction of samples)",
+                      yaxis_title="optimization failures (fraction of samples)", xaxis_tickformat=".0%", yaxis_tickformat=".0%", **LAYOUT)  # fmt: skip
+    return fig
+
+
+def solve_rate(table: pl.DataFrame) -> go.Figure:
+    t = table.filter(pl.col("alpha").is_not_null()).sort("alpha")
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=list(t["alpha"]) + list(t["alpha"])[::-1], y=list(t["solve_rate_hi"]) + list(t["solve_rate_lo"])[::-1],
+                             fill="toself", fillcolor="rgba(0,158,115,0.18)", line=dict(width=0), name="95% CI", hoverinfo="skip"))  # fmt: skip
+    fig.add_trace(
+        go.Scatter(
+            x=t["alpha"],
+            y=t["solve_rate"],
+            mode="lines+markers",
+            name="solve rate (pass@1)",
+            line=dict(color=COLORS["correct"]),
+        )
+    )
+    _shade_interpolation(fig)
+    fig.update_yaxes(range=[0, max([0.05, *t["solve_rate_hi"].to_list()]) * 1.15])
+    fig.update_layout(title="Solve rate along α (bootstrap 95% CI over problems)", xaxis_title="α", yaxis_title="pass@1",
+                      yaxis_tickformat=".0%", **LAYOUT)  # fmt: skip
+    return fig
+
+
+def churn_heatmap(
+    rates: np.ndarray, problems: list[str], titles: list[str], labels: list[str], correct: np.ndarray, n: np.ndarray
+) -> go.Figure:
+    """Problems × checkpoints solve rate, drawn as a grid of square markers: unlike a Heatmap
+    trace, a Scatter reports clicked points, which is how a cell opens the problem drill-down."""
+    P, C = rates.shape
+    xs = [labels[c] for _ in range(P) for c in range(C)]
+    ys = [problems[p] for p in range(P) for _ in range(C)]
+    hover = [f"{titles[p]}<br>{labels[c]}: {correct[p, c]}/{n[p, c]} correct" for p in range(P) for c in range(C)]
+    height = max(400, 22 * P + 160)
+    size = max(6, min(40, int(min((height - 160) / max(P, 1), 700 / max(C, 1)) * 0.9)))
+    fig = go.Figure(go.Scatter(
+        x=xs, y=ys, mode="markers", text=hover, hovertemplate="%{text}<extra></extra>",
+        marker=dict(symbol="square", size=size, color=np.nan_to_num(rates, nan=0.0).ravel(), colorscale="Viridis",
+                    cmin=0, cmax=1, colorbar=dict(title="solve rate"), line=dict(width=0)),
+    ))  # fmt: skip
+    fig.update_layout(title="Per-problem solve rate along α (click a cell to open the problem)", xaxis_title="checkpoint",
+                      yaxis=dict(autorange="reversed", type="category"), xaxis=dict(type="category"), height=height, **LAYOUT)  # fmt: skip
+    return fig
+
+
+def passk_curves(curves: pl.DataFrame) -> go.Figure:
+    fig = go.Figure()
+    for label in curves["label"].unique(maintain_order=True):
+        c = curves.filter(pl.col("label") == label)
+        fig.add_trace(go.Scatter(x=c["k"], y=c["pass_at_k"], mode="lines", name=str(label)))
+    fig.update_layout(title="pass@k (unbiased estimator, mean over problems)", xaxis_type="log", xaxis_title="k",
+                      yaxis_title="pass@k", yaxis_tickformat=".0%", **LAYOUT)  # fmt: skip
+    return fig
+
+
+def figure_bytes(fig: go.Figure, fmt: str) -> bytes:
+    """html (plotly.js embedded: works offline), or png/svg/pdf through kaleido and Debian's Chromium."""
+    if fmt == "html":
+        return fig.to_html(include_plotlyjs=True, full_html=True).encode()
+    os.environ.setdefault("BROWSER_PATH", "/usr/bin/chromium")  # never let a tool fetch its own browser
+    return fig.to_image(format=fmt, width=1000, height=600, scale=2 if fmt == "png" else 1)
+
+
+def figures_zip(figures: dict[str, go.Figure], formats: tuple[str, ...] = ("html", "png", "svg", "pdf")) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, fig in figures.items():
+            for fmt in formats:
+                z.writestr(f"{name}.{fmt}", figure_bytes(fig, fmt))
+    return buf.getvalue()

@@ -1,0 +1,51 @@
+"""Churn: which problems each point on the α axis solves."""
+
+import streamlit as st
+
+from backend.analysis.churn import churn_stats, order_problems, solve_rates
+from backend.plots import churn_heatmap
+from pages import data
+from pages.exports import figure_downloads
+
+st.title("Per-problem churn")
+exp = data.experiment_picker()
+if not exp:
+    st.stop()
+f = data.filters()
+o = data.load_outcomes(exp, f)
+if o is None:
+    st.stop()
+ordering = st.sidebar.radio(
+    "Row order",
+    ["difficulty", "cluster"],
+    format_func=lambda m: "difficulty, then α of peak" if m == "difficulty" else "hierarchical clustering",
+)
+threshold = st.sidebar.slider("Solved = pass rate above", 0.0, 0.9, 0.0, 0.05)
+
+order = order_problems(o, ordering)
+index = [o.problems.index(p) for p in order]
+rates = solve_rates(o)[index]
+fig = churn_heatmap(rates, order, [o.titles[i] for i in index], o.labels, o.correct[index], o.n[index])
+event = st.plotly_chart(fig, width="stretch", on_select="rerun", selection_mode="points", key="heatmap")
+figure_downloads(fig, "churn_heatmap")
+points = (event or {}).get("selection", {}).get("points", []) if event else []
+if points:  # a clicked cell opens the problem drill-down
+    st.query_params["problem"] = points[0]["y"]
+    st.switch_page("pages/problem.py", query_params={"exp": exp, "problem": points[0]["y"]})
+
+stats = churn_stats(o, threshold)
+c1, c2, c3 = st.columns(3)
+c1.metric("flips between neighbours", stats["total_flips"])
+c2.metric("union of solved problems", stats["union_solved"])
+c3.metric(f"best single ({stats['best_single']['label']})", stats["best_single"]["solved"])
+st.subheader("Flips between neighbouring α")
+st.dataframe(stats["flips"], hide_index=True, width="stretch")
+col_in, col_out = st.columns(2)
+col_in.markdown(
+    "**Solved only inside [0, 1]**\n\n"
+    + ("\n".join(f"- [{p}](/problem?exp={exp}&problem={p})" for p in stats["solved_only_inside"]) or "none")
+)
+col_out.markdown(
+    "**Solved only outside [0, 1]**\n\n"
+    + ("\n".join(f"- [{p}](/problem?exp={exp}&problem={p})" for p in stats["solved_only_outside"]) or "none")
+)

@@ -1,0 +1,50 @@
+"""Download buttons for figures (PNG, SVG, PDF, standalone HTML) and tables (CSV, Parquet)."""
+
+from __future__ import annotations
+
+import io
+
+import polars as pl
+import streamlit as st
+
+from backend.plots import figure_bytes
+
+
+def figure_downloads(fig, name: str) -> None:
+    """HTML at once (cheap); PNG/SVG/PDF rendered through kaleido only once asked for."""
+    cols = st.columns(5)
+    cols[0].download_button("HTML", figure_bytes(fig, "html"), f"{name}.html", "text/html", key=f"{name}-html")
+    flag = f"render-{name}"
+    if not st.session_state.get(flag):
+        if cols[1].button(
+            "PNG · SVG · PDF", key=f"{name}-render", help="Render publication images (takes a few seconds)"
+        ):
+            st.session_state[flag] = True
+            st.rerun()
+        return
+    for col, fmt, mime in zip(
+        cols[1:4], ("png", "svg", "pdf"), ("image/png", "image/svg+xml", "application/pdf"), strict=True
+    ):
+        try:
+            col.download_button(
+                fmt.upper(), _cached_image(fig.to_json(), fmt), f"{name}.{fmt}", mime, key=f"{name}-{fmt}"
+            )
+        except Exception as exc:  # kaleido needs Debian's chromium, which `make run` installs
+            col.caption(f"{fmt.upper()} export unavailable: {str(exc)[:60]}")
+
+
+@st.cache_data(show_spinner="Rendering…", max_entries=64)
+def _cached_image(fig_json: str, fmt: str) -> bytes:
+    import plotly.io as pio
+
+    return figure_bytes(pio.from_json(fig_json), fmt)
+
+
+def table_downloads(frame: pl.DataFrame, name: str) -> None:
+    cols = st.columns(2)
+    cols[0].download_button("CSV", frame.write_csv(), f"{name}.csv", "text/csv", key=f"{name}-csv")
+    buf = io.BytesIO()
+    frame.write_parquet(buf)
+    cols[1].download_button(
+        "Parquet", buf.getvalue(), f"{name}.parquet", "application/octet-stream", key=f"{name}-parquet"
+    )

@@ -1,0 +1,41 @@
+"""Frontier: how the model fails as α moves."""
+
+import streamlit as st
+
+from backend.analysis.frontier import frontier_table
+from backend.plots import failure_scatter, outcome_fractions, solve_rate
+from pages import data
+from pages.exports import figure_downloads, table_downloads
+
+st.title("Frontier")
+exp = data.experiment_picker()
+if not exp:
+    st.stop()
+f = data.filters()
+averaging = st.sidebar.radio("Averaging", ["per_problem", "per_sample"], index=0 if st.query_params.get("avg", "per_problem") == "per_problem" else 1,
+                             format_func=lambda a: "per problem, then averaged" if a == "per_problem" else "pooled over samples")  # fmt: skip
+st.query_params["avg"] = averaging
+o = data.load_outcomes(exp, f)
+if o is None:
+    st.stop()
+
+
+@st.cache_data(show_spinner=False)
+def _table(exp, difficulty, platform, setting, averaging):
+    return frontier_table(data.outcomes(exp, difficulty, platform, setting), averaging)
+
+
+table = _table(exp, f["difficulty"], f["platform"], f["setting"], averaging)
+st.caption(
+    f"{len(o.problems)} problems, {int(o.n.sum())} judged samples; fractions are {averaging.replace('_', ' ')}; CIs resample problems."
+)
+for name, fig in (
+    ("outcomes_vs_alpha", outcome_fractions(table)),
+    ("frontier_scatter", failure_scatter(table)),
+    ("solve_rate", solve_rate(table)),
+):
+    st.plotly_chart(fig, width="stretch", key=name)
+    figure_downloads(fig, name)
+st.subheader("Frontier table")
+st.dataframe(table.to_pandas(), hide_index=True, width="stretch")
+table_downloads(table, "frontier_table")

@@ -1,0 +1,52 @@
+"""Jobs: live progress per stage, logs, cancel and resume."""
+
+from pathlib import Path
+
+import streamlit as st
+
+from backend.errors import UserError
+from backend.jobs import runner
+from pages import data
+
+st.title("Jobs")
+
+
+@st.fragment(run_every=2)
+def live_jobs() -> None:
+    try:
+        jobs = data.jobs()
+    except UserError as err:
+        st.error(str(err))
+        return
+    if not jobs:
+        st.info("No jobs yet. Launch one on the Launch page.")
+        return
+    focus = st.query_params.get("job")
+    for job in jobs:
+        with st.container(border=True):
+            st.markdown(f"**{job.id}** · {job.kind} · `{job.status}` · experiment `{job.experiment_id}`")
+            for stage, p in (job.progress or {}).items():
+                eta = f", ETA {p['eta_s']:.0f}s" if p.get("eta_s") and job.status == "running" else ""
+                st.progress(
+                    min(1.0, p["done"] / max(p["total"], 1)),
+                    text=f"{stage}: {p['done']}/{p['total']} ({p['rate']:.2f}/s{eta})",
+                )
+            if job.error:
+                st.error(job.error)
+            c1, c2 = st.columns(2)
+            if job.status in ("running", "queued") and c1.button("Cancel", key=f"cancel-{job.id}"):
+                runner.cancel(data._store(data.db_path()), job.id)
+                st.rerun()
+            if job.status in ("failed", "cancelled") and c1.button("Resume", key=f"resume-{job.id}"):
+                runner.resume(data._store(data.db_path()), job.id)
+                st.rerun()
+            if job.status == "done":
+                c2.page_link("pages/frontier.py", label="Results", query_params={"exp": job.experiment_id})
+            if job.log_path and Path(job.log_path).exists() and (focus == job.id or job.status == "running"):
+                st.code("\n".join(Path(job.log_path).read_text().splitlines()[-15:]) or "(empty log)", language="text")
+    if not any(j.status in ("running", "queued") for j in jobs):
+        st.caption("Nothing is running; this page stops polling.")
+        st.stop()
+
+
+live_jobs()

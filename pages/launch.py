@@ -1,0 +1,110 @@
+"""Launch: α sweeps, evals and imports, validated by the same spec classes as the CLI."""
+
+import streamlit as st
+
+from backend.errors import UserError
+from backend.jobs import runner
+from backend.jobs.spec import EvalSpec, SweepSpec, validate_spec
+from backend.records import Checkpoint
+from pages import data
+
+st.title("Launch")
+store = data._store(data.db_path())
+try:
+    registered = {c.path: f"{c.label} ({c.kind})" for c in store.select(Checkpoint) if not c.path.startswith("live:")}
+except UserError as err:
+    st.error(str(err))
+    st.stop()
+
+
+def checkpoint_field(label: str, key: str) -> str:
+    options = ["(type a path)", *registered]
+    pick = st.selectbox(label, options, key=f"{key}-pick", format_func=lambda p: registered.get(p, p))
+    typed = st.text_input(f"{label}: path", key=f"{key}-path", placeholder="/path/to/checkpoint")
+    return typed.strip() or ("" if pick == options[0] else pick)
+
+
+def sampling_fields(prefix: str) -> dict:
+    c1, c2, c3, c4 = st.columns(4)
+    return {
+        "bench": c1.text_input("Benchmark", "builtin", key=f"{prefix}-bench"),
+        "difficulty": c2.selectbox(
+            "Difficulty", [None, "easy", "medium", "hard"], key=f"{prefix}-diff", format_func=lambda d: d or "all"
+        ),
+        "limit": c3.number_input("At most N problems (0 = all)", 0, 100000, 0, key=f"{prefix}-limit") or None,
+        "setting": c4.selectbox("Setting", ["reasoning", "tool", "agentic"], key=f"{prefix}-setting"),
+        "n": c1.number_input("Samples per problem", 1, 1024, 8, key=f"{prefix}-n"),
+        "temperature": c2.number_input("Temperature", 0.0, 2.0, 1.0, key=f"{prefix}-temp"),
+        "top_p": c3.number_input("top-p", 0.01, 1.0, 1.0, key=f"{prefix}-topp"),
+        "max_tokens": c4.number_input("Max tokens", 1, 32768, 1024, key=f"{prefix}-maxtok"),
+        "seed": c1.number_input("Seed", 0, 2**31 - 1, 0, key=f"{prefix}-seed"),
+        "engine": c2.selectbox("Engine", ["auto", "transformers", "vllm"], key=f"{prefix}-engine"),
+        "executor": c3.selectbox("Executor", ["local", "ray"], key=f"{prefix}-exec"),
+        "judge_backend": c4.selectbox("Sandbox", ["bwrap", "docker"], key=f"{prefix}-sandbox"),
+        "time_limit_s": c1.number_input("Time limit override (s, 0 = problem's)", 0.0, 60.0, 0.0, key=f"{prefix}-tl")
+        or None,
+        "memory_limit_mb": c2.number_input("Memory override (MB, 0 = problem's)", 0, 65536, 0, key=f"{prefix}-ml")
+        or None,
+    }
+
+
+def submit(cls, payload: dict) -> None:
+    try:
+        spec = validate_spec(cls, payload)
+        job = runner.create_job(store, spec)
+        runner.start(store, job.id)
+    except UserError as err:
+        st.error(str(err))
+        return
+    st.success(f"Job {job.id} started (experiment {job.experiment_id}).")
+    st.page_link("pages/jobs.py", label=f"Follow job {job.id} on the Jobs page", query_params={"job": job.id})
+
+
+sweep_tab, eval_tab, import_tab = st.tabs(["α sweep", "Eval checkpoints", "Import problems"])
+with sweep_tab, st.form("sweep"):
+    low = checkpoint_field("θ_low (α = 0)", "low")
+    high = checkpoint_field("θ_high (α = 1)", "high")
+    alphas = st.text_input(
+        "α grid", "-0.5:1.5:0.25", help="-1:2:0.25 (inclusive range), -0.5,0,0.5,1,1.5, or both mixed"
+    )
+    live = st.checkbox("Switch α in the loaded model (write no merged folders)")
+    options = sampling_fields("sweep")
+    if st.form_submit_button("Launch sweep", type="primary"):
+        submit(SweepSpec, {"low": low, "high": high, "alphas": alphas, "keep_merged": not live, **options})
+with eval_tab, st.form("eval"):
+    paths = st.text_area("Checkpoint folders, one per line", placeholder="/runs/R1\n/runs/R3")
+    options = sampling_fields("eval")
+    if st.form_submit_button("Launch eval", type="primary"):
+        submit(EvalSpec, {"checkpoints": [p.strip() for p in paths.splitlines() if p.strip()], **options})
+with import_tab, st.form("import"):
+    source = st.selectbox(
+        "Source",
+        ["builtin", "lcb", "ccplus"],
+        format_func={
+            "builtin": "our tiered benchmark",
+            "lcb": "LiveCodeBench (local files)",
+            "ccplus": "CodeContests+ (Parquet)",
+        }.get,
+    )
+    path = st.text_input("Local path (LiveCodeBench / CodeContests+)")
+    version = st.text_input("LiveCodeBench version", "v6")
+    if st.form_submit_button("Import"):
+        try:
+            with st.spinner("Importing…"):
+                if source == "builtin":
+                    from backend.problems.build import build_builtin
+
+                    built = build_builtin(store, progress=False)
+                elif source == "lcb":
+                    from backend.problems.lcb import LCBFilter, load
+
+                    built = load(path, LCBFilter(version))
+                    store.replace_problems(built)
+                else:
+                    from backend.problems.ccplus import load
+
+                    built = [(p, t) for p, t, _ in load(path)]
+                    store.replace_problems(built)
+            st.success(f"Imported {len(built)} problems.")
+        except UserError as err:
+            st.error(str(err))

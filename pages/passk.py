@@ -1,0 +1,57 @@
+"""pass@k curves and matched-budget ensembles."""
+
+import polars as pl
+import streamlit as st
+
+from backend.analysis.ensembles import (
+    gain_ks,
+    gain_table,
+    greedy_pool,
+    passk_curves,
+    pool_curve,
+    standard_pools,
+    unique_solves,
+)
+from backend.plots import passk_curves as passk_figure
+from pages import data
+from pages.exports import figure_downloads, table_downloads
+
+st.title("pass@k and ensembles")
+exp = data.experiment_picker()
+if not exp:
+    st.stop()
+f = data.filters()
+o = data.load_outcomes(exp, f)
+if o is None:
+    st.stop()
+
+labels = dict(zip(o.checkpoints, o.labels, strict=True))
+chosen = st.multiselect(
+    "Checkpoints", o.checkpoints, default=o.checkpoints[: min(4, len(o.checkpoints))], format_func=labels.get
+)
+pools = standard_pools(o, 1)
+pools["greedy (max pass@max)"] = greedy_pool(o, gain_ks(o)[-1])
+custom = st.multiselect("Pool builder: a custom ensemble", o.checkpoints, format_func=labels.get)
+if custom:
+    pools["custom"] = custom
+
+curves = passk_curves(o).filter(pl.col("checkpoint_id").is_in(chosen)) if chosen else pl.DataFrame()
+ks = list(range(1, int(o.n.min()) + 1))
+pool_rows = [pl.DataFrame({"label": f"pool: {name}", "checkpoint_id": "", "k": ks, "pass_at_k": pool_curve(o, members, ks).mean(axis=0),
+                           "lo": None, "hi": None}, strict=False) for name, members in pools.items() if len(members) > 1]  # fmt: skip
+if len(curves) or pool_rows:
+    fig = passk_figure(pl.concat([curves, *pool_rows], how="diagonal_relaxed") if pool_rows else curves)
+    st.plotly_chart(fig, width="stretch", key="passk")
+    figure_downloads(fig, "passk_curves")
+
+st.subheader("Gain over the best single checkpoint (matched sample budget)")
+gains = gain_table(o, pools)
+st.dataframe(gains.to_pandas(), hide_index=True, width="stretch")
+table_downloads(gains, "ensemble_gains")
+st.caption("k/M samples from each of M members; paired bootstrap 95% CIs over problems.")
+st.subheader("Unique solves of extrapolated checkpoints")
+unique = unique_solves(o)
+st.markdown(
+    "\n".join(f"- [{p}](/problem?exp={exp}&problem={p})" for p in unique)
+    or "No problem is solved only by extrapolated checkpoints."
+)

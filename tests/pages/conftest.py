@@ -1,0 +1,41 @@
+import numpy as np
+import pytest
+
+from backend.records import Checkpoint, Evaluation, Experiment, Problem, Sample, Test
+
+
+@pytest.fixture
+def populated(store):
+    """An experiment filled through the store API: 5 α points and one independent checkpoint."""
+    rng = np.random.default_rng(0)
+    store.put([Experiment(id="exp-dash", kind="sweep", name="dashboard test sweep", note="synthetic test data",
+                          spec={"alphas": [-0.5, 0, 0.5, 1, 1.5], "setting": "reasoning", "n": 6})])  # fmt: skip
+    alphas = {"m-0.5": -0.5, "m0": 0.0, "m0.5": 0.5, "m1": 1.0, "m1.5": 1.5, "r3": None}
+    store.put(
+        [
+            Checkpoint(id=c, path=f"/x/{c}", kind="merged" if a is not None else "trained", alpha=a, label=c)
+            for c, a in alphas.items()
+        ]
+    )
+    store.put([Problem(id=f"t/p{i}", bench="t", title=f"Problem {i}", statement=f"Statement {i}", difficulty=("easy", "hard")[i % 2])
+               for i in range(6)])  # fmt: skip
+    store.put(
+        [
+            Test(problem_id=f"t/p{i}", idx=0, input="1\n", output="1\n", input_len=2, tier=1, is_public=True)
+            for i in range(6)
+        ]
+    )
+    classes = ["correct", "optimization_failure", "correctness_failure", "format_failure"]
+    samples, evals = [], []
+    for c in alphas:
+        for i in range(6):
+            for k in range(6):
+                outcome = classes[int(rng.integers(0, 4))]
+                code = None if outcome == "format_failure" else "print(1)\n"
+                samples.append(Sample(experiment_id="exp-dash", checkpoint_id=c, problem_id=f"t/p{i}", sample_idx=k, setting="reasoning",
+                                      completion="```python\nprint(1)\n```", code=code, extract_error=None if code else "no fenced code block in the answer"))  # fmt: skip
+                evals.append(Evaluation(experiment_id="exp-dash", checkpoint_id=c, problem_id=f"t/p{i}", sample_idx=k, outcome=outcome,
+                                        verdict="AC", test_results=[{"index": 0, "input_len": 2, "tier": 1, "verdict": "AC", "cpu_s": 0.01, "wall_s": 0.01, "mem_mb": 9.0}]))  # fmt: skip
+    store.put(samples)
+    store.put(evals)
+    return store

@@ -1,0 +1,80 @@
+"""Every page renders on an empty and on a populated database; forms validate; links are URLs."""
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from backend.records import Job
+
+PAGES = ["overview", "frontier", "churn", "passk", "problem", "launch", "jobs"]
+
+
+def app(db_path, monkeypatch, page, params=None):
+    monkeypatch.setenv("FLAB_DB", str(db_path))
+    at = AppTest.from_file("../../app.py", default_timeout=60)
+    for k, v in (params or {}).items():
+        at.query_params[k] = v
+    at.switch_page(f"pages/{page}.py")
+    return at.run()
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_pages_render_on_an_empty_database(store, db_path, monkeypatch, page):
+    at = app(db_path, monkeypatch, page)
+    assert not at.exception, at.exception
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_pages_render_on_a_populated_database(populated, db_path, monkeypatch, page):
+    at = app(db_path, monkeypatch, page, {"exp": "exp-dash"})
+    assert not at.exception, at.exception
+    if page in ("frontier", "churn", "passk"):
+        assert at.sidebar.selectbox[0].value == "exp-dash"
+
+
+def test_query_params_select_experiment_and_filters(populated, db_path, monkeypatch):
+    from backend.records import Experiment
+
+    populated.put([Experiment(id="exp-other", kind="sweep", name="other", spec={})])
+    at = app(db_path, monkeypatch, "frontier", {"exp": "exp-dash", "difficulty": "hard"})
+    assert at.sidebar.selectbox[0].value == "exp-dash"
+    assert at.sidebar.selectbox[1].value == "hard"
+    assert "3 problems" in at.caption[0].value  # p1, p3, p5 are hard
+
+
+def test_launch_form_validation_errors_appear(store, db_path, monkeypatch):
+    at = app(db_path, monkeypatch, "launch")
+    at.text_input(key="low-path").set_value("/nonexistent/low")
+    at.text_input(key="high-path").set_value("/nonexistent/high")
+    at.button[0].click().run()  # "Launch sweep"
+    assert any("does not exist" in e.value for e in at.error)
+    assert store.count(Job) == 0
+
+
+def test_launch_bad_grid_is_reported_inline(store, db_path, monkeypatch, tmp_path):
+    from backend.lab.tiny import make_tiny_checkpoint
+
+    low, high = make_tiny_checkpoint(tmp_path / "low", seed=1), make_tiny_checkpoint(tmp_path / "high", seed=2)
+    at = app(db_path, monkeypatch, "launch")
+    at.text_input(key="low-path").set_value(str(low))
+    at.text_input(key="high-path").set_value(str(high))
+    at.text_input[2].set_value("2:-1:0.5")
+    at.button[0].click().run()
+    assert any("reversed" in e.value for e in at.error)
+    assert store.count(Job) == 0
+
+
+def test_valid_sweep_form_creates_a_job(store, db_path, monkeypatch, tmp_path):
+    from backend.jobs import runner
+    from backend.lab.tiny import make_tiny_checkpoint
+
+    monkeypatch.setattr(runner, "start", lambda store, job_id, detach=True: 0)  # the job row is what this test checks
+    low, high = make_tiny_checkpoint(tmp_path / "low", seed=1), make_tiny_checkpoint(tmp_path / "high", seed=2)
+    at = app(db_path, monkeypatch, "launch")
+    at.text_input(key="low-path").set_value(str(low))
+    at.text_input(key="high-path").set_value(str(high))
+    at.text_input[2].set_value("0,0.5,1")
+    at.button[0].click().run()
+    assert not at.error, [e.value for e in at.error]
+    jobs = store.select(Job)
+    assert len(jobs) == 1 and jobs[0].kind == "sweep" and jobs[0].status == "queued"
+    assert any(jobs[0].id in s.value for s in at.success)

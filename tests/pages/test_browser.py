@@ -1,0 +1,164 @@
+"""The dashboard in a real browser: Playwright drives Debian's Chromium (never a downloaded one)."""
+
+import os
+import socket
+import struct
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from backend.records import Job
+
+ROOT = Path(__file__).resolve().parents[2]
+SHOTS = ROOT / "docs" / "screenshots"
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def server(populated, db_path, tmp_path):
+    port = free_port()
+    env = {**os.environ, "FLAB_DB": str(db_path), "FLAB_CACHE": str(tmp_path / "cache")}
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
+                             "--browser.gatherUsageStats", "false"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=1).read() == b"ok":
+                break
+        except OSError:
+            time.sleep(0.3)
+    warm_up(url)
+    yield url
+    proc.terminate()
+    proc.wait(10)
+
+
+@pytest.fixture
+def page():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield browser.new_page(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+        browser.close()
+
+
+def warm_up(url: str) -> None:
+    """Open the app's root once. Until some session has run app.py, Streamlit serves a deep link
+    such as /frontier straight from pages/ (its pages-directory mode) without app.py's navigation."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        first = browser.new_page()
+        first.goto(url)
+        first.get_by_text("frontier-lab").first.wait_for(timeout=60000)
+        browser.close()
+
+
+def wait_plots(page, count: int):
+    page.wait_for_function(f"document.querySelectorAll('.js-plotly-plot').length >= {count}", timeout=60000)
+    page.wait_for_timeout(800)
+
+
+def png_size(data: bytes) -> tuple[int, int]:
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    return struct.unpack(">II", data[16:24])
+
+
+def test_dashboard_in_chromium(server, page, tmp_path, populated):
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.goto(f"{server}/frontier?exp=exp-dash")
+    wait_plots(page, 3)
+    traces = page.evaluate("Array.from(document.querySelectorAll('.js-plotly-plot')).map(p => p.data.length)")
+    assert traces == [4, 2, 2]  # outcome classes; merged + independent; CI band + line
+    page.screenshot(path=str(SHOTS / "frontier.png"))
+
+    page.get_by_role("button", name="PNG · SVG · PDF").first.click()
+    page.get_by_role("button", name="PNG", exact=True).first.wait_for(timeout=60000)
+    with page.expect_download() as download:
+        page.get_by_role("button", name="PNG", exact=True).first.click()
+    assert png_size(Path(download.value.path()).read_bytes()) == (2000, 1200)
+    with page.expect_download() as download:
+        page.get_by_role("button", name="HTML").first.click()
+    html_export = tmp_path / "figure.html"
+    html_export.write_bytes(Path(download.value.path()).read_bytes())
+
+    page.goto(f"{server}/churn?exp=exp-dash")
+    wait_plots(page, 1)
+    page.screenshot(path=str(SHOTS / "churn.png"))
+    cell = page.locator(".js-plotly-plot .scatterlayer .point").first.bounding_box()
+    page.mouse.click(cell["x"] + cell["width"] / 2, cell["y"] + cell["height"] / 2)
+    page.wait_for_url("**/problem?**", timeout=30000)
+    assert "problem=" in page.url
+    page.get_by_text("Outcomes per checkpoint").wait_for(timeout=30000)
+    page.screenshot(path=str(SHOTS / "problem.png"))
+
+    for name, count in (("passk", 1), ("overview", 0)):
+        page.goto(f"{server}/{name}?exp=exp-dash")
+        wait_plots(page, count) if count else page.get_by_text("Experiments").wait_for()
+        page.screenshot(path=str(SHOTS / f"{name}.png"))
+
+
+def test_exported_html_opens_offline(tmp_path, page):
+    import polars as pl
+
+    from backend.analysis.frontier import frontier_table
+    from backend.plots import figure_bytes, outcome_fractions
+
+    table = pl.DataFrame(
+        {
+            "alpha": [0.0, 1.0],
+            **{c: [0.25, 0.25] for c in ("correct", "optimization_failure", "correctness_failure", "format_failure")},
+        }
+    )
+    path = tmp_path / "fig.html"
+    path.write_bytes(figure_bytes(outcome_fractions(table), "html"))
+    requests = []
+    page.on("request", lambda r: requests.append(r.url))
+    page.goto(path.as_uri())
+    page.wait_for_function("document.querySelectorAll('.js-plotly-plot').length == 1", timeout=30000)
+    assert [u for u in requests if not u.startswith("file://")] == []
+    assert frontier_table  # imported: the table that feeds these figures
+
+
+def test_sweep_from_the_form_reaches_done(server, page, populated, tmp_path):
+    from backend.lab.tiny import make_tiny_checkpoint
+    from backend.problems.build import build_builtin
+
+    build_builtin(populated, only=["count-pairs-sum"], progress=False)
+    low, high = make_tiny_checkpoint(tmp_path / "low", seed=1), make_tiny_checkpoint(tmp_path / "high", seed=2)
+    page.goto(f"{server}/launch")
+
+    def field(name):
+        return page.get_by_role("textbox", name=name).first
+
+    def number(name):
+        return page.get_by_role("spinbutton", name=name).first
+
+    field("θ_low (α = 0): path").fill(str(low))
+    field("θ_high (α = 1): path").fill(str(high))
+    field("α grid").fill("0,1")
+    field("Benchmark").fill("builtin")
+    for name, value in (("At most N problems (0 = all)", "1"), ("Samples per problem", "2"), ("Max tokens", "16")):
+        number(name).fill(value)
+        number(name).press("Tab")
+    page.get_by_role("button", name="Launch sweep").click()
+    page.get_by_text("started (experiment").wait_for(timeout=60000)
+    page.get_by_role("link", name="Follow job").click()
+    page.wait_for_url("**/jobs**")
+    page.get_by_text("`done`", exact=False).or_(page.locator("code", has_text="done")).first.wait_for(timeout=180000)
+    page.screenshot(path=str(SHOTS / "jobs.png"))
+    assert [j.status for j in populated.select(Job)] == ["done"]
