@@ -45,13 +45,22 @@ def nobody_processes() -> list[str]:
 
 def leftovers(backend: str, before: set[str]) -> set[str]:
     """Processes a judged program left behind. bwrap/none: every sandboxed process descends from
-    this test process, so any descendant counts (other users' sandboxes on the machine do not).
+    this test process, so any new descendant counts (other users' sandboxes on the machine do not).
     docker: container processes hang off the daemon, so compare the machine's nobody processes."""
     if backend == "docker":
         return set(nobody_processes()) - before
-    return {
-        f"{p.pid} {p.name()}" for p in psutil.Process().children(recursive=True) if p.status() != psutil.STATUS_ZOMBIE
-    }
+    return descendants() - before
+
+
+def descendants() -> set[str]:
+    out = set()
+    for p in psutil.Process().children(recursive=True):
+        try:
+            if p.status() != psutil.STATUS_ZOMBIE:
+                out.add(f"{p.pid} {p.name()}")
+        except psutil.NoSuchProcess:
+            pass
+    return out
 
 
 @pytest.fixture
