@@ -2,6 +2,12 @@
 
 import streamlit as st
 
+# Imported once at start-up, not on the first visit to a chart page.
+import backend.analysis.churn
+import backend.analysis.ensembles
+import backend.analysis.frontier
+import backend.plots  # noqa: F401
+
 st.set_page_config(page_title="frontier-lab", layout="wide")
 
 pages = [

@@ -22,7 +22,18 @@ ordering = st.sidebar.radio(
 )
 threshold = st.sidebar.slider("Solved = pass rate above", 0.0, 0.9, 0.0, 0.05)
 
-order = order_problems(o, ordering)
+
+@st.cache_data(show_spinner=False)
+def _order(exp, difficulty, platform, setting, ordering):
+    return order_problems(data.outcomes(exp, difficulty, platform, setting), ordering)
+
+
+@st.cache_data(show_spinner=False)
+def _stats(exp, difficulty, platform, setting, threshold):
+    return churn_stats(data.outcomes(exp, difficulty, platform, setting), threshold)
+
+
+order = _order(exp, f["difficulty"], f["platform"], f["setting"], ordering)
 index = [o.problems.index(p) for p in order]
 rates = solve_rates(o)[index]
 fig = churn_heatmap(rates, order, [o.titles[i] for i in index], o.labels, o.correct[index], o.n[index])
@@ -33,7 +44,7 @@ if points:  # a clicked cell opens the problem drill-down
     st.query_params["problem"] = points[0]["y"]
     st.switch_page("pages/problem.py", query_params={"exp": exp, "problem": points[0]["y"]})
 
-stats = churn_stats(o, threshold)
+stats = _stats(exp, f["difficulty"], f["platform"], f["setting"], threshold)
 c1, c2, c3 = st.columns(3)
 c1.metric("flips between neighbours", stats["total_flips"])
 c2.metric("union of solved problems", stats["union_solved"])

@@ -29,13 +29,28 @@ labels = dict(zip(o.checkpoints, o.labels, strict=True))
 chosen = st.multiselect(
     "Checkpoints", o.checkpoints, default=o.checkpoints[: min(4, len(o.checkpoints))], format_func=labels.get
 )
-pools = standard_pools(o, 1)
-pools["greedy (max pass@max)"] = greedy_pool(o, gain_ks(o)[-1])
+
+
+@st.cache_data(show_spinner="Computing pass@k and pools…")
+def _tables(exp, difficulty, platform, setting):
+    o = data.outcomes(exp, difficulty, platform, setting)
+    pools = standard_pools(o, 1)
+    pools["greedy (max pass@max)"] = greedy_pool(o, gain_ks(o)[-1])
+    return passk_curves(o), pools
+
+
+@st.cache_data(show_spinner=False)
+def _gains(exp, difficulty, platform, setting, pools):
+    return gain_table(data.outcomes(exp, difficulty, platform, setting), dict(pools))
+
+
+all_curves, standard = _tables(exp, f["difficulty"], f["platform"], f["setting"])
+pools = dict(standard)
 custom = st.multiselect("Pool builder: a custom ensemble", o.checkpoints, format_func=labels.get)
 if custom:
     pools["custom"] = custom
 
-curves = passk_curves(o).filter(pl.col("checkpoint_id").is_in(chosen)) if chosen else pl.DataFrame()
+curves = all_curves.filter(pl.col("checkpoint_id").is_in(chosen)) if chosen else pl.DataFrame()
 ks = list(range(1, int(o.n.min()) + 1))
 pool_rows = [pl.DataFrame({"label": f"pool: {name}", "checkpoint_id": "", "k": ks, "pass_at_k": pool_curve(o, members, ks).mean(axis=0),
                            "lo": None, "hi": None}, strict=False) for name, members in pools.items() if len(members) > 1]  # fmt: skip
@@ -45,7 +60,7 @@ if len(curves) or pool_rows:
     figure_downloads(fig, "passk_curves")
 
 st.subheader("Gain over the best single checkpoint (matched sample budget)")
-gains = gain_table(o, pools)
+gains = _gains(exp, f["difficulty"], f["platform"], f["setting"], tuple((k, tuple(v)) for k, v in pools.items()))
 st.dataframe(gains.to_pandas(), hide_index=True, width="stretch")
 table_downloads(gains, "ensemble_gains")
 st.caption("k/M samples from each of M members; paired bootstrap 95% CIs over problems.")

@@ -86,7 +86,7 @@ def test_dashboard_in_chromium(server, page, tmp_path, populated):
     assert traces == [4, 2, 2]  # outcome classes; merged + independent; CI band + line
     page.screenshot(path=str(SHOTS / "frontier.png"))
 
-    page.get_by_role("button", name="PNG · SVG · PDF").first.click()
+    page.get_by_role("button", name="Export: HTML · PNG · SVG · PDF").first.click()
     page.get_by_role("button", name="PNG", exact=True).first.wait_for(timeout=60000)
     with page.expect_download() as download:
         page.get_by_role("button", name="PNG", exact=True).first.click()
