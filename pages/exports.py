@@ -48,3 +48,27 @@ def table_downloads(frame: pl.DataFrame, name: str) -> None:
     cols[1].download_button(
         "Parquet", buf.getvalue(), f"{name}.parquet", "application/octet-stream", key=f"{name}-parquet"
     )
+
+
+def all_figures_zip(exp: str, f: dict, averaging: str) -> None:
+    """Every figure of this experiment (frontier, churn, pass@k) as HTML, PNG, SVG and PDF in one zip."""
+    if not st.button("Export all figures of this experiment (zip)", key="zip-all"):
+        return
+    from backend.analysis.churn import order_problems, solve_rates
+    from backend.analysis.ensembles import passk_curves
+    from backend.analysis.frontier import frontier_table
+    from backend.plots import churn_heatmap, failure_scatter, figures_zip, outcome_fractions, solve_rate
+    from backend.plots import passk_curves as passk_figure
+    from pages import data
+
+    o = data.outcomes(exp, f["difficulty"], f["platform"], f["setting"])
+    table = frontier_table(o, averaging)
+    idx = [o.problems.index(p) for p in order_problems(o)]
+    figures = {
+        "outcomes_vs_alpha": outcome_fractions(table), "frontier_scatter": failure_scatter(table), "solve_rate": solve_rate(table),
+        "churn_heatmap": churn_heatmap(solve_rates(o)[idx], [o.problems[i] for i in idx], [o.titles[i] for i in idx], o.labels, o.correct[idx], o.n[idx]),
+        "passk_curves": passk_figure(passk_curves(o)),
+    }  # fmt: skip
+    with st.spinner("Rendering every figure in four formats…"):
+        payload = figures_zip(figures)
+    st.download_button("Download the zip", payload, f"{exp}-figures.zip", "application/zip", key="zip-download")

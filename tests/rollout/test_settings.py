@@ -126,3 +126,24 @@ def test_rollout_stores_samples_with_transcripts_and_resumes(store, tmp_path):
     assert again.calls == [] and store.count(Sample) == 4  # resumed: nothing left to sample
     with pytest.raises(Exception, match="unknown setting"):
         RolloutSpec(checkpoint=str(ckpt), setting="chat")
+
+
+@pytest.mark.parametrize("setting", ["reasoning", "tool", "agentic"])
+def test_every_setting_end_to_end_with_the_tiny_model_and_the_sandbox(store, tmp_path, setting):
+    """A real (random-weight) model in every setting: its output is garbage, but every stage runs
+    for real and each sample lands with its transcript and an extraction verdict."""
+    from backend.lab.tiny import make_tiny_checkpoint
+
+    ckpt = make_tiny_checkpoint(tmp_path / "ckpt")
+    store.put([Problem(id="t/echo", bench="t", title="Echo", statement="Print the input.")])
+    store.put([Test(problem_id="t/echo", idx=0, input="5\n", output="5\n", input_len=2, tier=1, is_public=True)])
+    spec = RolloutSpec(checkpoint=str(ckpt), bench="t", setting=setting, sampling=SamplingSpec(n=2, max_tokens=24, seed=3),
+                       limits=SettingLimits(max_turns=2, command_time_s=1.0), engine="transformers")  # fmt: skip
+    exp = run_rollout(store, spec, progress=False)
+    rows = store.select(Sample, {"experiment_id": exp})
+    assert len(rows) == 2 and {r.setting for r in rows} == {setting}
+    for r in rows:
+        assert r.transcript[0]["role"] == "system" and r.transcript[1]["role"] == "user"
+        assert any(t["role"] == "assistant" for t in r.transcript)
+        assert r.completion_tokens > 0 and r.finish_reason in ("stop", "length")
+        assert (r.code is None) == (r.extract_error is not None)
