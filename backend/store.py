@@ -279,19 +279,17 @@ class Store:
                     self.put(tests, con=con)
 
     def sample_keys(self, experiment_id: str, checkpoint_id: str) -> set[tuple[str, int]]:
-        """(problem, sample index) already stored: what a resumed rollout skips."""
-        with self.connect(read_only=True) as con:
-            rows = con.execute(
-                "SELECT problem_id, sample_idx FROM samples WHERE experiment_id = ? AND checkpoint_id = ?",
-                [experiment_id, checkpoint_id],
-            ).fetchall()
-        return {(p, i) for p, i in rows}
+        """(problem, sample index) already sampled: what a resumed rollout skips."""
+        return self._keys("samples", experiment_id, checkpoint_id)
 
     def evaluation_keys(self, experiment_id: str, checkpoint_id: str) -> set[tuple[str, int]]:
         """(problem, sample index) already judged: what a resumed job does not judge again."""
+        return self._keys("evaluations", experiment_id, checkpoint_id)
+
+    def _keys(self, table: str, experiment_id: str, checkpoint_id: str) -> set[tuple[str, int]]:
         with self.connect(read_only=True) as con:
             rows = con.execute(
-                "SELECT problem_id, sample_idx FROM evaluations WHERE experiment_id = ? AND checkpoint_id = ?",
+                f"SELECT problem_id, sample_idx FROM {table} WHERE experiment_id = ? AND checkpoint_id = ?",
                 [experiment_id, checkpoint_id],
             ).fetchall()
         return {(p, i) for p, i in rows}

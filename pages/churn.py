@@ -7,14 +7,7 @@ from backend.plots import churn_heatmap
 from pages import data
 from pages.exports import figure_downloads
 
-st.title("Per-problem churn")
-exp = data.experiment_picker()
-if not exp:
-    st.stop()
-f = data.filters()
-o = data.load_outcomes(exp, f)
-if o is None:
-    st.stop()
+exp, f, o = data.page_header("Per-problem churn")
 ordering = st.sidebar.radio(
     "Row order",
     ["difficulty", "cluster"],

@@ -118,3 +118,17 @@ def load_outcomes(exp: str, f: dict) -> Outcomes | None:
     except UserError as err:
         st.warning(str(err))
         return None
+
+
+def page_header(title: str):
+    """Title, experiment picker and filters; stops the page when there is nothing to show.
+    Returns (experiment id, filters, outcomes)."""
+    st.title(title)
+    exp = experiment_picker()
+    if not exp:
+        st.stop()
+    f = filters()
+    o = load_outcomes(exp, f)
+    if o is None:
+        st.stop()
+    return exp, f, o

@@ -16,14 +16,7 @@ from backend.plots import passk_curves as passk_figure
 from pages import data
 from pages.exports import figure_downloads, table_downloads
 
-st.title("pass@k and ensembles")
-exp = data.experiment_picker()
-if not exp:
-    st.stop()
-f = data.filters()
-o = data.load_outcomes(exp, f)
-if o is None:
-    st.stop()
+exp, f, o = data.page_header("pass@k and ensembles")
 
 labels = dict(zip(o.checkpoints, o.labels, strict=True))
 chosen = st.multiselect(

@@ -20,7 +20,7 @@ from backend.merge.io import content_hash
 from backend.merge.spec import MergeSpec
 from backend.records import Checkpoint, Evaluation, Job, Problem, Sample, Test
 from backend.rollout.prompts import conversation
-from backend.rollout.run import RolloutSpec, select_problems, to_sample
+from backend.rollout.run import RolloutSpec, public_example, select_problems, to_sample
 from backend.rollout.settings import SettingLimits
 from backend.rollout.spec import SamplingSpec
 from backend.sandbox.judge import JudgeResult, JudgeTest, Program, SpecialJudge
@@ -129,7 +129,7 @@ def _rollout_point(store, executor, exp, point, problems, spec, sampling, progre
     todo = [p for p in problems if any((p.id, i) not in done for i in range(spec.n))]
     for start in range(0, len(todo), PROBLEMS_PER_BATCH):
         batch = todo[start : start + PROBLEMS_PER_BATCH]
-        convs = [conversation(p, spec.setting, _example(store, p)) for p in batch]
+        convs = [conversation(p, spec.setting, public_example(store, p)) for p in batch]
         episodes = executor.rollout(
             point.path, convs, spec.setting, sampling, SettingLimits(), spec.judge_backend, point.alpha_switch
         )
@@ -186,11 +186,6 @@ def _judge_inputs(store: Store, problem: Problem, spec) -> tuple:
     )
     checker = SpecialJudge(problem.checker_source or "", "cpp") if problem.checker == "special" else problem.checker
     return tests, limits, checker, problem.func_name if problem.kind == "functional" else None
-
-
-def _example(store: Store, problem: Problem):
-    public = [t for t in store.select(Test, {"problem_id": problem.id}) if t.is_public]
-    return (public[0].input, public[0].output) if public else None
 
 
 def spec_json(spec) -> dict:

@@ -94,7 +94,7 @@ def run_rollout(store: Store, spec: RolloutSpec, engine: Engine | None = None, p
     bar = tqdm(total=len(todo), desc=f"rollout {spec.setting}", unit="problem", disable=not progress)
     for start in range(0, len(todo), PROBLEMS_PER_BATCH):
         batch = todo[start : start + PROBLEMS_PER_BATCH]
-        convs = [conversation(p, spec.setting, _example(store, p)) for p in batch]
+        convs = [conversation(p, spec.setting, public_example(store, p)) for p in batch]
         episodes = run_episodes(engine, convs, spec.setting, spec.sampling, spec.limits, spec.backend)
         rows = [
             to_sample(exp, ckpt.id, p, i, ep, spec.setting)
@@ -108,6 +108,6 @@ def run_rollout(store: Store, spec: RolloutSpec, engine: Engine | None = None, p
     return exp
 
 
-def _example(store: Store, problem: Problem) -> tuple[str, str] | None:
+def public_example(store: Store, problem: Problem) -> tuple[str, str] | None:
     public = [t for t in store.select(Test, {"problem_id": problem.id}) if t.is_public]
     return (public[0].input, public[0].output) if public else None
