@@ -52,6 +52,7 @@ def _register_stages() -> None:
     from backend.jobs import cli as jobs_cli
     from backend.merge import cli as merge_cli
     from backend.problems import cli as problems_cli
+    from backend.rl import cli as rl_cli
     from backend.rollout import cli as rollout_cli
     from backend.sandbox import cli as sandbox_cli
 
@@ -61,6 +62,7 @@ def _register_stages() -> None:
     merge_cli.register(app)
     analysis_cli.register(app)
     jobs_cli.register(app)
+    rl_cli.register(app)
 
 
 def main() -> None:

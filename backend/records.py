@@ -130,6 +130,14 @@ class Evaluation:
     test_results: list | None = None
 
 
+@dataclass
+class Metric:
+    experiment_id: str
+    step: int
+    name: str
+    value: float | None
+
+
 # table name and primary-key columns of each entity
 TABLES: dict[type, tuple[str, tuple[str, ...]]] = {
     Problem: ("problems", ("id",)),
@@ -139,4 +147,5 @@ TABLES: dict[type, tuple[str, tuple[str, ...]]] = {
     Job: ("jobs", ("id",)),
     Sample: ("samples", ("experiment_id", "checkpoint_id", "problem_id", "sample_idx")),
     Evaluation: ("evaluations", ("experiment_id", "checkpoint_id", "problem_id", "sample_idx")),
+    Metric: ("metrics", ("experiment_id", "step", "name")),
 }

@@ -115,3 +115,11 @@ CREATE TABLE IF NOT EXISTS evaluations (
     test_results        VARCHAR,           -- JSON list of per-test results
     PRIMARY KEY (experiment_id, checkpoint_id, problem_id, sample_idx)
 );
+
+CREATE TABLE IF NOT EXISTS metrics (
+    experiment_id VARCHAR NOT NULL,
+    step          INTEGER NOT NULL,
+    name          VARCHAR NOT NULL,     -- reward, pass rate per tier, outcome fractions, kl, completion length
+    value         DOUBLE,
+    PRIMARY KEY (experiment_id, step, name)
+);

@@ -1,0 +1,111 @@
+"""RL rewards computed by the real sandbox judge, batched over all cores (backend.sandbox.pool).
+
+Binary R_k (k = 1…6) and R_inf, static shaping (partial credit: discrete = fraction of tiers passed,
+continuous = fraction of tests passed), and the repair prompt built from a failure context. A
+completion with no extractable program gets reward 0 and is counted as a format failure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from backend.errors import UserError
+from backend.records import Problem
+from backend.rollout.extract import extract_code
+from backend.sandbox.judge import JudgeResult, JudgeTest, Program
+from backend.sandbox.limits import JudgeLimits
+from backend.sandbox.pool import JudgeJob, judge_many
+from backend.sandbox.verdicts import MAX_TIER, OUTCOMES
+
+BINARY = (*(f"R_{k}" for k in range(1, MAX_TIER + 1)), "R_inf")
+REWARDS = (*BINARY, "partial_discrete", "partial_continuous")
+
+
+def parse_reward(name: str) -> tuple[str, bool]:
+    """(the reward to score with, whether online repair is on): `R_2`, `R_inf`, `partial_discrete`,
+    `partial_continuous`, or `repair:R_inf`."""
+    repair = name.startswith("repair:")
+    base = name.removeprefix("repair:")
+    if base not in REWARDS:
+        raise UserError(f"unknown reward {name!r}; use one of {', '.join(REWARDS)} or repair:R_k")
+    return base, repair
+
+
+@dataclass
+class RewardStats:
+    """What one reward call saw: the training metrics of that step."""
+
+    rewards: list[float] = field(default_factory=list)
+    outcomes: list[str] = field(default_factory=list)
+    tier_passed: list[dict] = field(default_factory=list)
+
+    def summary(self) -> dict[str, float]:
+        n = max(len(self.outcomes), 1)
+        out = {"reward_mean": sum(self.rewards) / max(len(self.rewards), 1)}
+        out |= {f"frac_{o}": self.outcomes.count(o) / n for o in OUTCOMES}
+        for k in BINARY:
+            out[f"pass_{k}"] = sum(t.get(k, 0.0) for t in self.tier_passed) / n
+        return out
+
+
+class SandboxReward:
+    """A TRL reward function: reward(prompts, completions, problem_id=[...]) -> list[float]."""
+
+    def __init__(
+        self,
+        problems: dict[str, tuple[Problem, list[JudgeTest]]],
+        reward: str,
+        backend: str = "bwrap",
+        workers: int | None = None,
+    ):
+        self.problems, self.backend, self.workers = problems, backend, workers
+        self.reward, self.repair = parse_reward(reward)
+        self.__name__ = f"sandbox_{self.reward}"  # TRL logs rewards under the function's name
+        self.history: list[RewardStats] = []
+
+    def __call__(self, prompts, completions, problem_id, **_) -> list[float]:
+        texts = [c[-1]["content"] if isinstance(c, list) else c for c in completions]
+        results = self.judge(texts, problem_id)
+        stats = RewardStats()
+        for r in results:
+            value = r.rewards[self.reward]
+            stats.rewards.append(value)
+            stats.outcomes.append(r.outcome)
+            stats.tier_passed.append({k: r.rewards[k] for k in BINARY})
+        self.history.append(stats)
+        return stats.rewards
+
+    def judge(self, texts: list[str], problem_ids: list[str]) -> list[JudgeResult]:
+        jobs = []
+        for i, (text, pid) in enumerate(zip(texts, problem_ids, strict=True)):
+            problem, tests = self.problems[pid]
+            found = extract_code(text, "python", "stop")
+            limits = JudgeLimits(time_limit_s=problem.time_limit_s, memory_mb=problem.memory_limit_mb)
+            # every test runs, so partial credit is exact
+            jobs.append(JudgeJob(i, Program(found.code) if found.ok else None, tests, limits, problem.checker,
+                                 problem.func_name if problem.kind == "functional" else None, run_all=True,
+                                 backend=self.backend, format_reason=found.error or ""))  # fmt: skip
+        results = dict(judge_many(jobs, workers=self.workers))
+        return [results[i] for i in range(len(jobs))]
+
+
+def repair_prompt(problem: Problem, code: str, context: dict, max_chars: int = 600) -> str:
+    """The failed program and what went wrong (tier, verdict, time and memory against the limits,
+    a short diff), truncated to max_chars, as a prompt for a repair attempt."""
+    facts = [
+        f"verdict {context.get('verdict')} on a tier-{context.get('tier')} test ({context.get('input_len')} input characters)"
+    ]
+    if context.get("time_limit_s") is not None:
+        facts.append(
+            f"CPU {context.get('cpu_s')}s of {context.get('time_limit_s')}s; memory {context.get('mem_mb')} of {context.get('memory_limit_mb')} MB"
+        )
+    for key in ("diff", "stderr"):
+        if context.get(key):
+            facts.append(f"{key}: {context[key]}")
+    failure = "\n".join(facts)
+    if len(failure) > max_chars:
+        failure = failure[: max_chars - 15] + " [truncated]"
+    return (
+        f"{problem.title}\n\n{problem.statement}\n\nThis program failed:\n```python\n{code.strip()}\n```\n"
+        f"Failure:\n{failure}\n\nWrite a corrected, efficient program in a ```python code block."
+    )
