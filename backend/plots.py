@@ -121,8 +121,7 @@ def churn_heatmap(
     hover = [f"{titles[p]}<br>{labels[c]}: {correct[p, c]}/{n[p, c]} correct" for p in range(P) for c in range(C)]
     height = max(400, 22 * P + 160)
     size = max(6, min(40, int(min((height - 160) / max(P, 1), 700 / max(C, 1)) * 0.9)))
-    trace = go.Scattergl if P * C > 2000 else go.Scatter  # WebGL for design-scale grids; both report clicks
-    fig = go.Figure(trace(
+    fig = go.Figure(go.Scatter(
         x=xs, y=ys, mode="markers", text=hover, hovertemplate="%{text}<extra></extra>",
         marker=dict(symbol="square", size=size, color=np.nan_to_num(rates, nan=0.0).ravel(), colorscale="Viridis",
                     cmin=0, cmax=1, colorbar=dict(title="solve rate"), line=dict(width=0)),

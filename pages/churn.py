@@ -27,6 +27,11 @@ def _stats(exp, difficulty, platform, setting, threshold):
 
 
 order = _order(exp, f["difficulty"], f["platform"], f["setting"], ordering)
+ROWS = 100  # problems per page of the grid
+pages = max(1, -(-len(order) // ROWS))
+if pages > 1:
+    at = st.sidebar.number_input(f"Grid page (of {pages}, {ROWS} problems each)", 1, pages, 1)
+    order = order[(at - 1) * ROWS : at * ROWS]
 index = [o.problems.index(p) for p in order]
 rates = solve_rates(o)[index]
 fig = churn_heatmap(rates, order, [o.titles[i] for i in index], o.labels, o.correct[index], o.n[index])
