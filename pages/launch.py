@@ -4,7 +4,7 @@ import streamlit as st
 
 from backend.errors import UserError
 from backend.jobs import runner
-from backend.jobs.spec import EvalSpec, SweepSpec, validate_spec
+from backend.jobs.spec import EvalSpec, ImportSpec, SweepSpec, validate_spec
 from backend.records import Checkpoint
 from pages import data
 
@@ -90,20 +90,23 @@ with import_tab, st.form("import"):
     version = st.text_input("LiveCodeBench version", "v6")
     if st.form_submit_button("Import"):
         try:
+            spec = validate_spec(ImportSpec, {"source": source, "path": path or None, "version": version})
+            if spec.source != "builtin" and not spec.path:
+                raise UserError(f"importing {spec.source} needs the local path of the dataset")
             with st.spinner("Importing…"):
-                if source == "builtin":
+                if spec.source == "builtin":
                     from backend.problems.build import build_builtin
 
                     built = build_builtin(store, progress=False)
-                elif source == "lcb":
+                elif spec.source == "lcb":
                     from backend.problems.lcb import LCBFilter, load
 
-                    built = load(path, LCBFilter(version))
+                    built = load(spec.path, LCBFilter(spec.version))
                     store.replace_problems(built)
                 else:
                     from backend.problems.ccplus import load
 
-                    built = [(p, t) for p, t, _ in load(path)]
+                    built = [(p, t) for p, t, _ in load(spec.path)]
                     store.replace_problems(built)
             st.success(f"Imported {len(built)} problems.")
         except UserError as err:

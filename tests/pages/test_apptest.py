@@ -78,3 +78,16 @@ def test_valid_sweep_form_creates_a_job(store, db_path, monkeypatch, tmp_path):
     jobs = store.select(Job)
     assert len(jobs) == 1 and jobs[0].kind == "sweep" and jobs[0].status == "queued"
     assert any(jobs[0].id in s.value for s in at.success)
+
+
+def test_import_form_needs_a_path_and_reports_bad_ones(store, db_path, monkeypatch, tmp_path):
+    at = app(db_path, monkeypatch, "launch")
+    form_select = next(s for s in at.selectbox if s.label == "Source")
+    form_select.set_value("lcb")
+    next(b for b in at.button if b.label == "Import").click().run()
+    assert any("needs the local path" in e.value for e in at.error)
+    next(t for t in at.text_input if t.label == "Local path (LiveCodeBench / CodeContests+)").set_value(
+        str(tmp_path / "nope")
+    )
+    next(b for b in at.button if b.label == "Import").click().run()
+    assert any("not found" in e.value for e in at.error)
