@@ -30,12 +30,12 @@ def build_builtin_command(
 
 
 @app.command("calibrate")
-def calibrate_command(only: Annotated[list[str] | None, typer.Option("--only")] = None) -> None:
-    """Check the builtin calibration claims through the judge (reference, brute force, buggy)."""
+def calibrate_command(only: Annotated[list[str] | None, typer.Option("--only")] = None, db: DbOption = None) -> None:
+    """Build (and store) the builtin problems, then check their calibration through the judge."""
     from backend.problems.build import build_builtin
     from backend.problems.calibrate import calibrate
 
-    reports = calibrate(build_builtin(None, only=only))
+    reports = calibrate(build_builtin(open_store(db), only=only))
     for r in reports:
         typer.echo(
             f"{'ok  ' if r.ok else 'FAIL'} {r.problem_id:<40} ref {r.ref_max_cpu_s:5.2f}s  {'; '.join(r.failures)}"

@@ -46,3 +46,15 @@ def test_calibration_holds_through_the_judge(built):
     failing = {r.problem_id: r.failures for r in reports if not r.ok}
     assert failing == {}
     assert len(reports) == len(built)
+
+
+def test_calibrate_cli_stores_and_reports(db_path):
+    from tests.conftest import run_cli
+
+    out = run_cli("problems", "calibrate", "--only", "max-subarray", "--db", str(db_path))
+    assert out.returncode == 0, out.stderr
+    assert "ok   builtin/max-subarray" in out.stdout
+    from backend.records import Problem
+    from backend.store import Store
+
+    assert Store(db_path).get(Problem, "builtin/max-subarray").difficulty == "easy"
