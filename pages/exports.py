@@ -11,17 +11,16 @@ from backend.plots import figure_bytes
 
 
 def figure_downloads(fig, name: str) -> None:
-    """HTML at once (cheap); PNG/SVG/PDF rendered through kaleido only once asked for."""
-    cols = st.columns(5)
-    cols[0].download_button("HTML", figure_bytes(fig, "html"), f"{name}.html", "text/html", key=f"{name}-html")
+    """Exports are built only once asked for: standalone HTML embeds all of plotly.js (~4.5 MB)
+    and PNG/SVG/PDF go through kaleido, both too slow to redo on every render."""
     flag = f"render-{name}"
     if not st.session_state.get(flag):
-        if cols[1].button(
-            "PNG · SVG · PDF", key=f"{name}-render", help="Render publication images (takes a few seconds)"
-        ):
+        if st.button("Export: HTML · PNG · SVG · PDF", key=f"{name}-render", help="Prepare downloads (a few seconds)"):
             st.session_state[flag] = True
             st.rerun()
         return
+    cols = st.columns(5)
+    cols[0].download_button("HTML", figure_bytes(fig, "html"), f"{name}.html", "text/html", key=f"{name}-html")
     for col, fmt, mime in zip(
         cols[1:4], ("png", "svg", "pdf"), ("image/png", "image/svg+xml", "application/pdf"), strict=True
     ):

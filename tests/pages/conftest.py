@@ -34,8 +34,14 @@ def populated(store):
                 code = None if outcome == "format_failure" else "print(1)\n"
                 samples.append(Sample(experiment_id="exp-dash", checkpoint_id=c, problem_id=f"t/p{i}", sample_idx=k, setting="reasoning",
                                       completion="```python\nprint(1)\n```", code=code, extract_error=None if code else "no fenced code block in the answer"))  # fmt: skip
+                verdict = {
+                    "correct": "AC",
+                    "optimization_failure": "TLE",
+                    "correctness_failure": "WA",
+                    "format_failure": "FORMAT",
+                }[outcome]
                 evals.append(Evaluation(experiment_id="exp-dash", checkpoint_id=c, problem_id=f"t/p{i}", sample_idx=k, outcome=outcome,
-                                        verdict="AC", test_results=[{"index": 0, "input_len": 2, "tier": 1, "verdict": "AC", "cpu_s": 0.01, "wall_s": 0.01, "mem_mb": 9.0}]))  # fmt: skip
+                                        verdict=verdict, test_results=[{"index": 0, "input_len": 2, "tier": 1, "verdict": verdict, "cpu_s": 0.01, "wall_s": 0.01, "mem_mb": 9.0}]))  # fmt: skip
     store.put(samples)
     store.put(evals)
     return store

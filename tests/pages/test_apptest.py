@@ -91,3 +91,10 @@ def test_import_form_needs_a_path_and_reports_bad_ones(store, db_path, monkeypat
     )
     next(b for b in at.button if b.label == "Import").click().run()
     assert any("not found" in e.value for e in at.error)
+
+
+def test_export_all_figures_offers_a_zip(populated, db_path, monkeypatch):
+    at = app(db_path, monkeypatch, "frontier", {"exp": "exp-dash"})
+    next(b for b in at.button if b.label == "Export all figures of this experiment (zip)").click().run()
+    assert not at.exception, at.exception
+    assert any(d.label == "Download the zip" for d in at.get("download_button"))
