@@ -4,8 +4,9 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 # bubblewrap: the default sandbox; python3-minimal: the sandbox's interpreter; g++: C++17 judging;
-# docker.io: the docker sandbox backend (its tests start their own daemon).
-DEB_PACKAGES := bubblewrap python3-minimal g++ docker.io
+# docker.io: the docker sandbox backend (its tests start their own daemon); chromium + fonts:
+# kaleido's PNG/SVG/PDF export and the Playwright tests (never a downloaded browser).
+DEB_PACKAGES := bubblewrap python3-minimal g++ docker.io chromium fonts-liberation
 REQ_HASH := $(shell cat requirements.txt | sha256sum | cut -c1-16)
 STAMP := $(VENV)/.installed-$(REQ_HASH)
 PORT ?= 8501
