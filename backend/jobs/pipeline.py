@@ -23,8 +23,7 @@ from backend.rollout.prompts import conversation
 from backend.rollout.run import RolloutSpec, public_example, select_problems, to_sample
 from backend.rollout.settings import SettingLimits
 from backend.rollout.spec import SamplingSpec
-from backend.sandbox.judge import JudgeResult, JudgeTest, Program, SpecialJudge
-from backend.sandbox.limits import JudgeLimits
+from backend.sandbox.judge import JudgeResult, JudgeTest, Program, judge_setup
 from backend.sandbox.pool import JudgeJob
 from backend.store import Store
 
@@ -180,12 +179,8 @@ def to_evaluation(exp: str, key: tuple, r: JudgeResult) -> Evaluation:
 
 def _judge_inputs(store: Store, problem: Problem, spec) -> tuple:
     tests = [JudgeTest(t.input, t.output) for t in store.select(Test, {"problem_id": problem.id})]
-    limits = JudgeLimits(
-        time_limit_s=spec.time_limit_s or problem.time_limit_s,
-        memory_mb=spec.memory_limit_mb or problem.memory_limit_mb,
-    )
-    checker = SpecialJudge(problem.checker_source or "", "cpp") if problem.checker == "special" else problem.checker
-    return tests, limits, checker, problem.func_name if problem.kind == "functional" else None
+    setup = judge_setup(problem, spec.time_limit_s, spec.memory_limit_mb)
+    return tests, setup.limits, setup.checker, setup.func_name
 
 
 def spec_json(spec) -> dict:

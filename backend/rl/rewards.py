@@ -12,8 +12,7 @@ from dataclasses import dataclass, field
 from backend.errors import UserError
 from backend.records import Problem
 from backend.rollout.extract import extract_code
-from backend.sandbox.judge import JudgeResult, JudgeTest, Program
-from backend.sandbox.limits import JudgeLimits
+from backend.sandbox.judge import JudgeResult, JudgeTest, Program, judge_setup
 from backend.sandbox.pool import JudgeJob, judge_many
 from backend.sandbox.verdicts import MAX_TIER, OUTCOMES
 
@@ -80,11 +79,10 @@ class SandboxReward:
         for i, (text, pid) in enumerate(zip(texts, problem_ids, strict=True)):
             problem, tests = self.problems[pid]
             found = extract_code(text, "python", "stop")
-            limits = JudgeLimits(time_limit_s=problem.time_limit_s, memory_mb=problem.memory_limit_mb)
+            setup = judge_setup(problem)
             # every test runs, so partial credit is exact
-            jobs.append(JudgeJob(i, Program(found.code) if found.ok else None, tests, limits, problem.checker,
-                                 problem.func_name if problem.kind == "functional" else None, run_all=True,
-                                 backend=self.backend, format_reason=found.error or ""))  # fmt: skip
+            jobs.append(JudgeJob(i, Program(found.code) if found.ok else None, tests, setup.limits, setup.checker,
+                                 setup.func_name, run_all=True, backend=self.backend, format_reason=found.error or ""))  # fmt: skip
         results = dict(judge_many(jobs, workers=self.workers))
         return [results[i] for i in range(len(jobs))]
 

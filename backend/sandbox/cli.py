@@ -11,7 +11,7 @@ import typer
 from backend.cli import DbOption, open_store
 from backend.errors import UserError
 from backend.records import Problem, Test
-from backend.sandbox.judge import JudgeTest, Program, SpecialJudge, judge
+from backend.sandbox.judge import JudgeTest, Program, SpecialJudge, judge, judge_setup
 from backend.sandbox.limits import JudgeLimits
 
 CPP_SUFFIXES = (".cpp", ".cc", ".cxx", ".c++")
@@ -81,16 +81,14 @@ def judge_command(
         stored, cases = _problem_tests(db, problem)
     else:
         cases = read_tests_jsonl(tests)
-    limits = JudgeLimits(
-        time_limit_s=time_limit or (stored.time_limit_s if stored else 2.0),
-        memory_mb=memory_limit or (stored.memory_limit_mb if stored else 256),
-    )
-    check: str | SpecialJudge = checker or (stored.checker if stored else "exact")
-    if checker and Path(checker).is_file():
-        check = SpecialJudge(_read(Path(checker), "checker"), _language_of(Path(checker), None))
-    elif stored and stored.checker == "special":
-        check = SpecialJudge(stored.checker_source or "", "cpp")
-    func = stored.func_name if stored and stored.kind == "functional" else None
+    if stored:
+        setup = judge_setup(stored, time_limit, memory_limit)
+        limits, check, func = setup.limits, setup.checker, setup.func_name
+    else:
+        limits, check, func = JudgeLimits(time_limit_s=time_limit or 2.0, memory_mb=memory_limit or 256), "exact", None
+    if checker:  # an explicit --checker wins over the stored problem's
+        path = Path(checker)
+        check = SpecialJudge(_read(path, "checker"), _language_of(path, None)) if path.is_file() else checker
     result = judge(program, cases, limits, check, backend=backend, run_all=run_all, func_name=func)
     if as_json:
         typer.echo(json.dumps(result.to_dict()))

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from backend.errors import UserError
-from backend.records import tier_of
+from backend.records import Problem, tier_of
 from backend.sandbox import checkers
 from backend.sandbox.backends import SandboxError, Session, open_session
 from backend.sandbox.limits import JudgeLimits
@@ -90,6 +90,24 @@ class JudgeResult:
             "tests": [t.to_dict() for t in self.tests],
             "rewards": self.rewards,
         }
+
+
+@dataclass
+class JudgeSetup:
+    """How a stored problem is judged: its limits, its checker and, for functional problems, the
+    method to call. Built in one place for the CLI, sweep jobs and RL rewards alike."""
+
+    limits: JudgeLimits
+    checker: str | SpecialJudge
+    func_name: str | None
+
+
+def judge_setup(problem: Problem, time_limit_s: float | None = None, memory_mb: int | None = None) -> JudgeSetup:
+    limits = JudgeLimits(
+        time_limit_s=time_limit_s or problem.time_limit_s, memory_mb=memory_mb or problem.memory_limit_mb
+    )
+    checker = SpecialJudge(problem.checker_source or "", "cpp") if problem.checker == "special" else problem.checker
+    return JudgeSetup(limits, checker, problem.func_name if problem.kind == "functional" else None)
 
 
 def format_failure(reason: str) -> JudgeResult:
