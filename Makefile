@@ -11,7 +11,7 @@ REQ_HASH := $(shell cat requirements.txt | sha256sum | cut -c1-16)
 STAMP := $(VENV)/.installed-$(REQ_HASH)
 PORT ?= 8501
 
-.PHONY: run test setup debs db lint clean-venv sandbox-image bench
+.PHONY: lab lab-smoke run test setup debs db lint clean-venv sandbox-image bench
 
 run: setup db
 	$(PY) -m streamlit run app.py --server.headless true --server.port $(PORT) \
@@ -36,9 +36,18 @@ $(STAMP):
 	rm -f $(VENV)/.installed-*
 	touch $@
 
+# The database with real content: the builtin problems and the committed miniature lab.
 db: setup
 	$(PY) -m backend db init
 	$(PY) -m backend problems build-builtin
+	$(PY) -m backend lab import
+
+# The miniature lab from scratch (about an hour on 2 cores); `make lab-smoke` is the CI-sized recipe.
+lab: setup
+	$(PY) -m backend lab build
+
+lab-smoke: setup
+	$(PY) -m backend lab build --smoke
 
 # The docker backend's image, built offline from this machine's own Debian files.
 sandbox-image: setup

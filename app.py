@@ -16,6 +16,7 @@ pages = [
     st.Page("pages/churn.py", title="Churn", icon=":material/grid_on:"),
     st.Page("pages/passk.py", title="pass@k", icon=":material/stacked_line_chart:"),
     st.Page("pages/problem.py", title="Problem", icon=":material/description:"),
+    st.Page("pages/training.py", title="Training", icon=":material/model_training:"),
     st.Page("pages/launch.py", title="Launch", icon=":material/rocket_launch:"),
     st.Page("pages/jobs.py", title="Jobs", icon=":material/pending_actions:"),
 ]

@@ -50,6 +50,7 @@ def _register_stages() -> None:
     """Each pipeline stage owns its sub-commands and registers them here."""
     from backend.analysis import cli as analysis_cli
     from backend.jobs import cli as jobs_cli
+    from backend.lab import cli as lab_cli
     from backend.merge import cli as merge_cli
     from backend.problems import cli as problems_cli
     from backend.rl import cli as rl_cli
@@ -63,6 +64,7 @@ def _register_stages() -> None:
     analysis_cli.register(app)
     jobs_cli.register(app)
     rl_cli.register(app)
+    lab_cli.register(app)
 
 
 def main() -> None:

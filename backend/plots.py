@@ -141,6 +141,36 @@ def passk_curves(curves: pl.DataFrame) -> go.Figure:
     return fig
 
 
+def training_curves(metrics: pl.DataFrame) -> dict[str, go.Figure]:
+    """RL training metrics (step, name, value) as figures: reward, outcome classes, pass rate per
+    R_k, KL and completion length. Metrics a run did not log are left out."""
+    wide = metrics.pivot(on="name", index="step", values="value", aggregate_function="last").sort("step")
+    figures = {}
+
+    def lines(key: str, title: str, columns: dict[str, str], colors: dict[str, str] | None = None, pct=False):
+        present = {c: n for c, n in columns.items() if c in wide.columns}
+        if not present:
+            return
+        fig = go.Figure()
+        for column, name in present.items():
+            color = (colors or {}).get(column)
+            fig.add_trace(go.Scatter(x=wide["step"], y=wide[column], mode="lines+markers", name=name,
+                                     line=dict(color=color) if color else None, marker=dict(size=4)))  # fmt: skip
+        fig.update_layout(title=title, xaxis_title="step", **LAYOUT)
+        if pct:
+            fig.update_layout(yaxis_tickformat=".0%", yaxis_range=[0, 1])
+        figures[key] = fig
+
+    lines("reward", "Mean reward per step", {"reward_mean": "reward (sandbox)"})
+    lines("outcomes", "Outcome classes of the step's completions", {f"frac_{c}": NAMES[c] for c in CLASSES},
+          {f"frac_{c}": COLORS[c] for c in CLASSES}, pct=True)  # fmt: skip
+    tiers = {c: c.removeprefix("pass_") for c in wide.columns if c.startswith("pass_R_")}
+    lines("pass_per_tier", "Pass rate per R_k (tests with input < 10^k characters)", tiers, pct=True)
+    lines("kl", "KL to the reference policy", {"kl": "KL"})
+    lines("length", "Completion length (tokens)", {"completions/mean_length": "mean", "completions/max_length": "max"})
+    return figures
+
+
 def figure_bytes(fig: go.Figure, fmt: str) -> bytes:
     """html (plotly.js embedded: works offline), or png/svg/pdf through kaleido and Debian's Chromium."""
     if fmt == "html":

@@ -269,6 +269,30 @@ class Store:
                 con.unregister("_bulk")
         return table.num_rows
 
+    def experiment_rows(self, experiment_ids: list[str]) -> dict:
+        """Every row of these experiments as Arrow tables: the experiments, their samples,
+        evaluations and metrics, and the checkpoints they sampled, trained or merged from."""
+        marks = ", ".join("?" for _ in experiment_ids)
+        used = f"""SELECT checkpoint_id FROM samples WHERE experiment_id IN ({marks})
+                   UNION SELECT id FROM checkpoints WHERE experiment_id IN ({marks})"""
+        queries = {
+            "experiments": (f"SELECT * FROM experiments WHERE id IN ({marks})", 1),
+            "samples": (f"SELECT * FROM samples WHERE experiment_id IN ({marks})", 1),
+            "evaluations": (f"SELECT * FROM evaluations WHERE experiment_id IN ({marks})", 1),
+            "metrics": (f"SELECT * FROM metrics WHERE experiment_id IN ({marks})", 1),
+            "checkpoints": (
+                f"""SELECT * FROM checkpoints WHERE id IN ({used})
+                    OR id IN (SELECT low_id FROM checkpoints WHERE id IN ({used}))
+                    OR id IN (SELECT high_id FROM checkpoints WHERE id IN ({used}))""",
+                6,
+            ),
+        }
+        with self.connect(read_only=True) as con:
+            return {
+                name: con.sql(sql, params=experiment_ids * repeat).to_arrow_table()
+                for name, (sql, repeat) in queries.items()
+            }
+
     def replace_problems(self, built: list) -> None:
         """Store (Problem, [Test]) pairs, replacing each problem's previous tests, atomically."""
         with self.transaction() as con:

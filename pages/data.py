@@ -8,11 +8,12 @@ from __future__ import annotations
 import dataclasses
 
 import pandas as pd
+import polars as pl
 import streamlit as st
 
 from backend.analysis.frame import Outcomes, to_outcomes
 from backend.errors import UserError
-from backend.records import Evaluation, Experiment, Job, Problem, Sample, Test
+from backend.records import Evaluation, Experiment, Job, Metric, Problem, Sample, Test
 from backend.store import Store, default_db_path
 
 EXPERIMENT_KINDS_WITH_RESULTS = ("sweep", "eval", "lab", "rollout")
@@ -59,6 +60,28 @@ def problem_samples(experiment_id: str, problem_id: str) -> tuple[list[Sample], 
     store = _store(db_path())
     where = {"experiment_id": experiment_id, "problem_id": problem_id}
     return store.select(Sample, where), store.select(Evaluation, where)
+
+
+def metrics(experiment_id: str) -> pl.DataFrame:
+    return _metrics(db_path(), experiment_id)
+
+
+@st.cache_data(ttl=5, show_spinner=False)
+def _metrics(path: str, experiment_id: str) -> pl.DataFrame:
+    rows = _store(path).select(Metric, {"experiment_id": experiment_id})
+    return pl.DataFrame([dataclasses.asdict(m) for m in rows], schema={"experiment_id": pl.String, "step": pl.Int64,
+                                                                       "name": pl.String, "value": pl.Float64})  # fmt: skip
+
+
+def lab_findings() -> tuple[str | None, list[dict] | None]:
+    return _lab_findings(db_path())
+
+
+@st.cache_data(ttl=60, show_spinner="Checking the paper's findings…")
+def _lab_findings(path: str) -> tuple[str | None, list[dict] | None]:
+    from backend.lab.report import lab_findings as compute
+
+    return compute(_store(path))
 
 
 def jobs() -> list[Job]:

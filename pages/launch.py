@@ -6,6 +6,8 @@ from backend.errors import UserError
 from backend.jobs import runner
 from backend.jobs.spec import EvalSpec, ImportSpec, SweepSpec, validate_spec
 from backend.records import Checkpoint
+from backend.rl.rewards import BINARY
+from backend.rl.trainer import RLSpec
 from pages import data
 
 st.title("Launch")
@@ -60,7 +62,7 @@ def submit(cls, payload: dict) -> None:
     st.page_link("pages/jobs.py", label=f"Follow job {job.id} on the Jobs page", query_params={"job": job.id})
 
 
-sweep_tab, eval_tab, import_tab = st.tabs(["α sweep", "Eval checkpoints", "Import problems"])
+sweep_tab, eval_tab, rl_tab, import_tab = st.tabs(["α sweep", "Eval checkpoints", "RL (GRPO)", "Import problems"])
 with sweep_tab, st.form("sweep"):
     low = checkpoint_field("θ_low (α = 0)", "low")
     high = checkpoint_field("θ_high (α = 1)", "high")
@@ -76,6 +78,35 @@ with eval_tab, st.form("eval"):
     options = sampling_fields("eval")
     if st.form_submit_button("Launch eval", type="primary"):
         submit(EvalSpec, {"checkpoints": [p.strip() for p in paths.splitlines() if p.strip()], **options})
+with rl_tab, st.form("rl"):
+    base = checkpoint_field("Base / SFT checkpoint", "rl-base")
+    c1, c2, c3 = st.columns(3)
+    rl = {
+        "reward": c1.selectbox("Reward", [*BINARY, "partial_discrete", "partial_continuous"], index=len(BINARY) - 1,
+                               help="R_k: pass every test with input < 10^k characters; partial: credit per tier/test"),
+        "output_dir": c2.text_input("Output folder", placeholder="/runs/grpo-R_inf"),
+        "bench": c3.text_input("Benchmark", "builtin", key="rl-bench"),
+        "difficulty": c1.selectbox("Difficulty", [None, "easy", "medium", "hard"], key="rl-diff",
+                                   format_func=lambda d: d or "all"),
+        "limit": c2.number_input("At most N problems (0 = all)", 0, 100000, 0, key="rl-limit") or None,
+        "steps": c3.number_input("Steps (max_steps)", 1, 1_000_000, 100),
+        "num_generations": c1.number_input("num_generations", 2, 256, 8),
+        "per_device_train_batch_size": c2.number_input("per_device_train_batch_size", 1, 4096, 8),
+        "max_completion_length": c3.number_input("max_completion_length", 1, 65536, 512),
+        "learning_rate": c1.number_input("learning_rate", 0.0, 1.0, 1e-6, format="%.2e"),
+        "beta": c2.number_input("beta (KL)", 0.0, 10.0, 0.0),
+        "loss_type": c3.selectbox("loss_type", ["dapo", "grpo", "bnpo", "dr_grpo"]),
+        "save_steps": c1.number_input("save_steps", 1, 1_000_000, 50),
+        "seed": c2.number_input("Seed", 0, 2**31 - 1, 0, key="rl-seed"),
+        "use_vllm": c3.checkbox("Colocated vLLM generation (GPU)"),
+        "executor": c1.selectbox("Executor", ["local", "ray"], key="rl-exec", help="ray places training on a GPU node"),
+        "num_gpus": c2.number_input("GPUs (ray)", 0.0, 8.0, 1.0),
+    }  # fmt: skip
+    if st.form_submit_button("Launch RL job", type="primary"):
+        if not rl["output_dir"].strip():
+            st.error("output folder: give a folder for the checkpoints, e.g. /runs/grpo-R_inf")
+        else:
+            submit(RLSpec, {"base": base, **rl, "output_dir": rl["output_dir"].strip()})
 with import_tab, st.form("import"):
     source = st.selectbox(
         "Source",

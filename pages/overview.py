@@ -3,6 +3,7 @@
 import streamlit as st
 
 from backend.errors import UserError
+from backend.lab.report import to_markdown
 from pages import data
 
 st.title("frontier-lab")
@@ -23,6 +24,23 @@ if experiments.empty:
 else:
     st.dataframe(experiments, hide_index=True, width="stretch")
     st.caption("The *note* column says what each experiment is, e.g. a miniature lab on a tiny CPU model.")
+
+lab_experiment, lab_rows = data.lab_findings()
+if lab_rows:
+    st.subheader("Miniature lab: does the paper show at this scale?")
+    st.caption(
+        "A tiny Qwen2 trained on this CPU on our own builtin problems (SFT, then GRPO with R_low and R_inf), "
+        "merged, sampled and judged for real; evaluated on the problems it was trained on. Verdicts use 95% "
+        "bootstrap CIs over problems; a finding that does not show is reported as such. "
+        "Reproduce with `python -m backend lab build`."
+    )
+    st.dataframe(
+        [{"finding": r["finding"], "shows here?": "yes" if r["shows"] else "no", "criterion": r["criterion"]} for r in lab_rows],
+        hide_index=True, width="stretch",
+    )  # fmt: skip
+    with st.expander("Numbers behind the verdicts"):
+        st.markdown(to_markdown(lab_rows))
+    st.page_link("pages/frontier.py", label="Open the lab's frontier", query_params={"exp": lab_experiment})
 
 with st.expander("Terms", expanded=experiments.empty):
     st.markdown(

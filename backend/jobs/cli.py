@@ -66,13 +66,17 @@ def sweep_command(
     live_switch: Annotated[
         bool, typer.Option("--live-switch", help="Switch α in the loaded model; write no merged folders.")
     ] = False,
+    independent: Annotated[
+        list[str] | None,
+        typer.Option("--independent", help="Independently trained checkpoint to evaluate alongside; repeatable."),
+    ] = None,
     detach: Annotated[bool, typer.Option("--detach", help="Return at once; the job runs on.")] = False,
     db: DbOption = None,
 ) -> None:
     """Merge θ_low/θ_high at every α, sample, judge and store: one resumable job."""
-    data = {"low": low, "high": high, "alphas": alphas, "keep_merged": not live_switch,
+    data = {"low": low, "high": high, "alphas": alphas, "keep_merged": not live_switch, "independent": independent or [],
             **_common(bench, difficulty, problem, limit, n, setting, temperature, top_p, max_tokens, seed, engine, executor, ray_address, backend)}  # fmt: skip
-    _launch(open_store(db), validate_spec(SweepSpec, data), detach)
+    launch(open_store(db), validate_spec(SweepSpec, data), detach)
 
 
 def eval_command(
@@ -114,10 +118,10 @@ def eval_command(
             backend,
         ),
     }
-    _launch(open_store(db), validate_spec(EvalSpec, data), detach)
+    launch(open_store(db), validate_spec(EvalSpec, data), detach)
 
 
-def _launch(store: Store, spec, detach: bool) -> None:
+def launch(store: Store, spec, detach: bool) -> None:
     job = runner.create_job(store, spec)
     pid = runner.start(store, job.id)
     typer.echo(f"job {job.id} (experiment {job.experiment_id}) started, pid {pid}; log: {job.log_path}")

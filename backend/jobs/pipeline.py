@@ -46,6 +46,10 @@ class Progress:
         self.stages[stage]["done"] += n
         self.flush(stage)
 
+    def reached(self, stage: str, done: int) -> None:
+        self.stages[stage]["done"] = done
+        self.flush(stage, force=True)
+
     def flush(self, stage: str, force: bool = False) -> None:
         now = time.time()
         if not force and now - self._last < 1.0:
@@ -99,7 +103,12 @@ def eval_points(store: Store, spec: EvalSpec) -> list[Point]:
 
 def run_pipeline(store: Store, job_id: str, experiment_id: str, spec: SweepSpec | EvalSpec) -> dict:
     progress = Progress(store, job_id)
-    points = sweep_points(store, spec, progress) if isinstance(spec, SweepSpec) else eval_points(store, spec)
+    if isinstance(spec, SweepSpec):
+        points = sweep_points(store, spec, progress) + [
+            Point(ensure_registered(store, p).id, p) for p in spec.independent
+        ]
+    else:
+        points = eval_points(store, spec)
     rollout = RolloutSpec(checkpoint=points[0].path, bench=spec.bench, difficulty=spec.difficulty, problems=spec.problems,
                           limit=spec.limit, setting=spec.setting)  # fmt: skip
     problems = select_problems(store, rollout)

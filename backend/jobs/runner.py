@@ -25,7 +25,13 @@ from backend.jobs.spec import EvalSpec, SweepSpec, validate_spec
 from backend.records import Experiment, Job
 from backend.store import Store
 
-SPECS = {"sweep": SweepSpec, "eval": EvalSpec}
+
+def _specs() -> dict:
+    from backend.rl.trainer import RLSpec  # TRL is imported only by the job that trains
+
+    return {"sweep": SweepSpec, "eval": EvalSpec, "rl": RLSpec}
+
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -35,21 +41,31 @@ def log_path(store: Store, job_id: str) -> Path:
     return folder / f"{job_id}.log"
 
 
-def create_job(store: Store, spec: SweepSpec | EvalSpec, name: str | None = None, note: str | None = None) -> Job:
+def _folders(spec) -> list[str]:
+    if spec.kind == "sweep":
+        return [spec.low, spec.high, *spec.independent]
+    return [spec.base] if spec.kind == "rl" else spec.checkpoints
+
+
+def _title(spec) -> str:
+    if spec.kind == "sweep":
+        return f"α sweep {Path(spec.low).name} → {Path(spec.high).name}"
+    if spec.kind == "rl":
+        return f"GRPO from {Path(spec.base).name} with {spec.reward}"
+    return f"eval of {len(spec.checkpoints)} checkpoint(s)"
+
+
+def create_job(store: Store, spec, name: str | None = None, note: str | None = None) -> Job:
     """Experiment + queued job rows for a validated spec (its checkpoint folders checked first)."""
     from backend.merge.io import Checkpoint as Folder
 
-    for folder in [spec.low, spec.high] if spec.kind == "sweep" else spec.checkpoints:
+    for folder in _folders(spec):
         Folder(folder).close()  # raises one clear line for a missing or broken folder
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     exp_id = f"{spec.kind}-{stamp}-{uuid.uuid4().hex[:6]}"
     job = Job(id=f"job-{uuid.uuid4().hex[:10]}", kind=spec.kind, status="queued", experiment_id=exp_id)
     job.log_path = str(log_path(store, job.id))
-    title = name or (
-        f"α sweep {Path(spec.low).name} → {Path(spec.high).name}"
-        if spec.kind == "sweep"
-        else f"eval of {len(spec.checkpoints)} checkpoint(s)"
-    )
+    title = name or _title(spec)
     with store.transaction() as con:
         store.put(
             [Experiment(id=exp_id, kind=spec.kind, name=title, spec=json.loads(spec.model_dump_json()), note=note)],
@@ -76,16 +92,19 @@ def start(store: Store, job_id: str, detach: bool = True) -> int:
 
 def run_job_here(store: Store, job_id: str) -> None:
     """The body of a job's process: run the pipeline, record done / failed."""
-    from backend.jobs.pipeline import run_pipeline
+    from backend.jobs.pipeline import Progress, run_pipeline
 
     job = get_job(store, job_id)
     exp = store.get(Experiment, job.experiment_id)
-    spec = validate_spec(SPECS[job.kind], exp.spec)
+    spec = validate_spec(_specs()[job.kind], exp.spec)
     store.update(Job, (job_id,), status="running", pid=os.getpid(), error=None)
     store.update(Experiment, (exp.id,), status="running")
     print(f"[{dt.datetime.now():%H:%M:%S}] job {job_id} started (pid {os.getpid()})", flush=True)
     try:
-        summary = run_pipeline(store, job_id, exp.id, spec)
+        if job.kind == "rl":
+            summary = {"experiment": run_training(store, spec, exp.id, Progress(store, job_id))}
+        else:
+            summary = run_pipeline(store, job_id, exp.id, spec)
     except BaseException as exc:
         traceback.print_exc()
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
@@ -95,6 +114,37 @@ def run_job_here(store: Store, job_id: str) -> None:
     print(f"[{dt.datetime.now():%H:%M:%S}] done: {json.dumps(summary)}", flush=True)
     store.update(Job, (job_id,), status="done", stage="done")
     store.update(Experiment, (exp.id,), status="done")
+
+
+def run_training(store: Store, spec, experiment_id: str, progress) -> str:
+    """An RL job's body: here, or (executor "ray") as a Ray task asking for spec.num_gpus GPUs,
+    so a cluster places it on a GPU node. Either way it resumes from the newest checkpoint."""
+    from backend.rl.trainer import run_rl
+
+    if spec.executor == "local":
+        return run_rl(store, spec, progress=False, experiment_id=experiment_id, job=progress)
+    import ray
+
+    ray.init(address=spec.ray_address, num_cpus=None if spec.ray_address else os.cpu_count(), include_dashboard=False,
+             log_to_driver=False, ignore_reinit_error=True)  # fmt: skip
+    if ray.cluster_resources().get("GPU", 0) < spec.num_gpus:
+        ray.shutdown()
+        raise UserError(
+            f"the Ray cluster has no node with {spec.num_gpus:g} GPU(s); set num_gpus to 0 to train on CPUs"
+        )
+    task = ray.remote(num_gpus=spec.num_gpus)(_train_remote)
+    try:
+        return ray.get(task.remote(str(store.path), spec.model_dump(), experiment_id, progress.job_id))
+    finally:
+        ray.shutdown()
+
+
+def _train_remote(db: str, spec: dict, experiment_id: str, job_id: str) -> str:
+    from backend.jobs.pipeline import Progress
+    from backend.rl.trainer import RLSpec, run_rl
+
+    store = Store(db)
+    return run_rl(store, RLSpec(**spec), progress=False, experiment_id=experiment_id, job=Progress(store, job_id))
 
 
 def refresh(store: Store, job: Job) -> Job:

@@ -78,6 +78,7 @@ class SweepSpec(ProblemSelection, SamplingOptions, RunOptions):
     high: str
     alphas: list[float]
     keep_merged: bool = True  # False: switch α in the loaded model, write no merged folders
+    independent: list[str] = []  # independently trained checkpoints evaluated alongside, overlaid on the frontier
 
     @field_validator("alphas", mode="before")
     @classmethod

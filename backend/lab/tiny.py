@@ -30,11 +30,22 @@ def train_tokenizer(texts: list[str], vocab_size: int = 512):
     return fast
 
 
+def tiny_qwen2(tokenizer, seed: int = 0, hidden: int = 64, layers: int = 2, heads: int = 4, kv_heads: int = 2):
+    """A randomly initialised Qwen2 decoder sized for a CPU, with tied embeddings."""
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    config = Qwen2Config(
+        vocab_size=len(tokenizer), hidden_size=hidden, intermediate_size=2 * hidden, num_hidden_layers=layers,
+        num_attention_heads=heads, num_key_value_heads=kv_heads, max_position_embeddings=2048,
+        eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id, tie_word_embeddings=True,
+    )  # fmt: skip
+    torch.manual_seed(seed)
+    return Qwen2ForCausalLM(config)
+
+
 def make_tiny_checkpoint(
     folder: str | Path, texts: list[str] | None = None, seed: int = 0, hidden: int = 64, layers: int = 2
 ):
-    from transformers import Qwen2Config, Qwen2ForCausalLM
-
     texts = (
         texts
         or [
@@ -46,13 +57,7 @@ def make_tiny_checkpoint(
         * 20
     )
     tokenizer = train_tokenizer(texts)
-    config = Qwen2Config(
-        vocab_size=len(tokenizer), hidden_size=hidden, intermediate_size=2 * hidden, num_hidden_layers=layers,
-        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=2048,
-        eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id, tie_word_embeddings=True,
-    )  # fmt: skip
-    torch.manual_seed(seed)
-    model = Qwen2ForCausalLM(config)
+    model = tiny_qwen2(tokenizer, seed, hidden, layers)
     folder = Path(folder)
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)

@@ -8,7 +8,9 @@ from typing import Annotated
 import typer
 
 from backend.cli import DbOption, open_store
-from backend.rl.trainer import RLSpec, run_rl
+from backend.jobs.cli import launch
+from backend.jobs.spec import validate_spec
+from backend.rl.trainer import RLSpec
 
 
 def rl_command(
@@ -30,18 +32,26 @@ def rl_command(
     loss_type: Annotated[str, typer.Option("--loss-type")] = "dapo",
     save_steps: Annotated[int, typer.Option("--save-steps")] = 50,
     seed: Annotated[int, typer.Option("--seed")] = 0,
+    temperature: Annotated[float, typer.Option("--temperature")] = 1.0,
     use_vllm: Annotated[bool, typer.Option("--use-vllm", help="Colocated vLLM generation (GPU).")] = False,
+    backend: Annotated[str, typer.Option("--backend", help="Judge sandbox: bwrap | docker | none")] = "bwrap",
+    executor: Annotated[str, typer.Option("--executor", help="local | ray (placed on a GPU node)")] = "local",
+    ray_address: Annotated[str | None, typer.Option("--ray-address", help="auto | HOST:PORT")] = None,
+    num_gpus: Annotated[float, typer.Option("--num-gpus", help="GPUs the ray executor asks for.")] = 1.0,
+    detach: Annotated[bool, typer.Option("--detach", help="Return at once; the job runs on.")] = False,
     db: DbOption = None,
 ) -> None:
-    """Train with TRL's GRPOTrainer; the reward is the sandbox judge's R_k or partial credit."""
-    spec = RLSpec(
-        base=str(base), output_dir=str(out), reward=reward, bench=bench, difficulty=difficulty, problems=problem or [],
-        limit=limit, steps=steps, num_generations=num_generations, per_device_train_batch_size=batch_size,
-        max_completion_length=max_completion_length, learning_rate=learning_rate, beta=beta, loss_type=loss_type,
-        save_steps=save_steps, seed=seed, use_vllm=use_vllm,
-    )  # fmt: skip
-    exp = run_rl(open_store(db), spec)
-    typer.echo(f"RL experiment {exp}: checkpoints in {out}")
+    """Train with TRL's GRPOTrainer as a job (detach, cancel, resume from the last checkpoint);
+    the reward is the sandbox judge's R_k or partial credit."""
+    data = {
+        "base": str(base), "output_dir": str(out.resolve()), "reward": reward, "bench": bench, "difficulty": difficulty,
+        "problems": problem or [], "limit": limit, "steps": steps, "num_generations": num_generations,
+        "per_device_train_batch_size": batch_size, "max_completion_length": max_completion_length,
+        "learning_rate": learning_rate, "beta": beta, "loss_type": loss_type, "save_steps": save_steps, "seed": seed,
+        "temperature": temperature, "use_vllm": use_vllm, "backend": backend, "executor": executor,
+        "ray_address": ray_address, "num_gpus": num_gpus,
+    }  # fmt: skip
+    launch(open_store(db), validate_spec(RLSpec, data), detach)
 
 
 def register(app: typer.Typer) -> None:

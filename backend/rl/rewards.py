@@ -37,6 +37,7 @@ class RewardStats:
     rewards: list[float] = field(default_factory=list)
     outcomes: list[str] = field(default_factory=list)
     tier_passed: list[dict] = field(default_factory=list)
+    is_repair: list[bool] = field(default_factory=list)
 
     def summary(self) -> dict[str, float]:
         n = max(len(self.outcomes), 1)
@@ -44,7 +45,31 @@ class RewardStats:
         out |= {f"frac_{o}": self.outcomes.count(o) / n for o in OUTCOMES}
         for k in BINARY:
             out[f"pass_{k}"] = sum(t.get(k, 0.0) for t in self.tier_passed) / n
+        if any(self.is_repair) or self.is_repair:  # online repair: originals and repairs reported apart
+            original = [o == "correct" for o, r in zip(self.outcomes, self.is_repair, strict=True) if not r]
+            repaired = [o == "correct" for o, r in zip(self.outcomes, self.is_repair, strict=True) if r]
+            out["original_pass_rate"] = sum(original) / max(len(original), 1)
+            out["repair_samples"] = float(len(repaired))
+            if repaired:
+                out["repair_success_rate"] = sum(repaired) / len(repaired)
         return out
+
+
+class RepairPool:
+    """Failed programs waiting for a repair attempt, in a fixed number of slots (newest replace
+    oldest). The GRPO dataset reads the slots, so repair prompts join training as failures occur."""
+
+    def __init__(self, slots: int, max_chars: int = 600):
+        self.slots: list[dict | None] = [None] * slots
+        self.max_chars, self._next = max_chars, 0
+
+    def add(self, problem: Problem, code: str, context: dict) -> None:
+        from backend.rollout.prompts import SYSTEM
+
+        prompt = [{"role": "system", "content": SYSTEM["reasoning"]},
+                  {"role": "user", "content": repair_prompt(problem, code, context, self.max_chars)}]  # fmt: skip
+        self.slots[self._next] = {"prompt": prompt, "problem_id": problem.id, "repair": True}
+        self._next = (self._next + 1) % len(self.slots)
 
 
 class SandboxReward:
@@ -61,16 +86,24 @@ class SandboxReward:
         self.reward, self.repair = parse_reward(reward)
         self.__name__ = f"sandbox_{self.reward}"  # TRL logs rewards under the function's name
         self.history: list[RewardStats] = []
+        self.pool: RepairPool | None = None  # set for online repair: failures feed it
 
-    def __call__(self, prompts, completions, problem_id, **_) -> list[float]:
+    def __call__(self, prompts, completions, problem_id, repair=None, **_) -> list[float]:
         texts = [c[-1]["content"] if isinstance(c, list) else c for c in completions]
+        repair = list(repair) if repair is not None else [False] * len(texts)
         results = self.judge(texts, problem_id)
         stats = RewardStats()
-        for r in results:
+        for text, pid, is_repair, r in zip(texts, problem_id, repair, results, strict=True):
             value = r.rewards[self.reward]
             stats.rewards.append(value)
             stats.outcomes.append(r.outcome)
             stats.tier_passed.append({k: r.rewards[k] for k in BINARY})
+            if self.pool is not None:
+                stats.is_repair.append(bool(is_repair))
+                if value < 1.0 and r.outcome != "format_failure" and not is_repair:
+                    self.pool.add(
+                        self.problems[pid][0], extract_code(text, "python", "stop").code, r.failure_context or {}
+                    )
         self.history.append(stats)
         return stats.rewards
 

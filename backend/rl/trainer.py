@@ -7,54 +7,62 @@ and per-step metrics go to the `metrics` table.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import uuid
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, model_validator
 
 from backend.checkpoints import ensure_registered
 from backend.errors import UserError
 from backend.records import Checkpoint, Experiment, Metric, Test
-from backend.rl.rewards import SandboxReward, parse_reward
+from backend.rl.rewards import RepairPool, SandboxReward, parse_reward
 from backend.rollout.prompts import conversation
 from backend.rollout.run import RolloutSpec, public_example, select_problems
 from backend.sandbox.judge import JudgeTest
 from backend.store import Store
 
 
-@dataclass
-class RLSpec:
-    """GRPO hyperparameters keep TRL's names (GRPOConfig); the rest says what to train on."""
+class RLSpec(BaseModel):
+    """GRPO hyperparameters keep TRL's names (GRPOConfig); the rest says what to train on and where."""
 
+    kind: Literal["rl"] = "rl"
     base: str
     output_dir: str
     reward: str = "R_inf"  # R_1…R_6, R_inf, partial_discrete, partial_continuous
     bench: str = "builtin"
-    difficulty: str | None = None
-    problems: list[str] = field(default_factory=list)
-    limit: int | None = None
-    steps: int = 100  # GRPOConfig.max_steps
-    num_generations: int = 8
-    per_device_train_batch_size: int = 8
-    max_completion_length: int = 512
-    learning_rate: float = 1e-6
-    beta: float = 0.0
-    loss_type: str = "dapo"
-    temperature: float = 1.0
-    save_steps: int = 50
+    difficulty: Literal["easy", "medium", "hard"] | None = None
+    problems: list[str] = []
+    limit: int | None = Field(None, ge=1)
+    steps: int = Field(100, ge=1)  # GRPOConfig.max_steps
+    num_generations: int = Field(8, ge=2)
+    per_device_train_batch_size: int = Field(8, ge=1)
+    max_completion_length: int = Field(512, ge=1)
+    learning_rate: float = Field(1e-6, gt=0)
+    beta: float = Field(0.0, ge=0)
+    loss_type: Literal["grpo", "bnpo", "dr_grpo", "dapo"] = "dapo"
+    temperature: float = Field(1.0, gt=0)
+    save_steps: int = Field(50, ge=1)
     seed: int = 0
     use_vllm: bool = False  # colocated vLLM generation on a GPU; plain generation on CPU
-    backend: str = "bwrap"
+    backend: Literal["bwrap", "docker", "none"] = "bwrap"
+    executor: Literal["local", "ray"] = "local"
+    ray_address: str | None = None  # auto | HOST:PORT; None starts a local Ray
+    num_gpus: float = Field(1.0, ge=0)  # what the ray executor asks for: training lands on a GPU node
+    repair_max_chars: int = Field(600, ge=50)  # failure context kept in a repair prompt (repair:R_k)
 
-    def __post_init__(self):
-        _, repair = parse_reward(self.reward)
-        if repair:
-            raise UserError("online repair (repair:R_k) is not implemented yet; train with a plain or shaped reward")
+    @model_validator(mode="after")
+    def _check(self):
+        parse_reward(self.reward)
         if self.per_device_train_batch_size % self.num_generations:
             raise UserError("per_device_train_batch_size must be a multiple of num_generations (GRPO groups)")
+        return self
 
 
-def run_rl(store: Store, spec: RLSpec, progress: bool = True) -> str:
-    """Train; returns the experiment id. Checkpoints and metrics land in the store as it goes."""
+def run_rl(store: Store, spec: RLSpec, progress: bool = True, experiment_id: str | None = None, job=None) -> str:
+    """Train; returns the experiment id. Checkpoints and metrics land in the store as it goes.
+    Resumes from the newest checkpoint-N in output_dir when there is one (a resumed job)."""
     from datasets import Dataset
     from transformers import TrainerCallback
     from trl import GRPOConfig, GRPOTrainer
@@ -62,14 +70,22 @@ def run_rl(store: Store, spec: RLSpec, progress: bool = True) -> str:
     problems = select_problems(store, RolloutSpec(checkpoint=spec.base, bench=spec.bench, difficulty=spec.difficulty,
                                                   problems=spec.problems, limit=spec.limit))  # fmt: skip
     base = ensure_registered(store, spec.base)
-    exp = f"rl-{dt.datetime.now():%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
-    store.put([Experiment(id=exp, kind="rl", name=f"GRPO on {base.label} with {spec.reward}", spec=asdict(spec),
-                          note=f"RL run: reward {spec.reward}, {len(problems)} problems of {spec.bench}")])  # fmt: skip
+    exp = experiment_id or f"rl-{dt.datetime.now():%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
+    if store.get(Experiment, exp) is None:
+        store.put([Experiment(id=exp, kind="rl", name=f"GRPO on {base.label} with {spec.reward}", spec=spec.model_dump(),
+                              note=f"RL run: reward {spec.reward}, {len(problems)} problems of {spec.bench}")])  # fmt: skip
+    store.update(Experiment, (exp,), status="running")
     judged = {
         p.id: (p, [JudgeTest(t.input, t.output) for t in store.select(Test, {"problem_id": p.id})]) for p in problems
     }
     reward = SandboxReward(judged, spec.reward, spec.backend)
-    rows = [{"prompt": conversation(p, "reasoning", public_example(store, p)), "problem_id": p.id} for p in problems]
+    rows = [{"prompt": conversation(p, "reasoning", public_example(store, p)), "problem_id": p.id, "repair": False}
+            for p in problems]  # fmt: skip
+    if reward.repair:  # as many repair slots as problems: once failures arrive, about half the prompts are repairs
+        reward.pool = RepairPool(len(rows), spec.repair_max_chars)
+        dataset = with_repairs(rows, reward.pool)
+    else:
+        dataset = Dataset.from_list(rows)
     config = GRPOConfig(
         output_dir=spec.output_dir, max_steps=spec.steps, num_generations=spec.num_generations,
         per_device_train_batch_size=spec.per_device_train_batch_size, max_completion_length=spec.max_completion_length,
@@ -79,11 +95,19 @@ def run_rl(store: Store, spec: RLSpec, progress: bool = True) -> str:
     )  # fmt: skip
 
     class ToStore(TrainerCallback):
+        def on_train_begin(self, args, state, control, **kw):
+            if job:
+                job.set_total("train", spec.steps)
+
         def on_log(self, args, state, control, logs=None, **kw):
             values = {k: float(v) for k, v in (logs or {}).items() if isinstance(v, int | float)}
             if reward.history:
                 values |= reward.history[-1].summary()
             store.put([Metric(exp, state.global_step, k, v) for k, v in values.items()])
+
+        def on_step_end(self, args, state, control, **kw):
+            if job:  # the step count, not a tally: a resumed run starts at its checkpoint's step
+                job.reached("train", state.global_step)
 
         def on_save(self, args, state, control, **kw):
             _register(store, Path(args.output_dir) / f"checkpoint-{state.global_step}", spec, exp, state.global_step)
@@ -92,16 +116,59 @@ def run_rl(store: Store, spec: RLSpec, progress: bool = True) -> str:
         model=spec.base,
         reward_funcs=[reward],
         args=config,
-        train_dataset=Dataset.from_list(rows),
+        train_dataset=dataset,
         callbacks=[ToStore()],
     )
-    trainer.train()
+    for step, folder in complete_checkpoints(Path(spec.output_dir)):  # a kill may have come before on_save
+        _register(store, folder, spec, exp, step)
+    trainer.train(resume_from_checkpoint=last_complete_checkpoint(Path(spec.output_dir)))
     final = Path(spec.output_dir) / "final"
     trainer.save_model(str(final))
     trainer.processing_class.save_pretrained(str(final))
     _register(store, final, spec, exp, trainer.state.global_step)
     store.update(Experiment, (exp,), status="done")
     return exp
+
+
+def with_repairs(rows: list[dict], pool: RepairPool):
+    """The GRPO dataset with online repair: the original prompts, then one row per repair slot
+    (an empty slot stands in for an original prompt). TRL takes only `datasets` datasets, so this
+    is one whose item access reads the pool. Slots change only inside the reward call, after the
+    batch was read, so the num_generations copies of one index always see the same prompt."""
+    from datasets import Dataset
+
+    class WithRepairs(Dataset):
+        def __getitem__(self, key):
+            return self._item(key) if isinstance(key, int) else super().__getitem__(key)
+
+        def __getitems__(self, keys: list) -> list:
+            return [self._item(int(k)) for k in keys]
+
+        def _item(self, i: int) -> dict:
+            slot = pool.slots[i - len(rows)] if i >= len(rows) else None
+            return slot or super().__getitem__(i)
+
+    base = Dataset.from_list(rows + [rows[i % len(rows)] for i in range(len(pool.slots))])
+    return WithRepairs(base.data, info=base.info, split=base.split)
+
+
+def complete_checkpoints(output_dir: Path) -> list[tuple[int, Path]]:
+    """(step, folder) of every checkpoint-N that was fully written, oldest first. Trainer writes
+    trainer_state.json last, and not atomically: a run killed mid-save leaves a newer folder
+    without it (or with a torn one)."""
+    complete = []
+    for folder in output_dir.glob("checkpoint-*"):
+        try:
+            json.loads((folder / "trainer_state.json").read_text())
+            complete.append((int(folder.name.split("-", 1)[1]), folder))
+        except (OSError, ValueError):
+            continue
+    return sorted(complete)
+
+
+def last_complete_checkpoint(output_dir: Path) -> str | None:
+    complete = complete_checkpoints(output_dir)
+    return str(complete[-1][1]) if complete else None
 
 
 def _register(store: Store, folder: Path, spec: RLSpec, exp: str, step: int) -> None:

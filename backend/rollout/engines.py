@@ -33,7 +33,7 @@ class TransformersEngine:
     """Batched sampling with left padding and the KV cache (transformers' generate)."""
 
     def __init__(
-        self, checkpoint: str, device: str | None = None, batch_size: int = 16, dtype: torch.dtype | None = None
+        self, checkpoint: str, device: str | None = None, batch_size: int = 64, dtype: torch.dtype | None = None
     ):
         from transformers import AutoModelForCausalLM, AutoTokenizer
 

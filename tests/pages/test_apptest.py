@@ -4,8 +4,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from backend.records import Job
+from tests.conftest import ROOT
 
-PAGES = ["overview", "frontier", "churn", "passk", "problem", "launch", "jobs"]
+PAGES = ["overview", "frontier", "churn", "passk", "problem", "training", "launch", "jobs"]
 
 
 def app(db_path, monkeypatch, page, params=None):
@@ -98,3 +99,59 @@ def test_export_all_figures_offers_a_zip(populated, db_path, monkeypatch):
     next(b for b in at.button if b.label == "Export all figures of this experiment (zip)").click().run()
     assert not at.exception, at.exception
     assert any(d.label == "Download the zip" for d in at.get("download_button"))
+
+
+def test_training_page_draws_the_curves_of_an_rl_run(store, db_path, monkeypatch):
+    from backend.records import Experiment, Metric
+
+    store.put([Experiment(id="rl-x", kind="rl", name="GRPO test run", spec={})])
+    store.put([Metric("rl-x", step, name, value) for step in (1, 2, 3) for name, value in
+               (("reward_mean", step / 4), ("frac_correct", step / 4), ("frac_correctness_failure", 1 - step / 4),
+                ("pass_R_1", 0.9), ("pass_R_inf", step / 4), ("kl", 0.01 * step))])  # fmt: skip
+    at = app(db_path, monkeypatch, "training", {"run": "rl-x"})
+    assert not at.exception, at.exception
+    assert any("3 steps logged" in c.value for c in at.caption)
+    charts = at.get("plotly_chart")
+    assert len(charts) == 4  # reward, outcomes, pass per tier, KL (no completion lengths logged)
+
+
+def test_rl_form_creates_an_rl_job(store, db_path, monkeypatch, tmp_path):
+    from backend.jobs import runner
+    from backend.lab.tiny import make_tiny_checkpoint
+
+    base = make_tiny_checkpoint(tmp_path / "base")
+    at = app(db_path, monkeypatch, "launch")
+    at.text_input(key="rl-base-path").set_value(str(base))
+    next(t for t in at.text_input if t.label == "Output folder").set_value(str(tmp_path / "out"))
+    next(b for b in at.button if b.label == "Launch RL job").click().run()
+    assert not at.exception, at.exception
+    jobs = store.select(Job)
+    assert [j.kind for j in jobs] == ["rl"], [e.value for e in at.error]
+    if jobs[0].status in ("running", "queued"):
+        runner.cancel(store, jobs[0].id)
+
+
+def test_rl_form_reports_a_bad_batch_inline(store, db_path, monkeypatch, tmp_path):
+    from backend.lab.tiny import make_tiny_checkpoint
+
+    base = make_tiny_checkpoint(tmp_path / "base")
+    at = app(db_path, monkeypatch, "launch")
+    at.text_input(key="rl-base-path").set_value(str(base))
+    next(t for t in at.text_input if t.label == "Output folder").set_value(str(tmp_path / "out"))
+    next(n for n in at.number_input if n.label == "per_device_train_batch_size").set_value(6)
+    next(b for b in at.button if b.label == "Launch RL job").click().run()
+    assert any("multiple of num_generations" in e.value for e in at.error)
+    assert store.count(Job) == 0
+
+
+@pytest.mark.skipif(not (ROOT / "artifacts" / "lab" / "recipe.json").is_file(), reason="no committed lab artifacts")
+def test_overview_states_the_lab_findings(store, db_path, monkeypatch):
+    from backend.lab.artifacts import import_results
+
+    import_results(store)
+    at = app(db_path, monkeypatch, "overview")
+    assert not at.exception, at.exception
+    assert any("Miniature lab" in s.value for s in at.subheader)
+    table = at.dataframe[-1].value
+    assert list(table["finding"].str[:2]) == ["1.", "2.", "3.", "4."]
+    assert set(table["shows here?"]) <= {"yes", "no"}

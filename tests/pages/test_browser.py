@@ -1,5 +1,6 @@
 """The dashboard in a real browser: Playwright drives Debian's Chromium (never a downloaded one)."""
 
+import json
 import os
 import socket
 import struct
@@ -15,6 +16,7 @@ from backend.records import Job
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "docs" / "screenshots"
+LAB = ROOT / "artifacts" / "lab"
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 
@@ -27,6 +29,19 @@ def free_port() -> int:
 
 @pytest.fixture
 def server(populated, db_path, tmp_path):
+    yield from serve(db_path, tmp_path)
+
+
+@pytest.fixture
+def lab_server(store, db_path, tmp_path):
+    """The dashboard on a database holding only the committed miniature lab (what `make run` shows)."""
+    from backend.lab.artifacts import import_results
+
+    import_results(store)
+    yield from serve(db_path, tmp_path)
+
+
+def serve(db_path, tmp_path):
     port = free_port()
     env = {**os.environ, "FLAB_DB": str(db_path), "FLAB_CACHE": str(tmp_path / "cache")}
     proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
@@ -84,7 +99,6 @@ def test_dashboard_in_chromium(server, page, tmp_path, populated):
     wait_plots(page, 3)
     traces = page.evaluate("Array.from(document.querySelectorAll('.js-plotly-plot')).map(p => p.data.length)")
     assert traces == [4, 2, 2]  # outcome classes; merged + independent; CI band + line
-    page.screenshot(path=str(SHOTS / "frontier.png"))
 
     page.get_by_role("button", name="Export: HTML · PNG · SVG · PDF").first.click()
     page.get_by_role("button", name="PNG", exact=True).first.wait_for(timeout=60000)
@@ -98,18 +112,48 @@ def test_dashboard_in_chromium(server, page, tmp_path, populated):
 
     page.goto(f"{server}/churn?exp=exp-dash")
     wait_plots(page, 1)
-    page.screenshot(path=str(SHOTS / "churn.png"))
     cell = page.locator(".js-plotly-plot .scatterlayer .point").first.bounding_box()
     page.mouse.click(cell["x"] + cell["width"] / 2, cell["y"] + cell["height"] / 2)
     page.wait_for_url("**/problem?**", timeout=30000)
     assert "problem=" in page.url
     page.get_by_text("Outcomes per checkpoint").wait_for(timeout=30000)
-    page.screenshot(path=str(SHOTS / "problem.png"))
 
-    for name, count in (("passk", 1), ("overview", 0)):
-        page.goto(f"{server}/{name}?exp=exp-dash")
-        wait_plots(page, count) if count else page.get_by_text("Experiments").wait_for()
-        page.screenshot(path=str(SHOTS / f"{name}.png"))
+    page.goto(f"{server}/passk?exp=exp-dash")
+    wait_plots(page, 1)
+
+
+@pytest.mark.skipif(not (LAB / "recipe.json").is_file(), reason="no committed lab artifacts")
+def test_miniature_lab_in_chromium(lab_server, page):
+    """The README's screenshots: every main page on the real lab content."""
+    manifest = json.loads((LAB / "recipe.json").read_text())
+    exp, run = manifest["sweep_experiment"], manifest["rl_experiments"][-1]
+    page.goto(f"{lab_server}/frontier?exp={exp}")
+    wait_plots(page, 3)
+    traces = page.evaluate("Array.from(document.querySelectorAll('.js-plotly-plot')).map(p => p.data.length)")
+    assert traces == [4, 2, 2]  # outcome classes; merged α points + the SFT overlay; CI band + line
+    assert (
+        "Miniature lab: tiny CPU model, held-in problems"
+        in page.locator("section[data-testid='stSidebar']").inner_text()
+    )
+    page.screenshot(path=str(SHOTS / "frontier.png"))
+    page.goto(f"{lab_server}/churn?exp={exp}")
+    wait_plots(page, 1)
+    page.screenshot(path=str(SHOTS / "churn.png"))
+    cell = page.locator(".js-plotly-plot .scatterlayer .point").first.bounding_box()
+    page.mouse.click(cell["x"] + cell["width"] / 2, cell["y"] + cell["height"] / 2)
+    page.wait_for_url("**/problem?**", timeout=30000)
+    page.get_by_text("Outcomes per checkpoint").wait_for(timeout=30000)
+    page.screenshot(path=str(SHOTS / "problem.png"))
+    page.goto(f"{lab_server}/passk?exp={exp}")
+    wait_plots(page, 1)
+    page.screenshot(path=str(SHOTS / "passk.png"))
+    page.goto(f"{lab_server}/training?run={run}")
+    wait_plots(page, 4)
+    page.screenshot(path=str(SHOTS / "training.png"))
+    page.goto(lab_server)
+    page.get_by_text("Miniature lab: does the paper show at this scale?").wait_for(timeout=60000)
+    page.wait_for_timeout(800)
+    page.screenshot(path=str(SHOTS / "overview.png"), full_page=True)
 
 
 def test_exported_html_opens_offline(tmp_path, page):

@@ -1,10 +1,12 @@
+from pathlib import Path
+
 import pytest
 import torch
 from safetensors.torch import load_file
 
 from backend.errors import UserError
-from backend.records import Checkpoint, Metric, Problem, Test
-from backend.rl.rewards import SandboxReward, parse_reward, repair_prompt
+from backend.records import Checkpoint, Experiment, Metric, Problem, Test
+from backend.rl.rewards import RepairPool, SandboxReward, parse_reward, repair_prompt
 from backend.rl.trainer import RLSpec, run_rl
 from backend.sandbox.judge import JudgeTest
 
@@ -50,6 +52,46 @@ def test_repair_prompt_holds_the_truncated_failure_context():
     assert "[truncated]" in prompt and "print(4)" in prompt
     failure = prompt.split("Failure:\n", 1)[1].split("\n\nWrite", 1)[0]
     assert len(failure) <= 200
+
+
+def test_online_repair_turns_failures_into_repair_prompts_and_reports_them_apart():
+    fn = SandboxReward({"t/len": (PROBLEM, TESTS)}, "repair:R_inf", workers=2)
+    fn.pool = RepairPool(slots=2, max_chars=300)
+    originals = [answer("s = input()\nprint('ok' if len(s) < 1000 else 'no')"), answer("input()\nprint('ok')"),
+                 [{"role": "assistant", "content": "no program"}]]  # fmt: skip
+    assert fn(["p"] * 3, originals, problem_id=["t/len"] * 3, repair=[False] * 3) == [0, 1, 0]
+    slot = fn.pool.slots[0]
+    assert fn.pool.slots[1] is None  # the correct one and the format failure give nothing to repair
+    assert slot["repair"] and slot["problem_id"] == "t/len"
+    text = slot["prompt"][-1]["content"]
+    assert "len(s) < 1000" in text and "verdict WA on a tier-4 test (3001 input characters)" in text
+    stats = fn.history[-1].summary()
+    assert stats["original_pass_rate"] == 1 / 3 and stats["repair_samples"] == 0
+    # a round with two repair attempts (one fixed, one not) and one original
+    repairs = [answer("input()\nprint('ok')"), answer("print('no')"), answer("input()\nprint('ok')")]
+    assert fn(["p"] * 3, repairs, problem_id=["t/len"] * 3, repair=[True, True, False]) == [1, 0, 1]
+    stats = fn.history[-1].summary()
+    assert stats["repair_success_rate"] == 0.5 and stats["repair_samples"] == 2 and stats["original_pass_rate"] == 1.0
+    assert fn.pool.slots[1] is None  # failed repairs are not queued again
+
+
+def test_grpo_with_online_repair_trains_on_repair_prompts(store, tmp_path):
+    from backend.lab.tiny import make_tiny_checkpoint
+
+    base = make_tiny_checkpoint(tmp_path / "base")
+    prime(base, "```python\nprint(1)\n```")
+    store.put([ECHO])
+    # print(1) passes the small tests and fails the tier-3 one: every program is a failure to repair
+    store.put([Test(problem_id="t/one", idx=i, input="x" * n + "\n", output=out, input_len=n + 1, tier=len(str(n + 1)), is_public=i == 0)
+               for i, (n, out) in enumerate(((3, "1\n"), (30, "1\n"), (300, "2\n")))])  # fmt: skip
+    spec = RLSpec(base=str(base), output_dir=str(tmp_path / "out"), reward="repair:R_inf", bench="t", steps=3,
+                  num_generations=4, per_device_train_batch_size=8, max_completion_length=16, learning_rate=1e-2,
+                  save_steps=3, seed=1)  # fmt: skip
+    exp = run_rl(store, spec, progress=False)
+    metrics = {(m.step, m.name): m.value for m in store.select(Metric, {"experiment_id": exp})}
+    assert metrics[(1, "repair_samples")] == 0  # no failures seen before the first step
+    assert sum(metrics[(s, "repair_samples")] for s in (2, 3)) >= 4  # then repair prompts are sampled
+    assert all((s, "original_pass_rate") in metrics for s in (1, 2, 3))
 
 
 def prime(folder, text: str, steps: int = 60):
@@ -106,3 +148,74 @@ def test_grpo_trains_on_cpu_with_sandbox_rewards(store, tmp_path):
     assert {"reward_mean", "pass_R_2", "frac_format_failure", "frac_correct"} <= names
     assert any(n.startswith("completions/mean_length") for n in names)
     assert max(v for (_, n), v in metrics.items() if n == "reward_mean") > 0  # the primed policy sometimes succeeds
+
+
+def test_rl_runs_as_a_job_that_resumes_from_its_last_checkpoint_after_kill_9(store, tmp_path):
+    """A detached RL job is killed (-9) after its first checkpoint; resume continues from that
+    checkpoint (it is not rewritten) to the final step, with progress in the job row."""
+    import os
+    import signal
+    import time
+
+    from backend.jobs import runner
+    from backend.lab.tiny import make_tiny_checkpoint
+    from backend.records import Job
+
+    base = make_tiny_checkpoint(tmp_path / "base")
+    prime(base, "```python\nprint(1)\n```")
+    store.put([ECHO])
+    store.put([Test(problem_id="t/one", idx=i, input="x" * n + "\n", output="1\n", input_len=n + 1, tier=len(str(n + 1)), is_public=i == 0)
+               for i, n in enumerate((3, 30, 300))])  # fmt: skip
+    out = tmp_path / "out"
+    spec = RLSpec(base=str(base), output_dir=str(out), reward="R_inf", bench="t", steps=12, num_generations=4,
+                  per_device_train_batch_size=4, max_completion_length=16, learning_rate=1e-2, save_steps=2, seed=1)  # fmt: skip
+    job = runner.create_job(store, spec)
+    assert store.get(Experiment, job.experiment_id).kind == "rl"
+    pid = runner.start(store, job.id)
+    deadline = time.monotonic() + 240
+    while not (out / "checkpoint-2" / "trainer_state.json").exists():  # written last
+        assert time.monotonic() < deadline, Path(job.log_path).read_text()[-2000:]
+        time.sleep(0.05)
+    os.killpg(os.getpgid(pid), signal.SIGKILL)
+    time.sleep(0.5)
+    assert runner.refresh(store, runner.get_job(store, job.id)).status == "failed"
+    first = (out / "checkpoint-2" / "model.safetensors").stat().st_mtime_ns
+    runner.resume(store, job.id, detach=False)
+    done = store.get(Job, job.id)
+    assert done.status == "done" and done.progress["train"]["done"] == 12 and done.progress["train"]["total"] == 12
+    assert (out / "checkpoint-2" / "model.safetensors").stat().st_mtime_ns == first  # resumed, not restarted
+    assert (out / "checkpoint-12").is_dir() and (out / "final" / "model.safetensors").is_file()
+    steps = {m.step for m in store.select(Metric, {"experiment_id": job.experiment_id})}
+    assert {11, 12} <= steps
+    assert {c.step for c in store.select(Checkpoint, {"experiment_id": job.experiment_id})} >= {2, 12}
+
+
+def test_resume_skips_a_checkpoint_torn_by_a_kill(tmp_path):
+    from backend.rl.trainer import last_complete_checkpoint
+
+    for n, state in ((2, "{}"), (4, "{}"), (6, None), (8, '{"trunc')):
+        (tmp_path / f"checkpoint-{n}").mkdir()
+        if state is not None:
+            (tmp_path / f"checkpoint-{n}" / "trainer_state.json").write_text(state)
+    assert last_complete_checkpoint(tmp_path) == str(tmp_path / "checkpoint-4")
+    assert last_complete_checkpoint(tmp_path / "missing") is None
+
+
+def test_rl_job_on_the_ray_executor_runs_as_a_ray_task_and_refuses_a_missing_gpu(store, tmp_path):
+    """On a real local Ray cluster (CPU only): num_gpus=0 trains as a Ray task and registers the
+    final checkpoint; asking for a GPU the cluster lacks is refused with one line."""
+    from backend.jobs import runner
+    from backend.jobs.pipeline import Progress
+    from backend.lab.tiny import make_tiny_checkpoint
+
+    base = make_tiny_checkpoint(tmp_path / "base")
+    store.put([ECHO])
+    store.put([Test(problem_id="t/one", idx=0, input="x\n", output="1\n", input_len=2, tier=1, is_public=True)])
+    common = dict(base=str(base), reward="R_inf", bench="t", steps=1, num_generations=2, per_device_train_batch_size=2,
+                  max_completion_length=8, save_steps=1, executor="ray")  # fmt: skip
+    with pytest.raises(UserError, match="no node with 1 GPU"):
+        runner.run_training(store, RLSpec(output_dir=str(tmp_path / "gpu"), **common), "rl-gpu", Progress(store, "j"))
+    exp = runner.run_training(store, RLSpec(output_dir=str(tmp_path / "cpu"), num_gpus=0, **common), "rl-cpu",
+                              Progress(store, "j"))  # fmt: skip
+    assert exp == "rl-cpu" and (tmp_path / "cpu" / "final" / "model.safetensors").is_file()
+    assert {c.step for c in store.select(Checkpoint, {"experiment_id": "rl-cpu"})} == {1}

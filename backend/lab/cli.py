@@ -1,0 +1,75 @@
+"""`python -m backend lab build|import|report`: the miniature lab."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from backend.cli import DbOption, open_store
+from backend.errors import UserError
+from backend.lab.artifacts import ARTIFACTS, import_results
+
+lab_app = typer.Typer(help="The miniature lab: a tiny CPU model through the whole method.", no_args_is_help=True)
+OutOption = Annotated[Path | None, typer.Option("--out", help="Artifacts folder (default: artifacts/lab).")]
+
+
+@lab_app.command("build")
+def lab_build(
+    smoke: Annotated[bool, typer.Option("--smoke", help="The scaled-down recipe (minutes, for CI).")] = False,
+    out: OutOption = None,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bars.")] = False,
+) -> None:
+    """Train, RL-tune, sweep, judge and report from scratch; writes checkpoints + Parquet results."""
+    from backend.lab.build import build
+    from backend.lab.recipe import LabRecipe
+
+    recipe = LabRecipe.smoke() if smoke else LabRecipe()
+    out = out or (ARTIFACTS.with_name("lab-smoke") if smoke else ARTIFACTS)
+    manifest = build(recipe, out, progress=not quiet)
+    typer.echo(f"lab build done in {manifest['timings_s']['total']:.0f} s: {out}")
+    typer.echo((out / "report.md").read_text())
+
+
+@lab_app.command("import")
+def lab_import(
+    source: Annotated[Path, typer.Option("--from", help="Artifacts folder.")] = ARTIFACTS, db: DbOption = None
+) -> None:
+    """Load the committed lab results into the database (what `make run` does)."""
+    began = time.perf_counter()
+    counts = import_results(open_store(db), source)
+    rows = ", ".join(f"{n} {name}" for name, n in counts.items())
+    typer.echo(f"imported the miniature lab from {source} in {time.perf_counter() - began:.1f} s: {rows}")
+
+
+@lab_app.command("report")
+def lab_report(
+    experiment: Annotated[
+        str | None, typer.Option("--experiment", help="Sweep experiment (default: the lab's).")
+    ] = None,
+    source: Annotated[Path, typer.Option("--from", help="Artifacts folder naming the lab's sweep.")] = ARTIFACTS,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+    db: DbOption = None,
+) -> None:
+    """Whether each of the paper's four findings shows in a sweep, with bootstrap CIs."""
+    from backend.analysis.frame import to_outcomes
+    from backend.lab.report import findings, to_markdown
+
+    if experiment is None:
+        manifest = source / "recipe.json"
+        if not manifest.is_file():
+            raise UserError(f"no lab manifest at {manifest}; pass --experiment or run `python -m backend lab build`")
+        experiment = json.loads(manifest.read_text())["sweep_experiment"]
+    store = open_store(db)
+    counts = store.outcome_counts(experiment)
+    if counts.is_empty():
+        raise UserError(f"experiment {experiment} has no judged samples here; run `python -m backend lab import` first")
+    rows = findings(to_outcomes(counts))
+    typer.echo(json.dumps(rows, indent=1) if as_json else to_markdown(rows))
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(lab_app, name="lab")

@@ -1,0 +1,58 @@
+"""The lab's problem set: the builtin problems with their tests up to tier `max_tier` and a CPU
+limit scaled to those inputs, stored as bench `lab`. A tiny model is judged thousands of times on
+a laptop-class CPU; the full 10^6-character tiers would cost a CPU-second per slow sample."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import replace
+
+from backend.problems.build import build_builtin
+from backend.problems.builtin import get
+from backend.records import Problem, Test
+from backend.store import Store
+
+BENCH = "lab"
+HELD_OUT = "held-out"
+HELD_IN = "held-in"
+
+
+def held_out_slugs(slugs: list[str], per_difficulty: int, seed: int) -> set[str]:
+    """A fixed, seeded choice of `per_difficulty` problems per difficulty that no training sees."""
+    by_difficulty: dict[str, list[str]] = {}
+    for slug in slugs:
+        by_difficulty.setdefault(get(slug).module.DIFFICULTY, []).append(slug)
+    chosen = set()
+    for group in by_difficulty.values():
+        ranked = sorted(group, key=lambda s: hashlib.sha256(f"{seed}/{s}".encode()).hexdigest())
+        chosen |= set(ranked[:per_difficulty])
+    return chosen
+
+
+def lab_problems(recipe, progress: bool = True) -> list[tuple[Problem, list[Test]]]:
+    built = build_builtin(None, only=recipe.only or None, progress=progress)
+    slugs = [p.id.split("/", 1)[1] for p, _ in built]
+    held_out = held_out_slugs(slugs, recipe.held_out_per_difficulty, recipe.seed)
+    out = []
+    for problem, tests in built:
+        slug = problem.id.split("/", 1)[1]
+        pid = f"{BENCH}/{slug}"
+        split = HELD_OUT if slug in held_out else HELD_IN
+        kept = [t for t in tests if t.tier <= recipe.max_tier]
+        out.append(
+            (
+                replace(problem, id=pid, bench=BENCH, time_limit_s=recipe.time_limit_s, tags=[*problem.tags, split]),
+                [replace(t, problem_id=pid, idx=i) for i, t in enumerate(kept)],
+            )
+        )
+    return out
+
+
+def store_lab_problems(store: Store, recipe, progress: bool = True) -> list[tuple[Problem, list[Test]]]:
+    built = lab_problems(recipe, progress)
+    store.replace_problems(built)
+    return built
+
+
+def split_of(problem: Problem) -> str:
+    return HELD_OUT if HELD_OUT in (problem.tags or []) else HELD_IN

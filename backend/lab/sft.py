@@ -1,0 +1,110 @@
+"""SFT of the lab's tiny model: prompts in the reasoning setting, completions drawn from a mix of
+each problem's reference (efficient, correct), brute force (correct, too slow on large inputs) and
+buggy-fast solutions (efficient, wrong somewhere), each freshly augmented. The model thus has both
+behaviours the method trades off between. Training uses transformers' Trainer; loss on the
+completion only."""
+
+from __future__ import annotations
+
+import random
+import shutil
+from pathlib import Path
+
+from backend.lab.augment import augment
+from backend.lab.tiny import tiny_qwen2, train_tokenizer
+from backend.problems.builtin import get
+from backend.records import Problem
+from backend.rollout.prompts import SYSTEM, conversation
+
+IGNORE = -100
+
+
+def solutions(problem: Problem) -> dict[str, list[str]]:
+    module = get(problem.id.split("/", 1)[1]).module
+    return {"reference": [module.REFERENCE], "brute": [module.BRUTE], "buggy": list(module.BUGGY)}
+
+
+def as_completion(code: str) -> str:
+    return f"```python\n{code.strip()}\n```"
+
+
+def examples(problems: list[tuple[Problem, tuple]], mix: dict[str, int], epochs: int, seed: int) -> list[dict]:
+    """(prompt conversation, completion) pairs: per problem and epoch, mix[kind] augmented copies of
+    each kind of solution (cycling through the buggy variants)."""
+    rng = random.Random(seed)
+    rows = []
+    for epoch in range(epochs):
+        for problem, example in problems:
+            prompt = conversation(problem, "reasoning", example)
+            for kind, copies in mix.items():
+                sources = solutions(problem)[kind]
+                for c in range(copies):
+                    source = sources[(epoch * copies + c) % len(sources)]
+                    rows.append({"prompt": prompt, "completion": as_completion(augment(source, rng)), "kind": kind})
+    return rows
+
+
+def code_rows(problems: list[Problem], count: int, seed: int) -> list[dict]:
+    """Completion-only rows (no prompt): augmented solutions, so the model first learns to write
+    these programs at all; sequences are a third as long as prompted ones, so this is cheap."""
+    rng = random.Random(seed + 1)
+    sources = [s for p in problems for kind in solutions(p).values() for s in kind]
+    return [{"prompt": None, "completion": as_completion(augment(rng.choice(sources), rng))} for _ in range(count)]
+
+
+def tokenizer_corpus(problems: list[Problem], seed: int) -> list[str]:
+    """Statements, specs, prompts and (augmented) solutions of every builtin problem."""
+    rng = random.Random(seed)
+    texts = list(SYSTEM.values())
+    for p in problems:
+        texts += [p.title, p.statement, p.input_spec or "", p.output_spec or ""]
+        for sources in solutions(p).values():
+            texts += [as_completion(augment(s, rng)) for s in sources for _ in range(3)]
+    return texts
+
+
+def encode(tokenizer, row: dict, max_len: int) -> dict:
+    if row["prompt"] is None:
+        p_ids = []
+    else:
+        prompt = tokenizer.apply_chat_template(row["prompt"], tokenize=False, add_generation_prompt=True)
+        p_ids = tokenizer(prompt)["input_ids"]
+    c_ids = tokenizer(row["completion"])["input_ids"] + [tokenizer.eos_token_id]
+    ids = (p_ids + c_ids)[:max_len]
+    labels = ([IGNORE] * len(p_ids) + c_ids)[:max_len]
+    return {"input_ids": ids, "attention_mask": [1] * len(ids), "labels": labels}
+
+
+def train_sft(recipe, problems: list[tuple[Problem, tuple]], out: Path, progress=True):
+    """Train the tokenizer and the tiny model on the training problems (held-out ones are never
+    seen, not even by the tokenizer); save a transformers checkpoint folder at `out`."""
+    import torch
+    from datasets import Dataset
+    from transformers import DataCollatorForSeq2Seq, Trainer, TrainingArguments
+
+    tokenizer = train_tokenizer(tokenizer_corpus([p for p, _ in problems], recipe.seed), recipe.vocab_size)
+    model = tiny_qwen2(tokenizer, recipe.seed, recipe.hidden_size, recipe.num_layers, recipe.num_heads,
+                       recipe.num_kv_heads)  # fmt: skip
+    rows = examples(problems, recipe.mix, recipe.sft_epochs, recipe.seed)
+    rows += code_rows([p for p, _ in problems], recipe.code_sequences, recipe.seed)
+    random.Random(recipe.seed).shuffle(rows)
+    data = Dataset.from_list([encode(tokenizer, r, 1024) for r in rows])
+    args = TrainingArguments(
+        output_dir=str(out.parent / f".{out.name}-trainer"), per_device_train_batch_size=recipe.sft_batch_size,
+        learning_rate=recipe.sft_learning_rate, lr_scheduler_type="cosine", warmup_steps=0.03, num_train_epochs=1,
+        weight_decay=0.0, logging_steps=20, save_strategy="no", report_to="none", use_cpu=True, bf16=False,
+        seed=recipe.seed, disable_tqdm=not progress, train_sampling_strategy="group_by_length", dataloader_num_workers=0,
+    )  # fmt: skip
+    torch.set_num_threads(max(1, torch.get_num_threads()))
+    trainer = Trainer(
+        model=model, args=args, train_dataset=data,
+        data_collator=DataCollatorForSeq2Seq(tokenizer, padding=True, label_pad_token_id=IGNORE),
+    )  # fmt: skip
+    result = trainer.train()
+    shutil.rmtree(args.output_dir, ignore_errors=True)  # nothing is saved there; do not leave it behind
+    model.generation_config.eos_token_id = tokenizer.eos_token_id
+    model.generation_config.pad_token_id = tokenizer.pad_token_id
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    return {"examples": len(rows), "prompted_examples": len(rows) - recipe.code_sequences, "train_loss": result.training_loss, "steps": result.global_step,
+            "parameters": sum(p.numel() for p in model.parameters())}  # fmt: skip

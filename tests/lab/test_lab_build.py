@@ -1,0 +1,90 @@
+"""`lab build --smoke` end to end (real SFT, real GRPO, a real sweep job judged in the sandbox),
+then `lab import` into a fresh database and `lab report` on it; and the committed artifacts import."""
+
+import json
+
+import pyarrow.parquet as pq
+import pytest
+
+from backend.lab.artifacts import ARTIFACTS
+from backend.lab.recipe import LabRecipe
+from backend.records import Checkpoint, Evaluation, Experiment, Metric, Sample
+from backend.store import Store
+from tests.conftest import run_cli
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory):
+    out = tmp_path_factory.mktemp("lab") / "lab-smoke"
+    result = run_cli("lab", "build", "--smoke", "--out", str(out), "--quiet", timeout=900)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return out, result.stdout
+
+
+def test_smoke_build_produces_every_kind_of_row(smoke):
+    out, stdout = smoke
+    recipe = LabRecipe.smoke()
+    manifest = json.loads((out / "recipe.json").read_text())
+    assert manifest["recipe"] == recipe.to_dict() and not (out.parent / "lab-smoke.building").exists()
+    problems = len(manifest["held_in"])
+    assert problems == len(recipe.only)  # the smoke recipe holds nothing out
+    samples = pq.read_table(out / "results" / "samples.parquet").to_pylist()
+    per_point = {}
+    for s in samples:
+        per_point[s["checkpoint_id"]] = per_point.get(s["checkpoint_id"], 0) + 1
+    assert len(per_point) == len(recipe.alphas) + 1  # every α and the SFT overlay
+    assert set(per_point.values()) == {problems * recipe.n}
+    evaluations = pq.read_table(out / "results" / "evaluations.parquet")
+    assert evaluations.num_rows == len(samples)
+    assert set(evaluations.column("outcome").to_pylist()) <= {
+        "correct",
+        "optimization_failure",
+        "correctness_failure",
+        "format_failure",
+    }
+    kinds = {e["id"]: e["kind"] for e in pq.read_table(out / "results" / "experiments.parquet").to_pylist()}
+    assert sorted(kinds.values()) == ["rl", "rl", "sweep"]
+    metric_runs = set(pq.read_table(out / "results" / "metrics.parquet").column("experiment_id").to_pylist())
+    assert metric_runs == {k for k, v in kinds.items() if v == "rl"}
+    for name in ("sft", "low", "high"):
+        assert (out / "checkpoints" / name / "model.safetensors").is_file()
+    assert "| finding |" in stdout and (out / "report.md").read_text().startswith("| finding |")
+
+
+def test_import_into_a_fresh_database_and_report(smoke, tmp_path):
+    out, _ = smoke
+    db = tmp_path / "fresh.duckdb"
+    result = run_cli("lab", "import", "--from", str(out), "--db", str(db))
+    assert result.returncode == 0, result.stderr[-2000:]
+    store = Store(db)
+    manifest = json.loads((out / "recipe.json").read_text())
+    sweep = manifest["sweep_experiment"]
+    assert store.get(Experiment, sweep).status == "done"
+    assert store.count(Sample, {"experiment_id": sweep}) == manifest["rows"]["samples"]
+    assert store.count(Evaluation, {"experiment_id": sweep}) == manifest["rows"]["evaluations"]
+    assert (
+        sum(store.count(Metric, {"experiment_id": e}) for e in manifest["rl_experiments"])
+        == manifest["rows"]["metrics"]
+    )
+    # pointed into this folder (two smoke RL steps may leave the weights, and so the id, unchanged)
+    sft = store.get(Checkpoint, manifest["sft_checkpoint"])
+    assert sft.path.rsplit("/", 1)[0] == str(out.resolve() / "checkpoints")
+    merged = [c for c in store.select(Checkpoint) if c.alpha is not None]
+    assert len(merged) == len(LabRecipe.smoke().alphas)
+    assert all(c.path.startswith(f"live:{out.resolve()}/checkpoints/low|") for c in merged)
+    report = run_cli("lab", "report", "--from", str(out), "--db", str(db), "--json")
+    assert report.returncode == 0, report.stderr[-2000:]
+    rows = json.loads(report.stdout)
+    assert [r["finding"][:2] for r in rows] == ["1.", "2.", "3.", "4."]
+    assert rows == json.loads((out / "report.json").read_text())  # same data, same numbers
+
+
+@pytest.mark.skipif(not (ARTIFACTS / "recipe.json").is_file(), reason="no committed lab artifacts")
+def test_committed_lab_artifacts_import(tmp_path):
+    db = tmp_path / "fresh.duckdb"
+    result = run_cli("lab", "import", "--db", str(db), timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    manifest = json.loads((ARTIFACTS / "recipe.json").read_text())
+    store = Store(db)
+    assert store.count(Sample, {"experiment_id": manifest["sweep_experiment"]}) == manifest["rows"]["samples"]
+    assert manifest["recipe"] == LabRecipe().to_dict()  # committed results come from the default recipe
