@@ -1,5 +1,7 @@
 """frontier-lab dashboard: `streamlit run app.py` (or `make run`)."""
 
+import threading
+
 import streamlit as st
 
 # Imported once at start-up, not on the first visit to a chart page.
@@ -9,6 +11,18 @@ import backend.analysis.frontier
 import backend.plots  # noqa: F401
 
 st.set_page_config(page_title="frontier-lab", layout="wide")
+
+
+@st.cache_resource(show_spinner=False)
+def _warm_up_once() -> bool:
+    """Once per server process: the newest experiment's analysis computed in the background."""
+    from pages import data
+
+    threading.Thread(target=data.warm_up, name="flab-warm-up", daemon=True).start()
+    return True
+
+
+_warm_up_once()
 
 pages = [
     st.Page("pages/overview.py", title="Overview", icon=":material/home:", default=True),

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from backend.analysis.churn import churn_stats, order_problems, solve_rates
+from backend.analysis.churn import solve_rates
 from backend.plots import churn_heatmap
 from pages import data
 from pages.exports import figure_downloads
@@ -16,17 +16,7 @@ ordering = st.sidebar.radio(
 threshold = st.sidebar.slider("Solved = pass rate above", 0.0, 0.9, 0.0, 0.05)
 
 
-@st.cache_data(show_spinner=False)
-def _order(exp, difficulty, platform, setting, ordering):
-    return order_problems(data.outcomes(exp, difficulty, platform, setting), ordering)
-
-
-@st.cache_data(show_spinner=False)
-def _stats(exp, difficulty, platform, setting, threshold):
-    return churn_stats(data.outcomes(exp, difficulty, platform, setting), threshold)
-
-
-order = _order(exp, f["difficulty"], f["platform"], f["setting"], ordering)
+order = data.churn_order(exp, f["difficulty"], f["platform"], f["setting"], ordering)
 ROWS = 100  # problems per page of the grid
 pages = max(1, -(-len(order) // ROWS))
 if pages > 1:
@@ -42,7 +32,7 @@ if points:  # a clicked cell opens the problem drill-down
     st.query_params["problem"] = points[0]["y"]
     st.switch_page("pages/problem.py", query_params={"exp": exp, "problem": points[0]["y"]})
 
-stats = _stats(exp, f["difficulty"], f["platform"], f["setting"], threshold)
+stats = data.churn(exp, f["difficulty"], f["platform"], f["setting"], threshold)
 c1, c2, c3 = st.columns(3)
 c1.metric("flips between neighbours", stats["total_flips"])
 c2.metric("union of solved problems", stats["union_solved"])

@@ -11,7 +11,10 @@ import pandas as pd
 import polars as pl
 import streamlit as st
 
+from backend.analysis.churn import churn_stats, order_problems
+from backend.analysis.ensembles import gain_ks, gain_table, greedy_pool, passk_curves, standard_pools
 from backend.analysis.frame import Outcomes, to_outcomes
+from backend.analysis.frontier import frontier_table
 from backend.errors import UserError
 from backend.records import Evaluation, Experiment, Job, Metric, Problem, Sample, Test
 from backend.store import Store, default_db_path
@@ -47,6 +50,57 @@ def _experiments(path: str) -> pd.DataFrame:
 def outcomes(experiment_id: str, difficulty: str | None, platform: str | None, setting: str | None) -> Outcomes:
     counts = _store(db_path()).outcome_counts(experiment_id, difficulty=difficulty, platform=platform, setting=setting)
     return to_outcomes(counts)
+
+
+@st.cache_data(show_spinner=False)
+def frontier(exp: str, difficulty, platform, setting, averaging: str) -> pl.DataFrame:
+    return frontier_table(outcomes(exp, difficulty, platform, setting), averaging)
+
+
+@st.cache_data(show_spinner="Computing pass@k and pools…")
+def passk_tables(exp: str, difficulty, platform, setting):
+    o = outcomes(exp, difficulty, platform, setting)
+    pools = standard_pools(o, 1)
+    pools["greedy (max pass@max)"] = greedy_pool(o, gain_ks(o)[-1])
+    return passk_curves(o), pools
+
+
+@st.cache_data(show_spinner=False)
+def gains(exp: str, difficulty, platform, setting, pools) -> pl.DataFrame:
+    return gain_table(outcomes(exp, difficulty, platform, setting), dict(pools))
+
+
+@st.cache_data(show_spinner=False)
+def churn_order(exp: str, difficulty, platform, setting, ordering: str) -> list[str]:
+    return order_problems(outcomes(exp, difficulty, platform, setting), ordering)
+
+
+@st.cache_data(show_spinner=False)
+def churn(exp: str, difficulty, platform, setting, threshold: float) -> dict:
+    return churn_stats(outcomes(exp, difficulty, platform, setting), threshold)
+
+
+def newest_with_results() -> tuple[str, str] | None:
+    """(id, name) of the newest experiment that has results, which pages open by default."""
+    frame = experiments()
+    frame = frame[frame["kind"].isin(EXPERIMENT_KINDS_WITH_RESULTS)]
+    return None if frame.empty else (frame["id"].iloc[0], frame["name"].iloc[0])
+
+
+def warm_up() -> None:
+    """Compute the newest experiment's default views once, in the background, when the server
+    starts: the first visit to Frontier, Churn or pass@k then finds them cached."""
+    try:
+        newest = newest_with_results()
+        if newest is None:
+            return
+        exp = newest[0]
+        frontier(exp, None, None, None, "per_problem")
+        churn_order(exp, None, None, None, "difficulty")
+        churn(exp, None, None, None, 0.0)
+        passk_tables(exp, None, None, None)
+    except Exception:  # a cold cache only costs time; the page shows any real error itself
+        return
 
 
 @st.cache_data(ttl=30, show_spinner=False)

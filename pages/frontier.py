@@ -2,7 +2,6 @@
 
 import streamlit as st
 
-from backend.analysis.frontier import frontier_table
 from backend.plots import failure_scatter, outcome_fractions, solve_rate
 from pages import data
 from pages.exports import all_figures_zip, figure_downloads, table_downloads
@@ -20,12 +19,7 @@ if o is None:
     st.stop()
 
 
-@st.cache_data(show_spinner=False)
-def _table(exp, difficulty, platform, setting, averaging):
-    return frontier_table(data.outcomes(exp, difficulty, platform, setting), averaging)
-
-
-table = _table(exp, f["difficulty"], f["platform"], f["setting"], averaging)
+table = data.frontier(exp, f["difficulty"], f["platform"], f["setting"], averaging)
 st.caption(
     f"{len(o.problems)} problems, {int(o.n.sum())} judged samples; fractions are {averaging.replace('_', ' ')}; CIs resample problems."
 )

@@ -4,6 +4,7 @@ import streamlit as st
 
 from backend.errors import UserError
 from backend.lab.report import to_markdown
+from backend.plots import outcome_fractions
 from pages import data
 
 st.title("frontier-lab")
@@ -41,6 +42,17 @@ if lab_rows:
     with st.expander("Numbers behind the verdicts"):
         st.markdown(to_markdown(lab_rows))
     st.page_link("pages/frontier.py", label="Open the lab's frontier", query_params={"exp": lab_experiment})
+
+newest = data.newest_with_results()
+if newest:
+    try:
+        glance = data.frontier(newest[0], None, None, None, "per_problem")
+    except UserError:
+        glance = None  # nothing judged yet
+    if glance is not None:
+        st.subheader("Newest experiment at a glance")
+        st.plotly_chart(outcome_fractions(glance, title=f"{newest[1]}: how samples fail as α moves"), key="glance")
+        st.page_link("pages/frontier.py", label="Open its frontier", query_params={"exp": newest[0]})
 
 with st.expander("Terms", expanded=experiments.empty):
     st.markdown(

@@ -4,12 +4,7 @@ import polars as pl
 import streamlit as st
 
 from backend.analysis.ensembles import (
-    gain_ks,
-    gain_table,
-    greedy_pool,
-    passk_curves,
     pool_curve,
-    standard_pools,
     unique_solves,
 )
 from backend.plots import passk_curves as passk_figure
@@ -24,20 +19,7 @@ chosen = st.multiselect(
 )
 
 
-@st.cache_data(show_spinner="Computing pass@k and pools…")
-def _tables(exp, difficulty, platform, setting):
-    o = data.outcomes(exp, difficulty, platform, setting)
-    pools = standard_pools(o, 1)
-    pools["greedy (max pass@max)"] = greedy_pool(o, gain_ks(o)[-1])
-    return passk_curves(o), pools
-
-
-@st.cache_data(show_spinner=False)
-def _gains(exp, difficulty, platform, setting, pools):
-    return gain_table(data.outcomes(exp, difficulty, platform, setting), dict(pools))
-
-
-all_curves, standard = _tables(exp, f["difficulty"], f["platform"], f["setting"])
+all_curves, standard = data.passk_tables(exp, f["difficulty"], f["platform"], f["setting"])
 pools = dict(standard)
 custom = st.multiselect("Pool builder: a custom ensemble", o.checkpoints, format_func=labels.get)
 if custom:
@@ -53,7 +35,7 @@ if len(curves) or pool_rows:
     figure_downloads(fig, "passk_curves")
 
 st.subheader("Gain over the best single checkpoint (matched sample budget)")
-gains = _gains(exp, f["difficulty"], f["platform"], f["setting"], tuple((k, tuple(v)) for k, v in pools.items()))
+gains = data.gains(exp, f["difficulty"], f["platform"], f["setting"], tuple((k, tuple(v)) for k, v in pools.items()))
 st.dataframe(gains.to_pandas(), hide_index=True, width="stretch")
 table_downloads(gains, "ensemble_gains")
 st.caption("k/M samples from each of M members; paired bootstrap 95% CIs over problems.")
