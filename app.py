@@ -22,8 +22,6 @@ def _warm_up_once() -> bool:
     return True
 
 
-_warm_up_once()
-
 pages = [
     st.Page("pages/overview.py", title="Overview", icon=":material/home:", default=True),
     st.Page("pages/frontier.py", title="Frontier", icon=":material/show_chart:"),
@@ -40,4 +38,7 @@ with st.sidebar:
     for page in pages:
         st.page_link(page)
     st.divider()
-current.run()
+try:
+    current.run()
+finally:  # after the first page is drawn (st.stop included), so its queries do not compete with the warm-up
+    _warm_up_once()

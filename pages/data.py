@@ -62,7 +62,7 @@ def passk_tables(exp: str, difficulty, platform, setting):
     o = outcomes(exp, difficulty, platform, setting)
     pools = standard_pools(o, 1)
     pools["greedy (max pass@max)"] = greedy_pool(o, gain_ks(o)[-1])
-    return passk_curves(o), pools
+    return passk_curves(o, replicates=0), pools  # the page draws the curves only; `analyze passk` has CIs
 
 
 @st.cache_data(show_spinner=False)

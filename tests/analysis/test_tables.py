@@ -101,6 +101,9 @@ def test_pools_gains_and_greedy(outcomes):
         curves["k"].max() == 12
         and (curves["pass_at_k"].diff().drop_nulls().filter(curves["k"][1:] > 1) >= -1e-12).all()
     )
+    bare = passk_curves(outcomes, replicates=0)  # what the dashboard draws: the same curves, no CIs
+    assert bare["pass_at_k"].to_list() == curves["pass_at_k"].to_list()
+    assert bare["lo"].null_count() == len(bare) and curves["lo"].null_count() == 0
 
 
 def test_cli_analyze(store, synthetic_outcomes, db_path):
