@@ -61,7 +61,8 @@ def build(recipe: LabRecipe, out: Path, progress: bool = True) -> dict:
     for name, reward in (("low", recipe.low_reward), ("high", recipe.high_reward)):
         with stage(f"RL {name} ({reward})", timings):
             exp, folder = _train_endpoint(store, recipe, sft, reward, staging, name, [p.id for p in held_in], progress)
-            endpoints[name], _ = folder, rl_experiments.append(exp)
+            endpoints[name] = folder
+            rl_experiments.append(exp)
     with stage("sweep", timings):
         sweep_exp = _sweep(store, recipe, endpoints, sft, [p.id for p in held_in], progress)
     with stage("report", timings):

@@ -86,8 +86,8 @@ def _extrapolation(o, low, high, share, share_r) -> dict:
     """The optimization share of failures keeps rising below α=0 and keeps falling above α=1."""
     below = [i for i, a in enumerate(o.alphas) if a is not None and a < 0]
     above = [i for i, a in enumerate(o.alphas) if a is not None and a > 1]
-    below_i = _index(o, -0.5) if _index(o, -0.5) is not None else (below[-1] if below else None)
-    above_i = _index(o, 1.5) if _index(o, 1.5) is not None else (above[0] if above else None)
+    below_i = next((i for i in [_index(o, -0.5), *below[::-1]] if i is not None), None)  # α=-0.5, else the nearest
+    above_i = next((i for i in [_index(o, 1.5), *above] if i is not None), None)  # α=1.5, else the nearest
     numbers, sides = {}, []
     if below_i is not None:
         d = _diff(share, share_r, below_i, low)

@@ -45,7 +45,7 @@ class RewardStats:
         out |= {f"frac_{o}": self.outcomes.count(o) / n for o in OUTCOMES}
         for k in BINARY:
             out[f"pass_{k}"] = sum(t.get(k, 0.0) for t in self.tier_passed) / n
-        if any(self.is_repair) or self.is_repair:  # online repair: originals and repairs reported apart
+        if self.is_repair:  # online repair: originals and repairs reported apart
             original = [o == "correct" for o, r in zip(self.outcomes, self.is_repair, strict=True) if not r]
             repaired = [o == "correct" for o, r in zip(self.outcomes, self.is_repair, strict=True) if r]
             out["original_pass_rate"] = sum(original) / max(len(original), 1)
