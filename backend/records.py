@@ -126,6 +126,7 @@ class Evaluation:
     highest_tier_passed: int | None = None
     cpu_s: float | None = None
     mem_mb: float | None = None
+    accounting: str | None = None  # cgroup-v2 | cgroup-v1 | rlimits; None when nothing ran
     rewards: dict | None = None
     test_results: list | None = None
 

@@ -1,5 +1,6 @@
 """Judge overhead: 20 samples x 30 tests of a stdin problem on both cores, against a plain
-`subprocess.run` per test (no isolation at all), measured in the same run.
+`subprocess.run` per test (no isolation at all), measured in the same run, with the judge's
+cgroup accounting on (every process of a test counted and capped) and off (per-process rlimits).
 
     .venv/bin/python bench/judge_overhead.py [--backend bwrap|docker] [--language python|cpp]
 """
@@ -36,7 +37,8 @@ def make_tests() -> list[JudgeTest]:
     return tests
 
 
-def ours(language: str, backend: str, tests) -> float:
+def ours(language: str, backend: str, tests, cgroups: bool = True) -> float:
+    os.environ["FLAB_CGROUPS"] = "on" if cgroups else "off"  # read by the pool's fresh workers
     jobs = [JudgeJob(i, Program(SOURCES[language], language), tests, backend=backend) for i in range(SAMPLES)]
     start = time.perf_counter()
     verdicts = [r.verdict for _, r in judge_many(jobs, workers=2)]
@@ -75,15 +77,15 @@ def main() -> None:
     tests = make_tests()
     ours(args.language, args.backend, tests[:2])  # warm-up: pool start, docker container, page cache
     n = SAMPLES * TESTS_PER_SAMPLE
-    t_ours, t_base = ours(args.language, args.backend, tests), baseline(args.language, tests)
+    t_cgroup = ours(args.language, args.backend, tests, cgroups=True)
+    t_rlimits = ours(args.language, args.backend, tests, cgroups=False)
+    t_base = baseline(args.language, tests)
     print(
         f"judge overhead, {args.language}, backend={args.backend}, {SAMPLES} samples x {TESTS_PER_SAMPLE} tests, 2 workers, {os.cpu_count()} cores"
     )
-    print(
-        f"  frontier-lab judge : {t_ours:7.2f} s  = {1000 * t_ours / n:6.2f} ms per test (isolated, limits, measured)"
-    )
-    print(f"  subprocess.run     : {t_base:7.2f} s  = {1000 * t_base / n:6.2f} ms per test (no isolation)")
-    print(f"  ratio (ours / subprocess.run): {t_ours / t_base:.2f}x")
+    for label, t in (("cgroup accounting", t_cgroup), ("rlimits accounting", t_rlimits)):
+        print(f"  judge, {label:18}: {t:7.2f} s = {1000 * t / n:6.2f} ms per test, {t / t_base:.2f}x subprocess.run")
+    print(f"  subprocess.run (no isolation) : {t_base:7.2f} s = {1000 * t_base / n:6.2f} ms per test")
 
 
 if __name__ == "__main__":

@@ -111,6 +111,7 @@ CREATE TABLE IF NOT EXISTS evaluations (
     highest_tier_passed INTEGER,
     cpu_s               DOUBLE,
     mem_mb              DOUBLE,
+    accounting          VARCHAR,           -- how cpu_s/mem_mb were measured: cgroup-v2 | cgroup-v1 | rlimits
     rewards             VARCHAR,           -- JSON: R_1..R_6, R_inf, partial credit
     test_results        VARCHAR,           -- JSON list of per-test results
     PRIMARY KEY (experiment_id, checkpoint_id, problem_id, sample_idx)

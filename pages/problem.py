@@ -41,6 +41,11 @@ for s in [s for s in samples if s.checkpoint_id == ckpt]:
     e = by_key.get((s.checkpoint_id, s.sample_idx))
     verdict = f"{e.outcome} ({e.verdict})" if e else "not judged yet"
     with st.expander(f"sample {s.sample_idx}: {verdict}"):
+        if e and e.cpu_s is not None:
+            st.caption(
+                f"CPU {e.cpu_s:.3f} s · memory {e.mem_mb or 0:.1f} MB (largest test) · "
+                f"accounting: {e.accounting or 'not recorded (judged before v3)'}"
+            )
         if s.code:
             st.code(s.code, language="python")
         else:

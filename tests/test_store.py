@@ -1,6 +1,7 @@
 import datetime as dt
 import multiprocessing as mp
 import time
+from pathlib import Path
 
 import duckdb
 import pytest
@@ -198,3 +199,31 @@ def test_writer_and_reader_processes_concurrently(db_path):
     assert errors == 0
     assert reads > 1
     assert last == 1000
+
+
+def test_v2_database_gains_the_accounting_column_and_keeps_evaluations(db_path):
+    """v2 -> v3: evaluations judged before say nothing of their accounting; new ones carry it."""
+    from backend.records import Evaluation
+
+    con = duckdb.connect(str(db_path))
+    con.execute((Path(__file__).resolve().parents[1] / "db" / "schema.sql").read_text().replace(
+        "    accounting          VARCHAR,           -- how cpu_s/mem_mb were measured: cgroup-v2 | cgroup-v1 | rlimits\n", ""
+    ))  # fmt: skip
+    con.execute("INSERT OR REPLACE INTO schema_meta VALUES ('version', '2')")
+    con.execute("INSERT INTO evaluations (experiment_id, checkpoint_id, problem_id, sample_idx, outcome, cpu_s) "
+                "VALUES ('e', 'c', 'p', 0, 'correct', 0.5)")  # fmt: skip
+    cols = [
+        r[0]
+        for r in con.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = 'evaluations'"
+        ).fetchall()
+    ]
+    con.close()
+    assert "accounting" not in cols  # the stand-in really is a v2 database
+
+    store = Store(db_path)
+    assert store.schema_version() == 3
+    old = store.get(Evaluation, "e", "c", "p", 0)
+    assert (old.cpu_s, old.accounting) == (0.5, None)
+    store.put([Evaluation("e", "c", "p", 1, "correct", accounting="cgroup-v1")])
+    assert store.get(Evaluation, "e", "c", "p", 1).accounting == "cgroup-v1"

@@ -71,16 +71,12 @@ def run_reference(source: str, inputs: list[str], limits: JudgeLimits) -> list[s
     """Expected outputs: the reference solution run in the sandbox on every input."""
     session = open_session("bwrap", tmpfs_mb=2 * limits.output_mb + 96)
     try:
-        loaded = session.call(
-            {"op": "load", "language": "python", "source": source, "compile_limits": limits.for_compile()}, 60
-        )
+        loaded = session.load("python", source, limits.for_compile())
         if not loaded["ok"]:
             raise UserError(f"reference solution does not compile: {loaded['error']}")
         outputs = []
         for text in inputs:
-            res = session.call(
-                {"op": "run", "input": text, "limits": limits.for_test()}, limits.for_test()["wall_s"] + 10
-            )
+            res = session.run(limits.for_test(), text)
             if res["exit_code"] != 0 or res["timed_out"]:
                 raise UserError(
                     f"reference failed (exit {res['exit_code']}, signal {res['signal']}): {res['stderr'][-300:]}"

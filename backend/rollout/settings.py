@@ -66,13 +66,11 @@ def run_python(code: str, limits: SettingLimits, backend: str = "bwrap") -> tupl
     """One tool call: the code runs in a fresh sandbox. Returns (output for the model, CPU seconds)."""
     session = open_session(backend, allow_none=backend == "none")
     try:
-        loaded = session.call(
-            {"op": "load", "language": "python", "source": code, "compile_limits": JudgeLimits().for_compile()}, 60
-        )
+        loaded = session.load("python", code, JudgeLimits().for_compile())
         if not loaded["ok"]:
             return truncate(loaded["error"] or "syntax error", limits.output_chars), 0.0
         lim = _command_limits(limits)
-        res = session.call({"op": "run", "input": "", "limits": lim}, lim["wall_s"] + 10)
+        res = session.run(lim)
         return _describe(res, limits), res["cpu_s"]
     except SandboxError as exc:
         return f"[sandbox error: {exc}]", 0.0
@@ -215,7 +213,7 @@ def _shell(s: _State, kind: str, payload: str, limits: SettingLimits, backend: s
             raise SandboxError("no terminal could be opened")
         lim = _command_limits(limits)
         if kind == "submit":
-            res = s.session.call({"op": "shell", "cmd": f"cat -- '{payload}'", "limits": lim}, lim["wall_s"] + 10)
+            res = s.session.run(lim, cmd=f"cat -- '{payload}'")
             s.done = True
             if res["exit_code"] == 0:
                 s.episode.submitted_code = res["stdout"]
@@ -223,7 +221,7 @@ def _shell(s: _State, kind: str, payload: str, limits: SettingLimits, backend: s
             else:
                 s.episode.notes.append(f"submit failed: {payload} not readable")
             return ""
-        res = s.session.call({"op": "shell", "cmd": payload, "limits": lim}, lim["wall_s"] + 10)
+        res = s.session.run(lim, cmd=payload)
         s.cpu_used += res["cpu_s"]
         return _describe(res, limits) or "[no output]"
     except SandboxError as exc:

@@ -4,6 +4,10 @@ The container has no network, a read-only root, a size-capped tmpfs at /work, me
 limits, no capabilities, and runs as nobody. Between programs the launcher kills every other
 process in the container (kill(-1) as PID 1) and wipes the run folder, so one container serves
 many programs without one seeing another's processes or files.
+
+Accounting: the container's own cgroup. The host sets its memory cap and pids limit per test
+(the container limit *is* the test's cap, so an OOM kill in it is MLE) and the launcher reads
+the container's CPU counter, mounted read-only at /sys/fs/cgroup inside it.
 """
 
 from __future__ import annotations
@@ -14,18 +18,23 @@ import socket
 import struct
 
 from backend.errors import UserError
-from backend.sandbox.backends import LAUNCHER_SOURCE, SandboxError, Session
+from backend.sandbox import cgroups
+from backend.sandbox.backends import LAUNCHER_SOURCE, SandboxError, Session, cgroup_layout
 
 IMAGE = os.environ.get("FLAB_SANDBOX_IMAGE", "frontier-lab-sandbox:latest")
 _idle: list[DockerSession] = []  # healthy containers of this process, ready for the next program
 _all: list[DockerSession] = []
+# where the container's own cgroup counter appears inside it (runc mounts the container's cgroup)
+IN_CONTAINER_COUNTER = {1: "/sys/fs/cgroup/cpuacct/cpuacct.usage:v1", 2: "/sys/fs/cgroup/cpu.stat:v2"}
 
 
 class DockerSession(Session):
     def __init__(self, client, tmpfs_mb: int):
+        layout = cgroup_layout()
+        counter = ["--cpu-counter", IN_CONTAINER_COUNTER[layout.version]] if layout else []
         self.container = client.containers.create(
             IMAGE,
-            command=["/usr/bin/python3", "-I", "-S", "-c", LAUNCHER_SOURCE, "/work", "--pid1"],
+            command=["/usr/bin/python3", "-I", "-S", "-c", LAUNCHER_SOURCE, "/work", "--pid1", *counter],
             user="65534:65534",
             network_mode="none",
             read_only=True,
@@ -45,7 +54,9 @@ class DockerSession(Session):
         self._stream = 1
         try:
             self.container.start()
-            super().__init__(None)
+            self.container.reload()
+            group = cgroups.SandboxCgroup.of_process(layout, self.container.attrs["State"]["Pid"]) if layout else None
+            super().__init__(None, cgroup=group)
         except Exception as exc:
             self.destroy()
             raise SandboxError(f"sandbox container did not start: {str(exc)[-300:]}") from exc
@@ -83,6 +94,7 @@ class DockerSession(Session):
 
     def close(self) -> None:
         """Back to the idle pool when healthy; a broken container is removed."""
+        self._release()  # an idle container holds no admission
         if self.broken:
             self.destroy()
         elif self not in _idle:

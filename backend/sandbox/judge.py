@@ -80,6 +80,7 @@ class JudgeResult:
     failure_context: dict | None = None
     cpu_s: float = 0.0  # the largest per-test figures, for the store
     mem_mb: float = 0.0
+    accounting: str | None = None  # how cpu_s and mem_mb were measured: cgroup-v2 | cgroup-v1 | rlimits
     extra: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
@@ -89,6 +90,7 @@ class JudgeResult:
             "first_failing_test": self.first_failing_test,
             "tests": [t.to_dict() for t in self.tests],
             "rewards": self.rewards,
+            "accounting": self.accounting,
         }
 
 
@@ -118,14 +120,20 @@ def format_failure(reason: str) -> JudgeResult:
 def _verdict(res: dict, limits: JudgeLimits) -> str | None:
     """Everything but the output check. None means the run was clean."""
     sig = res["signal"]
+    if res.get("oom_killed"):  # the cgroup's cap was exceeded at some point: whatever came after
+        return "MLE"
     if res["timed_out"] or res["cpu_s"] > limits.time_limit_s or sig == signal.SIGXCPU:
         return "TLE"
     if sig == signal.SIGXFSZ or len(res["stdout"]) > limits.output_mb << 20:
         return "OLE"
+    failed = sig is not None or res["exit_code"] != 0
     out_of_memory = any(m in res["stderr"] for m in ("MemoryError", "std::bad_alloc", "Cannot allocate memory"))
-    # A crash at the address-space cap (a NULL malloc, a stack that cannot grow) is memory too.
-    crashed_at_cap = sig is not None and res["mem_mb"] >= 0.9 * limits.memory_mb
-    if res["mem_mb"] > limits.memory_mb or out_of_memory or crashed_at_cap:
+    if res.get("accounting", "rlimits") == "rlimits":
+        # A crash at the address-space cap (a NULL malloc, a stack that cannot grow) is memory too.
+        at_cap = sig is not None and res["mem_mb"] >= 0.9 * limits.memory_mb
+    else:  # the cgroup's cap over all processes: its OOM kill, or a failure once the cap was reached
+        at_cap = failed and res["cap_hit"]
+    if res["mem_mb"] > limits.memory_mb or (failed and out_of_memory) or at_cap:
         return "MLE"
     if sig is not None or res["exit_code"] != 0:
         return "RE"
@@ -145,18 +153,14 @@ class _Checker:
             return ok, "" if ok else short_diff(test.output, got)
         if self.session is None:
             self.session = open_session(self.backend, allow_none=self.backend == "none")
-            loaded = self.session.call(
-                {"op": "load", "language": self.special.language, "source": self.special.source,
-                 "headers": {"testlib.h": testlib_header()}, "compile_limits": self.limits.for_compile()},
-                timeout=2 * self.limits.compile_time_s + 10,
-            )  # fmt: skip
+            loaded = self.session.load(
+                self.special.language, self.special.source, self.limits.for_compile(), {"testlib.h": testlib_header()}
+            )
             if not loaded["ok"]:
                 raise SandboxError(f"special judge does not compile: {loaded['error'][:300]}")
         files = {"input.txt": test.input, "output.txt": got, "answer.txt": test.output}
         lim = JudgeLimits(time_limit_s=max(5.0, self.limits.time_limit_s), memory_mb=1024).for_test()
-        res = self.session.call(
-            {"op": "run", "input": "", "limits": lim, "files": files, "args": list(files)}, timeout=lim["wall_s"] + 10
-        )
+        res = self.session.run(lim, files=files, args=list(files))
         if res["exit_code"] in (0, 1, 2):  # testlib: 0 ok, 1 wrong answer, 2 presentation error
             return res["exit_code"] == 0, res["stderr"][-300:]
         raise SandboxError(
@@ -206,11 +210,7 @@ def _judge_once(program, tests, limits, checker_spec, backend, run_all) -> Judge
     checker = _Checker(checker_spec, limits, backend)
     session = open_session(backend, tmpfs_mb=2 * limits.output_mb + 96, allow_none=backend == "none")
     try:
-        loaded = session.call(
-            {"op": "load", "language": program.language, "source": program.source,
-             "compile_limits": limits.for_compile()},
-            timeout=2 * limits.compile_time_s + 10,
-        )  # fmt: skip
+        loaded = session.load(program.language, program.source, limits.for_compile())
         results: list[TestResult] = []
         first_fail: TestResult | None = None
         context = None
@@ -221,8 +221,11 @@ def _judge_once(program, tests, limits, checker_spec, backend, run_all) -> Judge
             if not loaded["ok"]:
                 result.verdict, result.detail = "CE", loaded["error"] or ""
             elif first_fail is None or run_all:
-                lim = limits.for_test()
-                res = session.call({"op": "run", "input": test.input, "limits": lim}, timeout=lim["wall_s"] + 10)
+                if session.broken:  # the OOM killer took the launcher on an earlier test (run_all)
+                    session.close()
+                    session = open_session(backend, tmpfs_mb=2 * limits.output_mb + 96, allow_none=backend == "none")
+                    session.load(program.language, program.source, limits.for_compile())
+                res = session.run(limits.for_test(), test.input)
                 result.cpu_s, result.wall_s, result.mem_mb = res["cpu_s"], res["wall_s"], res["mem_mb"]
                 result.verdict = _verdict(res, limits)
                 if result.verdict is None:
@@ -250,6 +253,7 @@ def _judge_once(program, tests, limits, checker_spec, backend, run_all) -> Judge
         failure_context=context or (_compile_context(loaded["error"]) if not loaded["ok"] else None),
         cpu_s=max((r.cpu_s for r in results), default=0.0),
         mem_mb=max((r.mem_mb for r in results), default=0.0),
+        accounting=session.accounting,
     )
 
 

@@ -1,16 +1,23 @@
 """The warm fork server that runs *inside* the sandbox (bwrap, docker or none).
 
-Stdlib only, started once per program with `python3 -I -S launcher.py WORKDIR [--pid1]`. It
-speaks length-prefixed JSON on fds 0/1 with the host:
+Stdlib only, started once per program with
+`python3 -I -S launcher.py WORKDIR [--pid1] [--cpu-counter FD|PATH:v1|v2]`. It speaks
+length-prefixed JSON on fds 0/1 with the host:
 
     {"op": "load", "language": "python"|"cpp", "source": ...}  -> {"ok", "error"}
-    {"op": "run", "input": ..., "limits": {...}}               -> {"exit_code", "signal", "cpu_s", ...}
+    {"op": "stage", "input": ..., "files": {...}, "keep_dir"}   -> {"ok"}
+    {"op": "run", "limits": {...}, "args": [...]}              -> {"exit_code", "signal", "cpu_s", ...}
     {"op": "shell", "cmd": ..., "limits": {...}}               -> same, workdir kept between calls
 
+A run's reply is followed by `stdout_bytes` raw bytes of the program's output, streamed from its
+file so that this process never holds a large output in memory (it runs under the test's cap).
+Input is staged first, so the host measures the memory baseline after the input is in place.
+
 Each test is a fork with its own rlimits. Python programs are exec()'d in the forked, already
-warm interpreter, so no interpreter start-up is paid per test. CPU time and peak memory come
-from wait4() on the direct child, which this process can see because it is that child's parent
-inside the PID namespace. After every test all other processes are SIGKILLed: as PID 1 of the
+warm interpreter, so no interpreter start-up is paid per test. CPU time: with --cpu-counter (the
+sandbox's cgroup, opened read-only by the host) it is the CPU of *every* process of the test, the
+counter's delta less this process's own, enforced live; without it (rlimits accounting) it is the
+direct child's, from wait4(). After every test all other processes are SIGKILLed: as PID 1 of the
 namespace with kill(-1) (PID 1 itself ignores signals sent from inside), otherwise by group.
 The host keeps expected outputs; this process only ever holds the current test's input.
 """
@@ -34,6 +41,18 @@ IO_DIR = os.path.join(WORK, ".io")
 CTRL_IN, CTRL_OUT = os.dup(0), os.dup(1)
 STDERR_KEEP = 8192
 TICKS = os.sysconf("SC_CLK_TCK")
+CHUNK = 1 << 20
+
+
+def _cpu_counter_arg():
+    if "--cpu-counter" not in sys.argv:
+        return None
+    where, fmt = sys.argv[sys.argv.index("--cpu-counter") + 1].rsplit(":", 1)
+    fd = int(where) if where.isdigit() else os.open(where, os.O_RDONLY)
+    return fd, fmt
+
+
+CPU_COUNTER = _cpu_counter_arg()
 
 
 def recv():
@@ -63,20 +82,37 @@ def _read_exact(n):
 
 
 def set_limits(lim):
-    """Soft = hard, so the program cannot raise them back."""
+    """Soft = hard, so the program cannot raise them back.
+
+    Under a cgroup the memory cap is the cgroup's, over all processes; RLIMIT_AS is then only a
+    generous backstop against mapping games, so threads and runtimes that reserve address space
+    they never touch work. Without one (rlimits accounting) RLIMIT_AS is the memory cap itself.
+    The stack is half the memory limit (at most 1 GB): deep recursion works, and glibc, which
+    sizes each thread's stack from RLIMIT_STACK, can still map a few thread stacks.
+    """
     cpu = int(lim["cpu_s"]) + 1
+    memory = int(lim["memory_mb"]) << 20
 
     def cap(which, value):
         resource.setrlimit(which, (value, value))
 
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-    cap(resource.RLIMIT_AS, int(lim["memory_mb"]) << 20)
+    cap(resource.RLIMIT_AS, 4 * memory + (1 << 30) if CPU_COUNTER else memory)
     cap(resource.RLIMIT_FSIZE, int(lim["output_mb"]) << 20)
     cap(resource.RLIMIT_NPROC, int(lim["max_procs"]))
     cap(resource.RLIMIT_CORE, 0)
     cap(resource.RLIMIT_NOFILE, 64)
-    stack = min(int(lim["memory_mb"]) << 20, 1 << 30)
-    resource.setrlimit(resource.RLIMIT_STACK, (stack, stack))
+    cap(resource.RLIMIT_STACK, max(8 << 20, min(memory // 2, 1 << 30)))
+
+
+def prefer_as_oom_victim():
+    """Under a cgroup's memory cap the kernel kills the largest process; make it the program's,
+    not the launcher's (raising one's own score needs no privilege)."""
+    try:
+        with open("/proc/self/oom_score_adj", "w") as f:
+            f.write("1000")
+    except OSError:
+        pass
 
 
 def reset_child_state(stdin_path, stdout_path, stderr_path):
@@ -149,9 +185,38 @@ def cpu_seconds(pid):
         return 0.0
 
 
-def wait_within_limits(pid, cpu_limit, wall_limit, start):
-    """Wait for the child; SIGKILL it once its CPU time passes the limit (RLIMIT_CPU only has
-    whole seconds) or the wall backstop expires. Returns True when the wall backstop fired."""
+def own_cpu():
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def group_cpu():
+    fd, fmt = CPU_COUNTER
+    text = os.pread(fd, 4096, 0).decode()
+    if fmt == "v1":
+        return int(text) / 1e9
+    for line in text.splitlines():
+        if line.startswith("usage_usec "):
+            return int(line.split()[1]) / 1e6
+    return 0.0
+
+
+class TestClock:
+    """CPU time of one test: every process of it (the cgroup's counter less this launcher's own
+    CPU) or, under rlimits accounting, the direct child's."""
+
+    def __init__(self):
+        self.start = (group_cpu(), own_cpu()) if CPU_COUNTER else None
+
+    def used(self, pid):
+        if self.start is None:
+            return cpu_seconds(pid)
+        return (group_cpu() - self.start[0]) - (own_cpu() - self.start[1])
+
+
+def wait_within_limits(pid, clock, cpu_limit, wall_limit, start):
+    """Wait for the child; SIGKILL it once the test's CPU time passes the limit (RLIMIT_CPU only
+    has whole seconds) or the wall backstop expires. Returns True when the wall backstop fired."""
     pidfd = os.pidfd_open(pid)
     poller = select.poll()
     poller.register(pidfd, select.POLLIN)
@@ -161,7 +226,7 @@ def wait_within_limits(pid, cpu_limit, wall_limit, start):
         slice_s = cpu_limit / 4
         while not poller.poll(slice_s * 1000):
             elapsed = time.monotonic() - start
-            if cpu_seconds(pid) > cpu_limit + 0.02:
+            if clock.used(pid) > cpu_limit + 0.02:
                 os.kill(pid, signal.SIGKILL)
                 return False
             if elapsed > wall_limit:
@@ -173,45 +238,72 @@ def wait_within_limits(pid, cpu_limit, wall_limit, start):
         os.close(pidfd)
 
 
-def run_child(target, lim, stdin_data, keep_dir=False, files=None):
-    """Fork, exec the target under limits, wait with a wall backstop, measure. target(): never returns."""
+def stage(stdin_data, files=None, keep_dir=False):
+    """Put the test's input in place before the host takes its memory baseline."""
     if not keep_dir:
         shutil.rmtree(RUN_DIR, ignore_errors=True)
         os.makedirs(RUN_DIR, exist_ok=True)
     for name, content in (files or {}).items():
         with open(os.path.join(RUN_DIR, os.path.basename(name)), "w") as f:
             f.write(content)
-    stdin_path, out_path, err_path = (os.path.join(IO_DIR, n) for n in ("stdin", "stdout", "stderr"))
-    with open(stdin_path, "w") as f:
+    with open(os.path.join(IO_DIR, "stdin"), "w") as f:
         f.write(stdin_data)
+    return {"ok": True}
+
+
+def run_child(target, lim):
+    """Fork, exec the target under limits, wait with a wall backstop, measure. target(): never
+    returns. The output stays in its file: `reply()` streams it."""
+    stdin_path, out_path, err_path = (os.path.join(IO_DIR, n) for n in ("stdin", "stdout", "stderr"))
+    clock = TestClock()
     start = time.monotonic()
     pid = os.fork()
     if pid == 0:
         try:
             reset_child_state(stdin_path, out_path, err_path)
             set_limits(lim)
+            prefer_as_oom_victim()
             target()
         finally:
             os._exit(127)
-    timed_out = wait_within_limits(pid, float(lim["cpu_s"]), float(lim["wall_s"]), start)
+    timed_out = wait_within_limits(pid, clock, float(lim["cpu_s"]), float(lim["wall_s"]), start)
     _, status, usage = os.wait4(pid, 0)
     wall = time.monotonic() - start
     kill_everything_else(pid)
-    with open(out_path, "rb") as f:
-        out = f.read((int(lim["output_mb"]) << 20) + 1)
     with open(err_path, "rb") as f:
         f.seek(max(0, os.path.getsize(err_path) - STDERR_KEEP))
         err = f.read()
     return {
         "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
         "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
-        "cpu_s": usage.ru_utime + usage.ru_stime,
+        "cpu_s": usage.ru_utime + usage.ru_stime if clock.start is None else clock.used(pid),
         "wall_s": wall,
         "mem_mb": usage.ru_maxrss / 1024.0,
         "timed_out": timed_out,
-        "stdout": out.decode("utf-8", "replace"),
+        "stdout_bytes": min(os.path.getsize(out_path), (int(lim["output_mb"]) << 20) + 1),
         "stderr": err.decode("utf-8", "replace"),
     }
+
+
+def reply(res):
+    """Send a run's reply, then its output straight from the file, in chunks; then free the
+    tmpfs pages, which would otherwise count towards the next test's memory baseline."""
+    send(res)
+    out_path = os.path.join(IO_DIR, "stdout")
+    size = res["stdout_bytes"]
+    with open(out_path, "rb") as f:
+        while size:
+            chunk = f.read(min(CHUNK, size)) or b"\0" * min(CHUNK, size)  # shrank under us: keep framing
+            size -= len(chunk)
+            view = memoryview(chunk)
+            while view:
+                view = view[os.write(CTRL_OUT, view) :]
+    free_io()
+
+
+def free_io():
+    for name in ("stdout", "stderr"):
+        os.truncate(os.path.join(IO_DIR, name), 0)
 
 
 class Program:
@@ -237,7 +329,9 @@ class Program:
         cmd = ["/usr/bin/g++", "-O2", "-std=c++17", "-pipe", "-o", self.binary, src]
         env = {"PATH": "/usr/bin:/bin", "TMPDIR": IO_DIR}
         lim = msg["compile_limits"]
-        res = run_child(lambda: os.execve(cmd[0], cmd, env), lim, "")
+        stage("", keep_dir=True)
+        res = run_child(lambda: os.execve(cmd[0], cmd, env), lim)
+        free_io()
         ok = res["exit_code"] == 0 and os.path.exists(self.binary)
         error = None if ok else (res["stderr"] or f"compiler stopped: {res}")[-2000:]
         if res["timed_out"] or (res["signal"] is not None and not ok):
@@ -277,15 +371,12 @@ def main():
         try:
             if msg["op"] == "load":
                 send(program.load(msg))
+            elif msg["op"] == "stage":
+                send(stage(msg.get("input", ""), msg.get("files"), msg.get("keep_dir", False)))
             elif msg["op"] == "run":
-                args = msg.get("args", [])
-                send(
-                    run_child(
-                        functools.partial(program.target, args), msg["limits"], msg["input"], files=msg.get("files")
-                    )
-                )
+                reply(run_child(functools.partial(program.target, msg.get("args", [])), msg["limits"]))
             elif msg["op"] == "shell":
-                send(run_child(shell_target(msg["cmd"]), msg["limits"], msg.get("input", ""), keep_dir=True))
+                reply(run_child(shell_target(msg["cmd"]), msg["limits"]))
             else:
                 send({"error": f"unknown op {msg['op']}"})
         except Exception as exc:  # a sandbox error, reported to the host as SE

@@ -55,6 +55,13 @@ def test_bad_specs(endpoints, db_path, tmp_path):
     assert Store(db_path).count(Job) == 0
 
 
+def cgroup_accounting() -> str:
+    from backend.sandbox import cgroups
+
+    layout = cgroups.detect()
+    return layout.accounting if isinstance(layout, cgroups.Layout) else "rlimits"
+
+
 def test_sweep_end_to_end_fills_the_database(jobs_db, endpoints):
     job = runner.create_job(jobs_db, sweep(endpoints))
     runner.start(jobs_db, job.id)
@@ -70,6 +77,8 @@ def test_sweep_end_to_end_fills_the_database(jobs_db, endpoints):
     }
     for s, e in zip(sorted(samples, key=_key), sorted(evals, key=_key), strict=True):
         assert (e.outcome == "format_failure") == (s.code is None)  # a random model mostly fails to format
+        # a program that ran says how it was measured; a format failure ran nothing
+        assert e.accounting == (None if s.code is None else cgroup_accounting())
     assert job.progress["judge"]["done"] == job.progress["judge"]["total"] == 12
 
 

@@ -1,0 +1,370 @@
+"""One cgroup per sandbox, so that every process a program starts is counted and capped together.
+
+rlimits are per process: a program that forks can spread CPU time and memory over up to
+`max_procs` processes and each one stays under its limits. A cgroup sees them all. The host
+creates it before the sandbox's launcher runs any program, moves the launcher in (so every
+program process is inside from its first instruction), and per test: sets the memory cap, resets
+the peak, reads the OOM-kill counter; the launcher reads the CPU counter live (through a read-only
+fd) to enforce the time limit over all processes.
+
+Layouts, detected at run time from /proc/self/mountinfo and /proc/self/cgroup:
+- cgroup v2: the unified hierarchy with the cpu, memory and pids controllers;
+- cgroup v1: separate cpuacct, memory and pids hierarchies (this project's machines);
+- neither usable (not root, no delegation): `detect()` says why and the judge falls back to
+  rlimits accounting, once and loudly.
+
+Cgroups are named `flab-<judge pid>-<n>`; a judge that was killed leaves its cgroups behind, and
+the next judge to start in the same parent removes those whose judge pid is gone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import re
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+PREFIX = "flab-"
+CONTROLLERS = ("cpu", "memory", "pids")  # roles; v1 counts CPU with the cpuacct controller
+V1_CONTROLLER = {"cpu": "cpuacct", "memory": "memory", "pids": "pids"}
+LAUNCHER_SLACK_MB = 8  # room for the launcher's own pages (copy-on-write) on top of the test's limit
+_counter = itertools.count()
+_reaped: set[Path] = set()
+
+
+@dataclass(frozen=True)
+class Layout:
+    version: int  # 1 or 2
+    parents: dict[str, Path]  # role -> the folder new cgroups are created in
+
+    @property
+    def accounting(self) -> str:
+        return f"cgroup-v{self.version}"
+
+
+def _mounts(mountinfo: str) -> list[tuple[str, Path, str, set[str]]]:
+    """(fstype, mount point, root inside the hierarchy, super options) of each cgroup mount."""
+    out = []
+    for line in mountinfo.splitlines():
+        left, _, right = line.partition(" - ")
+        fields, tail = left.split(), right.split()
+        if tail and tail[0] in ("cgroup", "cgroup2"):
+            out.append((tail[0], Path(fields[4]), fields[3], set(tail[2].split(",")) if len(tail) > 2 else set()))
+    return out
+
+
+def _own_paths(proc_cgroup: str) -> dict[str, str]:
+    """controller name -> this process's cgroup path; '' is the unified (v2) hierarchy."""
+    out = {}
+    for line in proc_cgroup.splitlines():
+        _, names, path = line.split(":", 2)
+        for name in names.split(",") if names else [""]:
+            out[name] = path
+    return out
+
+
+def _folder(mount: Path, root: str, path: str) -> Path:
+    rel = os.path.relpath(path, root) if path.startswith(root) else path.lstrip("/")
+    return mount if rel in (".", "") else mount / rel
+
+
+def detect(mountinfo: str | None = None, proc_cgroup: str | None = None) -> Layout | str:
+    """The usable layout, or one line saying why there is none."""
+    if os.environ.get("FLAB_CGROUPS", "").lower() in ("0", "off", "no"):
+        return "FLAB_CGROUPS=off"
+    mountinfo = mountinfo if mountinfo is not None else Path("/proc/self/mountinfo").read_text()
+    proc_cgroup = proc_cgroup if proc_cgroup is not None else Path("/proc/self/cgroup").read_text()
+    mounts, own = _mounts(mountinfo), _own_paths(proc_cgroup)
+    unified = next(((m, r) for t, m, r, _ in mounts if t == "cgroup2"), None)
+    if unified and set(CONTROLLERS) <= set(_read(unified[0] / "cgroup.controllers").split()):
+        return _v2_layout(_folder(*unified, own.get("", "/")))
+    parents = {}
+    for role, ctrl in V1_CONTROLLER.items():
+        found = next(((m, r) for t, m, r, opts in mounts if t == "cgroup" and ctrl in opts), None)
+        if not found:
+            return f"no cgroup v2 with {', '.join(CONTROLLERS)} and no cgroup v1 {ctrl} hierarchy"
+        parents[role] = _folder(*found, own.get(ctrl, "/"))
+    if not all(os.access(p, os.W_OK) for p in parents.values()):
+        return f"cgroup v1 folders under {parents['memory'].parent} are not writable (run the judge as root)"
+    return Layout(1, parents)
+
+
+def _v2_layout(own: Path) -> Layout | str:
+    """v2 needs a parent with the controllers enabled for its children, and a parent with
+    processes of its own cannot enable them ("no internal processes"): FLAB_CGROUP_PARENT names
+    a delegated cgroup; otherwise the judge's own cgroup is tried."""
+    parent = Path(os.environ.get("FLAB_CGROUP_PARENT") or own)
+    wanted = set(CONTROLLERS)
+    enabled = set(_read(parent / "cgroup.subtree_control").split())
+    if not wanted <= enabled:
+        try:
+            _write(parent / "cgroup.subtree_control", " ".join(f"+{c}" for c in sorted(wanted - enabled)))
+        except OSError as exc:
+            return (
+                f"cgroup v2: cannot enable {', '.join(CONTROLLERS)} for children of {parent} ({exc.strerror}); "
+                "set FLAB_CGROUP_PARENT to a delegated cgroup with no processes of its own"
+            )
+    return Layout(2, dict.fromkeys(CONTROLLERS, parent))
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError:
+        return ""
+
+
+def _write(path: Path, value: str) -> None:
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.write(fd, value.encode())
+    finally:
+        os.close(fd)
+
+
+def _field(text: str, key: str) -> int:
+    """`key N` lines (memory.events, memory.oom_control, cpu.stat)."""
+    for line in text.splitlines():
+        name, _, value = line.partition(" ")
+        if name == key:
+            return int(value)
+    return 0
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
+
+
+class SandboxCgroup:
+    """The cgroup of one sandbox: created and removed by us (bwrap, none), or a docker
+    container's own, which docker owns (`owned=False`)."""
+
+    def __init__(self, layout: Layout, dirs: dict[str, Path], owned: bool):
+        self.layout, self.dirs, self.owned = layout, dirs, owned
+        self.v2 = layout.version == 2
+        self._peak_fd: int | None = None
+        self._baseline = 0
+        self._events = (0, 0)
+        self._fds: dict[Path, int] = {}  # per-test files stay open: a test costs a few µs of syscalls
+        self._written: dict[str, int] = {}  # what was last set, so unchanged values are not rewritten
+
+    @classmethod
+    def create(cls, layout: Layout) -> SandboxCgroup:
+        for parent in set(layout.parents.values()):
+            if parent not in _reaped:
+                reap_stale(parent)
+                _reaped.add(parent)
+        name = f"{PREFIX}{os.getpid()}-{next(_counter)}"
+        dirs = {role: parent / name for role, parent in layout.parents.items()}
+        made = []
+        try:
+            for d in dict.fromkeys(dirs.values()):
+                d.mkdir()
+                made.append(d)
+            group = cls(layout, dirs, owned=True)
+            if group.v2:
+                with contextlib.suppress(OSError):  # no swap configured: the file is absent
+                    _write(dirs["memory"] / "memory.swap.max", "0")
+            else:
+                with contextlib.suppress(OSError):
+                    _write(dirs["memory"] / "memory.swappiness", "0")
+            return group
+        except OSError:
+            for d in made:
+                with contextlib.suppress(OSError):
+                    d.rmdir()
+            raise
+
+    @classmethod
+    def of_process(cls, layout: Layout, pid: int) -> SandboxCgroup:
+        """The cgroup a process is in (a docker container's), in the same layout."""
+        own = _own_paths(Path(f"/proc/{pid}/cgroup").read_text())
+        mounts = _mounts(Path("/proc/self/mountinfo").read_text())
+        dirs = {}
+        for role in CONTROLLERS:
+            ctrl = "" if layout.version == 2 else V1_CONTROLLER[role]
+            fstype = "cgroup2" if layout.version == 2 else "cgroup"
+            mount, root = next((m, r) for t, m, r, opts in mounts if t == fstype and (not ctrl or ctrl in opts))
+            dirs[role] = _folder(mount, root, own[ctrl])
+        return cls(layout, dirs, owned=False)
+
+    # -- membership -------------------------------------------------------------------------
+
+    def add(self, pid: int) -> None:
+        for d in dict.fromkeys(self.dirs.values()):
+            _write(d / "cgroup.procs", str(pid))
+
+    def pids(self) -> list[int]:
+        return [int(p) for p in _read(self.dirs["pids"] / "cgroup.procs").split()]
+
+    # -- what the launcher reads ------------------------------------------------------------
+
+    def cpu_counter(self) -> tuple[Path, str]:
+        """The file whose value is the CPU time of every process in the group, and its format."""
+        if self.v2:
+            return self.dirs["cpu"] / "cpu.stat", "v2"
+        return self.dirs["cpu"] / "cpuacct.usage", "v1"
+
+    def cpu_seconds(self) -> float:
+        path, fmt = self.cpu_counter()
+        text = _read(path)
+        return _field(text, "usage_usec") / 1e6 if fmt == "v2" else int(text or 0) / 1e9
+
+    # -- per test ---------------------------------------------------------------------------
+
+    def _fd(self, path: Path) -> int:
+        fd = self._fds.get(path)
+        if fd is None:
+            fd = self._fds[path] = os.open(path, os.O_RDWR if os.access(path, os.W_OK) else os.O_RDONLY)
+        return fd
+
+    def _get(self, path: Path) -> str:
+        return os.pread(self._fd(path), 4096, 0).decode()
+
+    def _set(self, path: Path, value: int) -> None:
+        if self._written.get(path.name) != value:
+            os.pwrite(self._fd(path), str(value).encode(), 0)
+            self._written[path.name] = value
+
+    def _mem(self, v1_name: str, v2_name: str) -> Path:
+        return self.dirs["memory"] / (v2_name if self.v2 else v1_name)
+
+    def usage_file(self) -> Path:
+        return self._mem("memory.usage_in_bytes", "memory.current")
+
+    def usage_bytes(self) -> int:
+        return int(self._get(self.usage_file()) or 0)
+
+    def begin(self, memory_mb: int, max_procs: int) -> int:
+        """Cap memory at the current use (launcher, staged input) plus the test's limit; reset the
+        peak; note the OOM counters. Returns the cap in bytes."""
+        self._baseline = self.usage_bytes()
+        cap = ((self._baseline >> 20) + 1 + memory_mb + LAUNCHER_SLACK_MB) << 20  # whole MB: rarely rewritten
+        self._set_memory_cap(cap)
+        self._set(self.dirs["pids"] / "pids.max", max_procs + 1)  # + the launcher
+        self._reset_peak()
+        self._events = self._memory_events()
+        return cap
+
+    def end(self) -> dict:
+        """What the test used: peak memory above the baseline (None where the kernel cannot reset
+        the peak), and whether the cap was hit (OOM kill, or the limit reached)."""
+        oom0, hit0 = self._events
+        oom, hit = self._memory_events()
+        peak = self._peak_bytes()
+        return {
+            "mem_mb": None if peak is None else max(0, peak - self._baseline) / (1 << 20),
+            "oom_killed": oom > oom0,
+            "cap_hit": hit > hit0,
+        }
+
+    def _memory_events(self) -> tuple[int, int]:
+        if self.v2:
+            events = self._get(self.dirs["memory"] / "memory.events")
+            return _field(events, "oom_kill"), _field(events, "max")
+        oom = _field(self._get(self.dirs["memory"] / "memory.oom_control"), "oom_kill")
+        return oom, int(self._get(self.dirs["memory"] / "memory.failcnt") or 0)
+
+    def _set_memory_cap(self, cap: int) -> None:
+        if self.v2:
+            self._set(self.dirs["memory"] / "memory.max", cap)
+            return
+        limit = self.dirs["memory"] / "memory.limit_in_bytes"
+        memsw = self.dirs["memory"] / "memory.memsw.limit_in_bytes"
+        if not memsw.exists():  # no swap accounting in this kernel
+            self._set(limit, cap)
+            return
+        # memory + swap must stay >= memory: raise memsw first, lower it last
+        order = (memsw, limit) if cap >= int(self._get(limit) or 0) else (limit, memsw)
+        for path in order:
+            self._set(path, cap)
+
+    def _reset_peak(self) -> None:
+        if not self.v2:
+            path = self.dirs["memory"] / "memory.max_usage_in_bytes"
+            os.pwrite(self._fd(path), b"0", 0)  # resets it to the current use
+            return
+        # v2 (kernel >= 6.12): a write resets the peak as seen through that same open file
+        if self._peak_fd is None:
+            try:
+                self._peak_fd = os.open(self.dirs["memory"] / "memory.peak", os.O_RDWR)
+            except OSError:
+                self._peak_fd = -1
+        if self._peak_fd >= 0:
+            try:
+                os.write(self._peak_fd, b"reset\n")
+            except OSError:
+                os.close(self._peak_fd)
+                self._peak_fd = -1
+
+    def _peak_bytes(self) -> int | None:
+        if not self.v2:
+            return int(self._get(self.dirs["memory"] / "memory.max_usage_in_bytes") or 0)
+        if self._peak_fd is None or self._peak_fd < 0:
+            return None
+        return int(os.pread(self._peak_fd, 64, 0) or 0)
+
+    # -- teardown ---------------------------------------------------------------------------
+
+    def kill_all(self) -> None:
+        if self.v2 and (self.dirs["pids"] / "cgroup.kill").exists():
+            _write(self.dirs["pids"] / "cgroup.kill", "1")
+            return
+        for pid in self.pids():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+    def remove(self, timeout_s: float = 2.0) -> None:
+        """Kill what is left and remove the folders (a namespace's processes die asynchronously)."""
+        if self._peak_fd is not None and self._peak_fd >= 0:
+            os.close(self._peak_fd)
+            self._peak_fd = None
+        for fd in self._fds.values():
+            os.close(fd)
+        self._fds.clear()
+        if not self.owned:
+            return
+        _remove(list(dict.fromkeys(self.dirs.values())), self, timeout_s)
+
+
+def _remove(dirs: list[Path], group: SandboxCgroup | None, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    for d in dirs:
+        while True:
+            try:
+                d.rmdir()
+                break
+            except FileNotFoundError:
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                for pid in (int(p) for p in _read(d / "cgroup.procs").split()):
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
+                time.sleep(0.002)
+
+
+_STALE = re.compile(rf"^{re.escape(PREFIX)}(\d+)-\d+$")
+
+
+def reap_stale(parent: Path) -> list[str]:
+    """Remove cgroups of judges that no longer run (a kill -9 leaves them). Returns their names."""
+    removed = []
+    for entry in sorted(parent.iterdir()) if parent.is_dir() else []:
+        match = _STALE.match(entry.name)
+        if match and entry.is_dir() and not _alive(int(match.group(1))):
+            with contextlib.suppress(OSError):
+                _remove([entry], None, timeout_s=1.0)
+                removed.append(entry.name)
+    return removed

@@ -1,0 +1,3 @@
+-- v2 -> v3: how each evaluation's CPU time and memory were measured (cgroup-v2 | cgroup-v1 | rlimits).
+-- (IF EXISTS: a v0 database has no evaluations yet; db/schema.sql then creates it whole.)
+ALTER TABLE IF EXISTS evaluations ADD COLUMN IF NOT EXISTS accounting VARCHAR;
