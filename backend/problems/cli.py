@@ -11,6 +11,7 @@ import typer
 
 from backend.cli import DbOption, open_store
 from backend.errors import UserError
+from backend.problems.lcb import VERSIONS_HELP
 from backend.records import Problem, Test
 
 app = typer.Typer(help="Problem sets: builtin tiered benchmark, LiveCodeBench, CodeContests+.", no_args_is_help=True)
@@ -48,9 +49,14 @@ def calibrate_command(only: Annotated[list[str] | None, typer.Option("--only")] 
 @import_app.command("lcb")
 def import_lcb(
     path: Annotated[Path, typer.Argument(help="Folder with test*.jsonl (or a datasets folder, or one file).")],
-    version: Annotated[str, typer.Option("--version", help="v1…v6 (cumulative) or e.g. v5_v6")] = "v6",
+    version: Annotated[
+        str | None, typer.Option("--version", help=f"{VERSIONS_HELP}; default: all the source holds (release_latest)")
+    ] = None,
     since: Annotated[str | None, typer.Option("--since", help="contest_date >= YYYY-MM-DD")] = None,
-    until: Annotated[str | None, typer.Option("--until", help="contest_date < YYYY-MM-DD")] = None,
+    until: Annotated[
+        str | None, typer.Option("--until", help="contest_date <= YYYY-MM-DD (included, as in LCB)")
+    ] = None,
+    split: Annotated[str, typer.Option("--split", help="split of a save_to_disk DatasetDict")] = "test",
     difficulty: Annotated[str | None, typer.Option("--difficulty")] = None,
     platform: Annotated[str | None, typer.Option("--platform")] = None,
     db: DbOption = None,
@@ -58,7 +64,7 @@ def import_lcb(
     """Import LiveCodeBench code_generation_lite (stdin and functional problems)."""
     from backend.problems.lcb import LCBFilter, load
 
-    built = load(path, LCBFilter(version, since, until, difficulty, platform))
+    built = load(path, LCBFilter(version, since, until, difficulty, platform, split))
     open_store(db).replace_problems(built)
     typer.echo(f"imported {len(built)} LiveCodeBench problems ({sum(len(t) for _, t in built)} tests)")
 

@@ -1,5 +1,8 @@
 """LiveCodeBench `code_generation_lite` from local files: `test.jsonl`, `test2.jsonl`, … `test6.jsonl`
-(release versions v1…v6), or a local Hugging Face datasets folder (`save_to_disk`).
+(one file per release), or a local Hugging Face datasets folder (`save_to_disk`).
+
+Versions mean what they mean in LCB's dataset script: `vN` is release N's file alone,
+`release_vN` releases 1…N, `release_latest` every release, `vN_vM` releases N…M.
 
 Private tests are JSON, or base64 → zlib → pickle → JSON. The pickle comes from a dataset, so it
 is opened with a restricted unpickler that only builds plain data; anything that names a class
@@ -21,6 +24,7 @@ from backend.errors import UserError
 from backend.records import Problem, Test, tier_of
 
 BENCH = "lcb"
+TIME_LIMIT_S = 6.0  # LCB's per-test timeout, applied as CPU time (LCB's alarm is wall time)
 SAFE_GLOBALS = {("builtins", n) for n in ("str", "bytes", "list", "dict", "int", "float", "bool", "NoneType")}
 
 
@@ -48,26 +52,49 @@ def decode_private_tests(text: str) -> list[dict]:
     return json.loads(payload) if isinstance(payload, str | bytes) else payload
 
 
+RELEASES = 6
+VERSIONS_HELP = "v1…v6 (one release each), release_v1…release_v6 (cumulative), release_latest, or vN_vM (N ≤ M)"
+
+
+def release_numbers(version: str) -> list[int]:
+    """The releases a version names, as LCB's dataset script selects them."""
+    if version == "release_latest":
+        return list(range(1, RELEASES + 1))
+    cumulative = re.fullmatch(r"release_v([1-9]\d*)", version)
+    interval = re.fullmatch(r"v([1-9]\d*)(?:_v([1-9]\d*))?", version)
+    if cumulative and int(cumulative[1]) <= RELEASES:
+        return list(range(1, int(cumulative[1]) + 1))
+    if interval:
+        lo, hi = int(interval[1]), int(interval[2] or interval[1])
+        if lo <= hi <= RELEASES:
+            return list(range(lo, hi + 1))
+    raise UserError(f"unknown LiveCodeBench version {version!r}; valid: {VERSIONS_HELP}")
+
+
+def release_file(n: int) -> str:
+    return "test.jsonl" if n == 1 else f"test{n}.jsonl"
+
+
 @dataclass
 class LCBFilter:
-    version: str = "v6"  # cumulative release (v1…v6) or a range such as v5_v6
-    since: str | None = None  # contest_date window, ISO dates
+    version: str | None = None  # None: what the source holds (JSONL folder: release_latest, LCB's default)
+    since: str | None = None  # contest_date window, ISO dates, both ends included (as LCB's)
     until: str | None = None
     difficulty: str | None = None
     platform: str | None = None
+    split: str = "test"  # for a save_to_disk DatasetDict
+
+    def releases(self) -> list[int]:
+        return release_numbers(self.version or "release_latest")
 
     def files(self) -> list[str]:
-        match = re.fullmatch(r"(?:release_)?v(\d)(?:_v(\d))?", self.version)
-        if not match:
-            raise UserError(f"bad LiveCodeBench version {self.version!r}; use v1…v6 (cumulative) or a range like v5_v6")
-        lo, hi = (int(match[1]), int(match[2])) if match[2] else (1, int(match[1]))
-        return ["test.jsonl" if k == 1 else f"test{k}.jsonl" for k in range(lo, hi + 1)]
+        return [release_file(n) for n in self.releases()]
 
     def keeps(self, row: dict) -> bool:
         date = str(row.get("contest_date") or "")[:10]
         return not (
             (self.since and date < self.since)
-            or (self.until and date >= self.until)
+            or (self.until and date > self.until[:10])
             or (self.difficulty and row.get("difficulty") != self.difficulty)
             or (self.platform and row.get("platform") != self.platform)
         )
@@ -78,14 +105,21 @@ REQUIRED = ("question_title", "question_content", "platform", "question_id", "pu
 
 def read_rows(path: Path, flt: LCBFilter) -> list[tuple[str, int, dict]]:
     """(file, line, row) for every row of the selected release files (or the datasets folder)."""
-    if (path / "dataset_info.json").is_file() or (path / "state.json").is_file():
-        import datasets
-
-        return [(str(path), i + 1, row) for i, row in enumerate(datasets.load_from_disk(str(path)))]
+    if (
+        (path / "dataset_info.json").is_file()
+        or (path / "state.json").is_file()
+        or (path / "dataset_dict.json").is_file()
+    ):
+        return _saved_rows(path, flt)
     files = [path / name for name in flt.files()] if path.is_dir() else [path]
     missing = [f for f in files if not f.is_file()]
     if missing:
-        raise UserError(f"{missing[0]} not found; LiveCodeBench {flt.version} needs {', '.join(flt.files())} in {path}")
+        present = [n for n in range(1, RELEASES + 1) if (path / release_file(n)).is_file()]
+        hint = f"; this folder has releases {present}, e.g. --version release_v{max(present)}" if present else ""
+        version = flt.version or "release_latest"
+        raise UserError(
+            f"{missing[0]} not found: LiveCodeBench {version} needs {', '.join(f.name for f in files)}{hint}"
+        )
     rows = []
     for f in files:
         for n, line in enumerate(f.read_text().splitlines(), start=1):
@@ -96,6 +130,32 @@ def read_rows(path: Path, flt: LCBFilter) -> list[tuple[str, int, dict]]:
             except json.JSONDecodeError as exc:
                 raise UserError(f"{f}:{n}: not a JSON line ({exc.msg})") from exc
     return rows
+
+
+def _saved_rows(path: Path, flt: LCBFilter) -> list[tuple[str, int, dict]]:
+    """A `save_to_disk` folder: one split, or a DatasetDict (`flt.split`). Its rows carry no
+    release file, so a version is honoured only through the version the folder was saved with
+    (`dataset_info.json`'s config name), never silently dropped."""
+    import datasets
+
+    data = datasets.load_from_disk(str(path))
+    if isinstance(data, datasets.DatasetDict):
+        if flt.split not in data:
+            raise UserError(f"{path} has splits {', '.join(data)}, not {flt.split!r}; pass --split")
+        data = data[flt.split]
+    saved = getattr(data.info, "config_name", None) or ""
+    if flt.version is not None:
+        try:
+            same = saved and release_numbers(saved) == flt.releases()
+        except UserError:
+            same = False
+        if not same:
+            raise UserError(
+                f"{path} holds LiveCodeBench {saved or '(version not recorded)'} and its rows do not say which release "
+                f"they come from, so {flt.version} cannot be taken from it; leave out --version to import all of it, "
+                "or point at the test*.jsonl files"
+            )
+    return [(str(path), i + 1, row) for i, row in enumerate(data)]
 
 
 def load(path: str | Path, flt: LCBFilter | None = None) -> list[tuple[Problem, list[Test]]]:
@@ -130,8 +190,8 @@ def _to_records(row: dict) -> tuple[Problem, list[Test]]:
         id=pid, bench=BENCH, title=row["question_title"], statement=row["question_content"],
         kind="functional" if functional else "stdin", starter_code=row.get("starter_code") or None,
         func_name=metadata.get("func_name"), difficulty=row.get("difficulty"), platform=row["platform"],
-        contest_date=str(row.get("contest_date") or "") or None, time_limit_s=6.0, memory_limit_mb=1024,
-        checker="functional" if functional else "exact", tags=[f"contest:{row.get('contest_id', '')}"],
+        contest_date=str(row.get("contest_date") or "") or None, time_limit_s=TIME_LIMIT_S, memory_limit_mb=1024,
+        checker="functional" if functional else "lcb", tags=[f"contest:{row.get('contest_id', '')}"],
     )  # fmt: skip
     if functional and not problem.func_name:
         raise ValueError("functional tests but no func_name in metadata")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from backend.errors import UserError
 from backend.records import Problem, tier_of
-from backend.sandbox import checkers
+from backend.sandbox import checkers, lcb
 from backend.sandbox.backends import SandboxError, Session, open_session
 from backend.sandbox.limits import JudgeLimits
 from backend.sandbox.verdicts import (
@@ -186,9 +186,11 @@ def judge(
     limits = limits or JudgeLimits()
     if not tests:
         raise UserError("no tests to judge against")
-    if func_name:
-        program = Program(checkers.functional_program(program.source, func_name), "python")
+    if func_name:  # LiveCodeBench's call-based problems, judged by its rules
+        program = Program(lcb.functional_program(program.source, func_name), "python")
         checker = "functional"
+    elif checker == "lcb" and program.language == "python":
+        program = Program(lcb.stdin_program(program.source), "python")
     for attempt in range(SE_RETRIES + 1):
         try:
             return _judge_once(program, tests, limits, checker, backend, run_all)

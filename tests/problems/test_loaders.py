@@ -60,9 +60,10 @@ def to_judge(tests):
 
 
 def test_lcb_loads_stdin_and_functional_and_judges(lcb_dir):
-    loaded = {p.id: (p, t) for p, t in lcb.load(lcb_dir, lcb.LCBFilter("v2"))}
+    loaded = {p.id: (p, t) for p, t in lcb.load(lcb_dir, lcb.LCBFilter("release_v2"))}
     assert set(loaded) == {"lcb/abc001_a", "lcb/lc-1", "lcb/abc002_b"}
-    _, tests = loaded["lcb/abc001_a"]
+    sp, tests = loaded["lcb/abc001_a"]
+    assert (sp.checker, sp.time_limit_s) == ("lcb", 6.0)  # LCB's rules and timeout
     assert [t.output for t in tests] == ["3\n", "42\n"] and [t.is_public for t in tests] == [True, False]
     good, bad = "a, b = map(int, input().split())\nprint(a + b)", "print(3)"
     assert judge(Program(good), to_judge(tests)).verdict == "AC"
@@ -75,15 +76,61 @@ def test_lcb_loads_stdin_and_functional_and_judges(lcb_dir):
     assert judge(Program(fp.starter_code + "return [0, 0]\n"), to_judge(ftests), func_name="twoSum").verdict == "WA"
 
 
-def test_lcb_version_and_filters(lcb_dir):
-    assert [p.id for p, _ in lcb.load(lcb_dir, lcb.LCBFilter("v1"))] == ["lcb/abc001_a"]
-    assert {p.id for p, _ in lcb.load(lcb_dir, lcb.LCBFilter("v2_v2"))} == {"lcb/lc-1", "lcb/abc002_b"}
-    assert [p.id for p, _ in lcb.load(lcb_dir, lcb.LCBFilter("v2", since="2024-09-15"))] == ["lcb/abc002_b"]
-    assert [p.id for p, _ in lcb.load(lcb_dir, lcb.LCBFilter("v2", difficulty="medium"))] == ["lcb/lc-1"]
+def ids(path, **kw) -> set[str]:
+    return {p.id for p, _ in lcb.load(path, lcb.LCBFilter(**kw))}
+
+
+def test_lcb_versions_mean_what_they_mean_in_lcb(lcb_dir):
+    """vN is one release file, release_vN the cumulative set, vN_vM a range (LCB's dataset script)."""
+    assert ids(lcb_dir, version="v1") == {"lcb/abc001_a"}
+    assert ids(lcb_dir, version="v2") == {"lcb/lc-1", "lcb/abc002_b"}  # test2.jsonl alone
+    assert ids(lcb_dir, version="v2_v2") == ids(lcb_dir, version="v2")
+    assert (
+        ids(lcb_dir, version="release_v2")
+        == ids(lcb_dir, version="v1_v2")
+        == {"lcb/abc001_a", "lcb/lc-1", "lcb/abc002_b"}
+    )
     with pytest.raises(UserError, match=r"test3\.jsonl not found"):
         lcb.load(lcb_dir, lcb.LCBFilter("v3"))
-    with pytest.raises(UserError, match="bad LiveCodeBench version"):
-        lcb.load(lcb_dir, lcb.LCBFilter("latest"))
+    with pytest.raises(UserError, match=r"release_latest needs .*test6\.jsonl.*e\.g\. --version release_v2"):
+        lcb.load(lcb_dir, lcb.LCBFilter())  # the default is LCB's: every release
+    for bad in ("latest", "v0", "v6_v5", "v7", "release_v7", "release_v0"):
+        with pytest.raises(UserError, match=r"unknown LiveCodeBench version .*release_latest"):
+            lcb.load(lcb_dir, lcb.LCBFilter(bad))
+
+
+def test_release_latest_is_all_six_files(tmp_path):
+    for n in range(1, 7):
+        (tmp_path / lcb.release_file(n)).write_text(json.dumps(lcb_row(f"q{n}", f"2024-0{n}-01")) + "\n")
+    assert ids(tmp_path) == ids(tmp_path, version="release_latest") == {f"lcb/q{n}" for n in range(1, 7)}
+    assert ids(tmp_path, version="v6") == {"lcb/q6"}  # not the cumulative 1,055 of release_v6
+    assert ids(tmp_path, version="release_v6") == ids(tmp_path)
+    assert ids(tmp_path, version="v5_v6") == {"lcb/q5", "lcb/q6"}
+
+
+def test_lcb_date_window_includes_both_ends(lcb_dir):
+    assert ids(lcb_dir, version="release_v2", since="2024-09-01", until="2024-10-01") == {"lcb/lc-1", "lcb/abc002_b"}
+    assert ids(lcb_dir, version="release_v2", until="2024-09-01") == {"lcb/abc001_a", "lcb/lc-1"}
+    assert ids(lcb_dir, version="release_v2", since="2024-09-15") == {"lcb/abc002_b"}
+    assert ids(lcb_dir, version="release_v2", difficulty="medium") == {"lcb/lc-1"}
+
+
+def test_lcb_save_to_disk_with_splits_and_versions(tmp_path):
+    """A DatasetDict folder: --split picks the split; a version must be the one it was saved with."""
+    import datasets
+
+    rows = [lcb_row("a1", "2024-01-01"), lcb_row("a2", "2024-02-01")]
+    info = datasets.DatasetInfo(config_name="release_v2")
+    split = datasets.Dataset.from_list(rows, info=info)
+    folder = tmp_path / "saved"
+    datasets.DatasetDict({"test": split, "train": split.select([0])}).save_to_disk(str(folder))
+    assert ids(folder) == {"lcb/a1", "lcb/a2"}
+    assert ids(folder, split="train") == {"lcb/a1"}
+    assert ids(folder, version="release_v2") == ids(folder, version="v1_v2") == {"lcb/a1", "lcb/a2"}
+    with pytest.raises(UserError, match="has splits test, train, not 'valid'"):
+        ids(folder, split="valid")
+    with pytest.raises(UserError, match=r"holds LiveCodeBench release_v2 .* so v2 cannot be taken from it"):
+        ids(folder, version="v2")
 
 
 def test_lcb_private_tests_as_plain_json(tmp_path):
@@ -182,7 +229,7 @@ def test_ccplus_filters_and_errors(ccplus_file, tmp_path):
 def test_cli_imports_and_stored_special_judge(ccplus_file, lcb_dir, db_path, tmp_path):
     out = run_cli("problems", "import", "ccplus", str(ccplus_file), "--db", str(db_path))
     assert out.returncode == 0 and "imported 2 CodeContests+ problems" in out.stdout
-    out = run_cli("problems", "import", "lcb", str(lcb_dir), "--version", "v2", "--db", str(db_path))
+    out = run_cli("problems", "import", "lcb", str(lcb_dir), "--version", "release_v2", "--db", str(db_path))
     assert "imported 3 LiveCodeBench problems" in out.stdout
     from backend.store import Store
 
