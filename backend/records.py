@@ -34,6 +34,7 @@ class Problem:
     platform: str | None = None
     contest_date: str | None = None
     tags: list = field(default_factory=list)
+    judge_error: str | None = None  # set at import when the problem cannot be judged (its checker does not compile)
 
 
 @dataclass

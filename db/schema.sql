@@ -20,11 +20,12 @@ CREATE TABLE IF NOT EXISTS problems (
     func_name       VARCHAR,
     time_limit_s    DOUBLE NOT NULL,
     memory_limit_mb INTEGER NOT NULL,
-    checker         VARCHAR NOT NULL,      -- exact | float:<tol> | special (source in checker_source)
+    checker         VARCHAR NOT NULL,      -- exact | float:<tol> | lcb | functional | special (source in checker_source)
     checker_source  VARCHAR,
     platform        VARCHAR,
     contest_date    VARCHAR,
-    tags            VARCHAR                -- JSON list
+    tags            VARCHAR,               -- JSON list
+    judge_error     VARCHAR                -- set at import when the problem cannot be judged
 );
 
 CREATE TABLE IF NOT EXISTS tests (

@@ -118,10 +118,12 @@ with import_tab, st.form("import"):
         }.get,
     )
     path = st.text_input("Local path (LiveCodeBench / CodeContests+)")
-    version = st.text_input("LiveCodeBench version", "v6")
+    version = st.text_input("LiveCodeBench version (empty: all the source holds)", "")
     if st.form_submit_button("Import"):
         try:
-            spec = validate_spec(ImportSpec, {"source": source, "path": path or None, "version": version})
+            spec = validate_spec(
+                ImportSpec, {"source": source, "path": path or None, "version": version.strip() or None}
+            )
             if spec.source != "builtin" and not spec.path:
                 raise UserError(f"importing {spec.source} needs the local path of the dataset")
             with st.spinner("Importing…"):
@@ -129,16 +131,18 @@ with import_tab, st.form("import"):
                     from backend.problems.build import build_builtin
 
                     built = build_builtin(store, progress=False)
+                    st.success(f"Imported {len(built)} problems.")
                 elif spec.source == "lcb":
-                    from backend.problems.lcb import LCBFilter, load
+                    from backend.problems.importing import import_lcb
+                    from backend.problems.lcb import LCBFilter
 
-                    built = load(spec.path, LCBFilter(spec.version))
-                    store.replace_problems(built)
+                    st.success(
+                        import_lcb(store, spec.path, LCBFilter(spec.version), progress=False).line("LiveCodeBench")
+                    )
                 else:
-                    from backend.problems.ccplus import load
+                    from backend.problems.ccplus import CCPlusFilter
+                    from backend.problems.importing import import_ccplus
 
-                    built = [(p, t) for p, t, _ in load(spec.path)]
-                    store.replace_problems(built)
-            st.success(f"Imported {len(built)} problems.")
+                    st.success(import_ccplus(store, spec.path, CCPlusFilter(), progress=False).line("CodeContests+"))
         except UserError as err:
             st.error(str(err))

@@ -101,7 +101,7 @@ class ImportSpec(BaseModel):
     kind: Literal["import"] = "import"
     source: Literal["lcb", "ccplus", "builtin"]
     path: str | None = None
-    version: str = "v6"
+    version: str | None = None  # LiveCodeBench: None is all the source holds
 
 
 def validate_spec(cls: type[BaseModel], data: dict) -> BaseModel:

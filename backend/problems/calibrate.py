@@ -64,3 +64,58 @@ def calibrate(built: list[tuple[Problem, list[Test]]], workers: int = 2) -> list
         elif role.startswith("buggy") and result.verdict not in ("WA", "RE"):
             report.failures.append(f"{role} gets {result.verdict} (want WA or RE)")
     return sorted(reports.values(), key=lambda r: r.problem_id)
+
+
+@dataclass
+class Agreement:
+    """How often our verdict agrees with a dataset's own label of a submission."""
+
+    per_problem: dict[str, tuple[int, int]] = field(default_factory=dict)  # id -> (agreeing, judged)
+    disagreements: list[tuple[str, bool, str]] = field(default_factory=list)  # (id, labelled correct, our verdict)
+    skipped_languages: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def rate(self) -> float:
+        agree = sum(a for a, _ in self.per_problem.values())
+        total = sum(n for _, n in self.per_problem.values())
+        return agree / total if total else float("nan")
+
+
+def calibrate_ccplus(
+    store, path, sample: int = 20, per_problem: int = 5, config: str = "1x", seed: int = 0, workers: int = 2
+) -> Agreement:
+    """For a seeded sample of stored CodeContests+ problems: up to `per_problem` correct and as many
+    incorrect submissions each (in the languages we judge), judged with the problem's own checker
+    and limits. A correct submission must get AC; an incorrect one must not."""
+    import random
+
+    from backend.errors import UserError
+    from backend.problems import ccplus
+    from backend.sandbox.judge import judge_setup
+
+    problems = {p.id: p for p in store.select(Problem, {"bench": ccplus.BENCH}) if not p.judge_error}
+    if not problems:
+        raise UserError("no judgeable CodeContests+ problems stored; run `problems import ccplus` first")
+    ids = ccplus.sample_ids(list(problems), sample, seed)
+    found = ccplus.submissions(path, set(ids), config)
+    report = Agreement()
+    jobs = []
+    rng = random.Random(seed)
+    for pid in ids:
+        subs = found.get(pid, ccplus.Submissions())
+        for lang, n in subs.skipped.items():
+            report.skipped_languages[str(lang)] = report.skipped_languages.get(str(lang), 0) + n
+        tests = [JudgeTest(t.input, t.output) for t in store.select(Test, {"problem_id": pid})]
+        setup = judge_setup(problems[pid])
+        for correct in (True, False):
+            pool = [s for s in subs.kept if s.correct is correct]
+            for s in rng.sample(pool, min(per_problem, len(pool))):
+                job = JudgeJob((pid, correct), Program(s.code, s.language), tests, setup.limits, setup.checker)
+                jobs.append(job)
+    for (pid, correct), result in judge_many(jobs, workers=workers):
+        agree, total = report.per_problem.get(pid, (0, 0))
+        ok = (result.verdict == "AC") == correct
+        report.per_problem[pid] = (agree + ok, total + 1)
+        if not ok:
+            report.disagreements.append((pid, correct, result.verdict))
+    return report

@@ -31,8 +31,39 @@ def build_builtin_command(
 
 
 @app.command("calibrate")
-def calibrate_command(only: Annotated[list[str] | None, typer.Option("--only")] = None, db: DbOption = None) -> None:
-    """Build (and store) the builtin problems, then check their calibration through the judge."""
+def calibrate_command(
+    bench: Annotated[
+        str, typer.Option("--bench", help="builtin: our calibration claims; ccplus: the dataset's own labels")
+    ] = "builtin",
+    only: Annotated[list[str] | None, typer.Option("--only")] = None,
+    path: Annotated[
+        Path | None, typer.Option("--path", help="ccplus: the dataset (its submissions are read from there)")
+    ] = None,
+    config: Annotated[str, typer.Option("--config", help="ccplus: 1x…5x")] = "1x",
+    sample: Annotated[int, typer.Option("--sample", help="ccplus: problems to check", min=1)] = 20,
+    per_problem: Annotated[
+        int, typer.Option("--per-problem", help="ccplus: correct and incorrect submissions each", min=1)
+    ] = 5,
+    db: DbOption = None,
+) -> None:
+    """Check the judge: builtin problems against their calibration claims, or CodeContests+
+    against the dataset's own correct/incorrect submissions (prints the agreement rate)."""
+    if bench == "ccplus":
+        from backend.problems.calibrate import calibrate_ccplus
+
+        if path is None:
+            raise UserError("calibrate --bench ccplus needs --path to the dataset, where its submissions are")
+        report = calibrate_ccplus(open_store(db), path, sample, per_problem, config)
+        for pid, (agree, total) in sorted(report.per_problem.items()):
+            typer.echo(f"{'ok  ' if agree == total else 'DIFF'} {pid:<40} {agree}/{total} agree")
+        for pid, correct, verdict in report.disagreements[:10]:
+            typer.echo(f"  {pid}: labelled {'correct' if correct else 'incorrect'}, judged {verdict}")
+        skipped = ", ".join(f"{n} {lang}" for lang, n in sorted(report.skipped_languages.items()))
+        typer.echo(f"agreement {report.rate:.1%} over {sum(n for _, n in report.per_problem.values())} submissions"
+                   + (f"; skipped (language not judged): {skipped}" if skipped else ""))  # fmt: skip
+        return
+    if bench != "builtin":
+        raise UserError(f"calibrate knows --bench builtin or ccplus, not {bench!r}")
     from backend.problems.build import build_builtin
     from backend.problems.calibrate import calibrate
 
@@ -61,28 +92,40 @@ def import_lcb(
     platform: Annotated[str | None, typer.Option("--platform")] = None,
     db: DbOption = None,
 ) -> None:
-    """Import LiveCodeBench code_generation_lite (stdin and functional problems)."""
-    from backend.problems.lcb import LCBFilter, load
+    """Import LiveCodeBench code_generation_lite (stdin and functional problems), judged by LCB's rules."""
+    from backend.problems.importing import import_lcb
+    from backend.problems.lcb import LCBFilter
 
-    built = load(path, LCBFilter(version, since, until, difficulty, platform, split))
-    open_store(db).replace_problems(built)
-    typer.echo(f"imported {len(built)} LiveCodeBench problems ({sum(len(t) for _, t in built)} tests)")
+    report = import_lcb(open_store(db), path, LCBFilter(version, since, until, difficulty, platform, split))
+    typer.echo(report.line("LiveCodeBench"))
 
 
 @import_app.command("ccplus")
 def import_ccplus(
-    path: Annotated[Path, typer.Argument(help="A Parquet shard or a folder of them.")],
+    path: Annotated[
+        Path, typer.Argument(help="The dataset root (ccplus_1x … ccplus_5x folders), a config folder or a shard.")
+    ],
+    config: Annotated[
+        str, typer.Option("--config", help="1x|2x|3x|4x|5x: how many tests per problem (1x as in the paper)")
+    ] = "1x",
     min_tests: Annotated[int, typer.Option("--min-tests")] = 1,
     max_time_limit: Annotated[float | None, typer.Option("--max-time-limit", help="seconds")] = None,
     max_memory: Annotated[int | None, typer.Option("--max-memory", help="MB")] = None,
+    min_tpr: Annotated[
+        float | None,
+        typer.Option("--min-tpr", help="keep problems whose tests accept >= this share of correct submissions"),
+    ] = None,
+    min_tnr: Annotated[
+        float | None, typer.Option("--min-tnr", help="... and reject >= this share of incorrect ones")
+    ] = None,
     db: DbOption = None,
 ) -> None:
-    """Import CodeContests+ (testlib checkers become special judges)."""
-    from backend.problems.ccplus import CCPlusFilter, load
+    """Import CodeContests+ with its limits; every testlib checker is compiled now (cached)."""
+    from backend.problems.ccplus import CCPlusFilter
+    from backend.problems.importing import import_ccplus as run_import
 
-    built = load(path, CCPlusFilter(min_tests, max_time_limit, max_memory))
-    open_store(db).replace_problems([(p, t) for p, t, _ in built])
-    typer.echo(f"imported {len(built)} CodeContests+ problems ({sum(len(t) for _, t, _ in built)} tests)")
+    flt = CCPlusFilter(min_tests, max_time_limit, max_memory, min_tpr, min_tnr)
+    typer.echo(run_import(open_store(db), path, flt, config).line("CodeContests+"))
 
 
 @app.command("list")

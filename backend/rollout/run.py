@@ -50,11 +50,14 @@ def select_problems(store: Store, spec: RolloutSpec) -> list[Problem]:
             raise UserError(
                 f"no problem {sorted(missing)[0]!r} in bench {spec.bench!r}; see `python -m backend problems list`"
             )
-    if not problems:
+    judgeable = [p for p in problems if not p.judge_error]  # unjudgeable ones were reported at import
+    if problems and not judgeable:
+        raise UserError(f"every matching problem is unjudgeable ({problems[0].id}: {problems[0].judge_error})")
+    if not judgeable:
         raise UserError(
             f"no problems match bench={spec.bench!r} difficulty={spec.difficulty!r}; build or import them first"
         )
-    return problems[: spec.limit] if spec.limit else problems
+    return judgeable[: spec.limit] if spec.limit else judgeable
 
 
 def experiment_id(spec: RolloutSpec, checkpoint_hash: str) -> str:

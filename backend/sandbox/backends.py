@@ -12,6 +12,7 @@ processes. Elsewhere the judge says so once and falls back to per-process rlimit
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import functools
 import json
@@ -62,11 +63,19 @@ class Session:
 
     _via_bwrap = False
 
-    def load(self, language: str, source: str, compile_limits: dict, headers: dict | None = None) -> dict:
-        """Compile (C++) or parse (Python) the program, under the compile limits."""
+    def load(
+        self, language: str, source: str, compile_limits: dict, headers: dict | None = None, *,
+        return_binary: bool = False, binary: bytes | None = None,
+    ) -> dict:  # fmt: skip
+        """Compile (C++) or parse (Python) the program, under the compile limits; or load a binary
+        compiled earlier (`binary`); `return_binary` sends the compiled binary back."""
         msg = {"op": "load", "language": language, "source": source, "compile_limits": compile_limits}
         if headers:
             msg["headers"] = headers
+        if return_binary:
+            msg["return_binary"] = True
+        if binary is not None:
+            msg.update(language="binary", binary_b64=base64.b64encode(binary).decode())
         with self._capped(compile_limits) as usage:
             reply = self.call(msg, timeout=2 * compile_limits["cpu_s"] + 10)
         if usage.get("oom_killed") and not reply["ok"]:

@@ -6,14 +6,12 @@ process, in a worker pool (pool.py) or in a Ray task.
 
 from __future__ import annotations
 
-import os
 import signal
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from backend.errors import UserError
 from backend.records import Problem, tier_of
-from backend.sandbox import checkers, lcb
+from backend.sandbox import checkers, lcb, special
 from backend.sandbox.backends import SandboxError, Session, open_session
 from backend.sandbox.limits import JudgeLimits
 from backend.sandbox.verdicts import (
@@ -26,12 +24,6 @@ from backend.sandbox.verdicts import (
 )
 
 LANGUAGES = ("python", "cpp")
-
-
-def testlib_header() -> str:
-    """testlib.h for C++ special judges: the real one from FLAB_TESTLIB, else our subset."""
-    path = os.environ.get("FLAB_TESTLIB") or Path(__file__).with_name("testlib.h")
-    return Path(path).read_text()
 
 
 SE_RETRIES = 2
@@ -105,6 +97,8 @@ class JudgeSetup:
 
 
 def judge_setup(problem: Problem, time_limit_s: float | None = None, memory_mb: int | None = None) -> JudgeSetup:
+    if problem.judge_error:
+        raise UserError(f"problem {problem.id} cannot be judged: {problem.judge_error}")
     limits = JudgeLimits(
         time_limit_s=time_limit_s or problem.time_limit_s, memory_mb=memory_mb or problem.memory_limit_mb
     )
@@ -152,12 +146,7 @@ class _Checker:
             ok = checkers.check(self.kind, self.tol, test.output, got)
             return ok, "" if ok else short_diff(test.output, got)
         if self.session is None:
-            self.session = open_session(self.backend, allow_none=self.backend == "none")
-            loaded = self.session.load(
-                self.special.language, self.special.source, self.limits.for_compile(), {"testlib.h": testlib_header()}
-            )
-            if not loaded["ok"]:
-                raise SandboxError(f"special judge does not compile: {loaded['error'][:300]}")
+            self.session = self._open_special()
         files = {"input.txt": test.input, "output.txt": got, "answer.txt": test.output}
         lim = JudgeLimits(time_limit_s=max(5.0, self.limits.time_limit_s), memory_mb=1024).for_test()
         res = self.session.run(lim, files=files, args=list(files))
@@ -166,6 +155,21 @@ class _Checker:
         raise SandboxError(
             f"special judge failed (exit {res['exit_code']}, signal {res['signal']}): {res['stderr'][-200:]}"
         )
+
+    def _open_special(self) -> Session:
+        """A sandbox with the checker loaded: a C++ checker from the compile cache."""
+        binary = None
+        if self.special.language == "cpp":
+            try:
+                binary = special.compile_checker(self.special.source, self.backend)
+            except special.CheckerCompileError as exc:
+                raise SandboxError(str(exc)) from exc
+        session = open_session(self.backend, allow_none=self.backend == "none")
+        loaded = session.load(self.special.language, self.special.source, self.limits.for_compile(), binary=binary)
+        if not loaded["ok"]:
+            session.close()
+            raise SandboxError(f"special judge does not load: {(loaded['error'] or '')[:300]}")
+        return session
 
     def close(self):
         if self.session:

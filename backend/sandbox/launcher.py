@@ -4,7 +4,7 @@ Stdlib only, started once per program with
 `python3 -I -S launcher.py WORKDIR [--pid1] [--cpu-counter FD|PATH:v1|v2]`. It speaks
 length-prefixed JSON on fds 0/1 with the host:
 
-    {"op": "load", "language": "python"|"cpp", "source": ...}  -> {"ok", "error"}
+    {"op": "load", "language": "python"|"cpp"|"binary", ...}    -> {"ok", "error"[, "binary_b64"]}
     {"op": "stage", "input": ..., "files": {...}, "keep_dir"}   -> {"ok"}
     {"op": "run", "limits": {...}, "args": [...]}              -> {"exit_code", "signal", "cpu_s", ...}
     {"op": "shell", "cmd": ..., "limits": {...}}               -> same, workdir kept between calls
@@ -22,6 +22,7 @@ namespace with kill(-1) (PID 1 itself ignores signals sent from inside), otherwi
 The host keeps expected outputs; this process only ever holds the current test's input.
 """
 
+import base64
 import functools
 import json
 import os
@@ -314,6 +315,12 @@ class Program:
 
     def load(self, msg):
         self.language = msg["language"]
+        if self.language == "binary":  # a checker compiled earlier (special.py's cache)
+            with open(self.binary, "wb") as f:
+                f.write(base64.b64decode(msg["binary_b64"]))
+            os.chmod(self.binary, 0o755)
+            self.language = "cpp"
+            return {"ok": True, "error": None}
         if self.language == "python":
             try:
                 self.code = compile(msg["source"], "solution.py", "exec")
@@ -336,7 +343,11 @@ class Program:
         error = None if ok else (res["stderr"] or f"compiler stopped: {res}")[-2000:]
         if res["timed_out"] or (res["signal"] is not None and not ok):
             error = f"compilation exceeded its limits ({lim['cpu_s']}s CPU, {lim['memory_mb']} MB)"
-        return {"ok": ok, "error": error}
+        reply = {"ok": ok, "error": error}
+        if ok and msg.get("return_binary"):
+            with open(self.binary, "rb") as f:
+                reply["binary_b64"] = base64.b64encode(f.read()).decode()
+        return reply
 
     def target(self, args=()):
         if self.language == "python":

@@ -187,48 +187,123 @@ int main(int argc, char* argv[]) {
 """
 
 
-@pytest.fixture
-def ccplus_file(tmp_path):
-    rows = [{
+FACTORS = "n = int(input())\nd = next(d for d in range(2, n) if n % d == 0)\nprint(n // d, d)"
+FACTORS_CPP = '#include <cstdio>\nint main(){long long n;scanf("%lld",&n);for(long long d=2;d<n;d++)if(n%d==0){printf("%lld %lld\\n",d,n/d);return 0;}}'
+
+
+def ccplus_rows(tests_per_problem: int = 2) -> list[dict]:
+    """Rows in CodeContests+'s published schema, with its real submission language labels."""
+    cases = [
+        {"input": "10\n", "output": "2 5\n"},
+        {"input": "91\n", "output": "7 13\n"},
+        {"input": "15\n", "output": "3 5\n"},
+    ]
+    return [{
         "id": "1000A", "title": "Any Factorisation", "description": "Print two factors > 1 of n.",
-        "time_limit": 1000, "memory_limit": 256,
-        "test_cases": [{"input": "10\n", "output": "2 5\n"}, {"input": "91\n", "output": "7 13\n"}],
-        "checker": TESTLIB_CHECKER,
-        "correct_submissions": [{"code": "n = int(input())\nd = next(d for d in range(2, n) if n % d == 0)\nprint(n // d, d)", "language": "python3"}],
-        "incorrect_submissions": [{"code": "print(1, int(input()))", "language": "python3"}],
+        "time_limit": 1000, "memory_limit": 256, "test_cases": cases[:tests_per_problem], "checker": TESTLIB_CHECKER,
+        "true_positive_rate": 1.0, "true_negative_rate": 0.9,
+        "correct_submissions": [{"code": FACTORS, "language": "py3"}, {"code": FACTORS_CPP, "language": "cpp"},
+                                {"code": "print 2, 5", "language": "py2"}, {"code": "class Main {}", "language": "java"}],
+        "incorrect_submissions": [{"code": "print(1, int(input()))", "language": "py3"}],
     }, {
-        "id": "1000B", "title": "Echo", "description": "Print n.", "time_limit": 20000, "memory_limit": 256,
+        "id": "1000B", "title": "Echo", "description": "Print n.", "time_limit": 20000, "memory_limit": 512,
         "test_cases": [{"input": "1\n", "output": "1\n"}], "checker": None,
-        "correct_submissions": [], "incorrect_submissions": [],
+        "true_positive_rate": 0.5, "true_negative_rate": 1.0,
+        "correct_submissions": [{"code": "print(input())", "language": "py3"}], "incorrect_submissions": [],
     }]  # fmt: skip
-    path = tmp_path / "train-00000-of-00001.parquet"
-    pq.write_table(pa.Table.from_pylist(rows), path)
-    return path
 
 
-def test_ccplus_loads_and_validates_the_judge_with_its_submissions(ccplus_file):
-    loaded = {p.id: (p, t, s) for p, t, s in ccplus.load(ccplus_file)}
-    p, tests, subs = loaded["ccplus/1000A"]
-    assert (p.time_limit_s, p.memory_limit_mb, p.checker) == (1.0, 256, "special")
+@pytest.fixture
+def ccplus_root(tmp_path):
+    """The dataset root: `default` shards beside one folder per config (the same ids in each)."""
+    root = tmp_path / "Code-Contests-Plus"
+    for folder, tests in (("default", 1), ("ccplus_1x", 2), ("ccplus_2x", 3)):
+        (root / folder).mkdir(parents=True)
+        pq.write_table(pa.Table.from_pylist(ccplus_rows(tests)), root / folder / "train-00000-of-00001.parquet")
+    return root
+
+
+@pytest.fixture
+def ccplus_file(ccplus_root):
+    return ccplus_root / "ccplus_1x" / "train-00000-of-00001.parquet"
+
+
+def test_ccplus_loads_limits_and_validates_the_judge_with_its_submissions(ccplus_file):
+    loaded = {p.id: (p, t) for p, t in ccplus.load(ccplus_file)}
+    p, tests = loaded["ccplus/1000A"]
+    assert (p.time_limit_s, p.memory_limit_mb, p.checker) == (1.0, 256, "special")  # the data's own limits
+    assert (loaded["ccplus/1000B"][0].time_limit_s, loaded["ccplus/1000B"][0].memory_limit_mb) == (20.0, 512)
+    subs = ccplus.submissions(ccplus_file, {"ccplus/1000A"})["ccplus/1000A"]
+    assert sorted((s.language, s.correct) for s in subs.kept) == [("cpp", True), ("python", False), ("python", True)]
+    assert subs.skipped == {"py2": 1, "java": 1}  # languages we do not judge are counted, not guessed
     checker = SpecialJudge(p.checker_source, "cpp")
-    for sub in subs:  # the judge must agree with the dataset's own labels
-        verdict = judge(Program(sub.code), to_judge(tests), checker=checker).verdict
+    for sub in subs.kept:  # the judge must agree with the dataset's own labels
+        verdict = judge(Program(sub.code, sub.language), to_judge(tests), checker=checker).verdict
         assert (verdict == "AC") == sub.correct, (sub.correct, verdict)
     assert loaded["ccplus/1000B"][0].checker == "exact"
 
 
+def test_ccplus_configs_from_the_dataset_root(ccplus_root):
+    """The root holds every config: one is chosen (1x by default), never all at once."""
+
+    def tests_of_1000a(config):
+        return next(len(t) for p, t in ccplus.load(ccplus_root, config=config) if p.id == "ccplus/1000A")
+
+    assert (tests_of_1000a("1x"), tests_of_1000a("2x")) == (2, 3)
+    assert len(ccplus.load(ccplus_root)) == 2  # not 6: default and the other configs are left out
+    with pytest.raises(UserError, match="not ccplus_3x; pass --config"):
+        ccplus.load(ccplus_root, config="3x")
+    with pytest.raises(UserError, match="unknown CodeContests\\+ config '7x'"):
+        ccplus.load(ccplus_root, config="7x")
+    with pytest.raises(UserError, match="appears twice; point at one config"):
+        ccplus.load(ccplus_root / "..", config=None)  # every shard under the root
+
+
 def test_ccplus_filters_and_errors(ccplus_file, tmp_path):
-    assert [p.id for p, _, _ in ccplus.load(ccplus_file, ccplus.CCPlusFilter(min_tests=2))] == ["ccplus/1000A"]
-    assert [p.id for p, _, _ in ccplus.load(ccplus_file, ccplus.CCPlusFilter(max_time_limit_s=5))] == ["ccplus/1000A"]
+    def kept(**kw):
+        return [p.id for p, _ in ccplus.load(ccplus_file, ccplus.CCPlusFilter(**kw))]
+
+    assert kept(min_tests=2) == ["ccplus/1000A"]
+    assert kept(max_time_limit_s=5) == ["ccplus/1000A"]
+    assert kept(min_tpr=0.9) == ["ccplus/1000A"] and kept(min_tnr=0.95) == ["ccplus/1000B"]
     broken = tmp_path / "broken.parquet"
     pq.write_table(pa.table({"id": ["x"], "title": ["t"]}), broken)
     with pytest.raises(UserError, match="missing column 'description'"):
         ccplus.load(broken)
 
 
-def test_cli_imports_and_stored_special_judge(ccplus_file, lcb_dir, db_path, tmp_path):
-    out = run_cli("problems", "import", "ccplus", str(ccplus_file), "--db", str(db_path))
-    assert out.returncode == 0 and "imported 2 CodeContests+ problems" in out.stdout
+def test_ccplus_import_streams_and_leaves_the_submissions_on_disk(tmp_path):
+    """A shard whose submissions are 300 MB: loading problems reads only the columns it needs, so
+    the peak memory stays far below the shard (bench/ccplus_import.py measures a 5 GB shard)."""
+    import subprocess
+    import sys
+
+    shard = tmp_path / "big.parquet"
+    script = f"""
+import os, resource, pyarrow as pa, pyarrow.parquet as pq
+rows = [{{"id": str(i), "title": "t", "description": "d", "time_limit": 1000, "memory_limit": 256,
+         "test_cases": [{{"input": "1\\n", "output": "1\\n"}}], "checker": None,
+         "correct_submissions": [{{"code": os.urandom(1 << 19).hex(), "language": "py3"}}]}} for i in range(300)]
+pq.write_table(pa.Table.from_pylist(rows), {str(shard)!r}, row_group_size=10)
+"""
+    subprocess.run([sys.executable, "-c", script], check=True)
+    measure = f"""
+import resource, pyarrow.parquet
+from backend.problems import ccplus
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+n = len(ccplus.load({str(shard)!r}))
+print(n, (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) // 1024)
+"""
+    out = subprocess.run([sys.executable, "-c", measure], capture_output=True, text=True, check=True,
+                         cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))))  # fmt: skip
+    n, grew_mb = map(int, out.stdout.split())
+    assert n == 300 and shard.stat().st_size > 250 << 20
+    assert grew_mb < 100, f"loading grew memory by {grew_mb} MB on a {shard.stat().st_size >> 20} MB shard"
+
+
+def test_cli_imports_and_stored_special_judge(ccplus_root, lcb_dir, db_path, tmp_path):
+    out = run_cli("problems", "import", "ccplus", str(ccplus_root), "--db", str(db_path))
+    assert out.returncode == 0 and "imported 2 CodeContests+ problems" in out.stdout, out.stderr
     out = run_cli("problems", "import", "lcb", str(lcb_dir), "--version", "release_v2", "--db", str(db_path))
     assert "imported 3 LiveCodeBench problems" in out.stdout
     from backend.store import Store

@@ -1,0 +1,81 @@
+"""Importing a public set into the store: the one path behind the CLI and the dashboard's form.
+
+Every testlib checker is compiled at import (once per source and header, cached on disk), so a
+checker that does not compile is reported here, with its problem id, and the problem is stored
+as unjudgeable instead of turning every program judged on it into a sandbox error later.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from backend.problems import ccplus, lcb
+from backend.records import Problem
+from backend.sandbox.special import CheckerCompileError, compile_checker
+from backend.store import Store
+
+
+@dataclass
+class ImportReport:
+    problems: int = 0
+    tests: int = 0
+    unjudgeable: dict[str, str] = field(default_factory=dict)  # problem id -> why
+
+    def line(self, name: str) -> str:
+        text = f"imported {self.problems} {name} problems ({self.tests} tests)"
+        if self.unjudgeable:
+            pid, why = next(iter(self.unjudgeable.items()))
+            text += f"; {len(self.unjudgeable)} stored as unjudgeable, e.g. {pid}: {why}"
+        return text
+
+
+def mark_unjudgeable(problems: list[Problem], progress: bool = True) -> dict[str, str]:
+    """Compile each distinct C++ checker (both cores, each in its own sandbox)."""
+    by_source: dict[str, list[Problem]] = {}
+    for p in problems:
+        if p.checker == "special" and p.checker_source:
+            by_source.setdefault(p.checker_source, []).append(p)
+
+    def attempt(source: str) -> str | None:
+        try:
+            compile_checker(source)
+        except CheckerCompileError as exc:
+            return str(exc)
+        return None
+
+    bar = _bar(len(by_source), "compile checkers", progress)
+    out = {}
+    with ThreadPoolExecutor(os.cpu_count() or 2) as pool:
+        for source, error in zip(by_source, pool.map(attempt, by_source), strict=True):
+            bar.update(1)
+            for p in by_source[source] if error else []:
+                p.judge_error = error
+                out[p.id] = error
+    bar.close()
+    return out
+
+
+def _bar(total: int, desc: str, enabled: bool):
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=desc, unit="checker", disable=not enabled or total == 0)
+
+
+def store_built(store: Store, built: list, progress: bool = True) -> ImportReport:
+    report = ImportReport(len(built), sum(len(t) for _, t in built))
+    report.unjudgeable = mark_unjudgeable([p for p, _ in built], progress)
+    store.replace_problems(built)
+    return report
+
+
+def import_lcb(store: Store, path: str | Path, flt: lcb.LCBFilter, progress: bool = True) -> ImportReport:
+    return store_built(store, lcb.load(path, flt), progress)
+
+
+def import_ccplus(
+    store: Store, path: str | Path, flt: ccplus.CCPlusFilter, config: str = "1x", progress: bool = True
+) -> ImportReport:
+    return store_built(store, ccplus.load(path, flt, config), progress)
