@@ -91,18 +91,27 @@ def _open(shard: Path):
         raise UserError(f"{shard} is not a readable Parquet file: {exc}") from exc
 
 
-def rows(shard: Path, columns: tuple[str, ...]) -> Iterator[tuple[int, dict]]:
-    """(row number, row) with just these columns (those present), a few rows in memory at a time."""
+def rows(shard: Path, columns: tuple[str, ...], ids: set[str] | None = None) -> Iterator[tuple[int, dict]]:
+    """(row number, row) with just these columns (those present), one row group in memory at a time.
+    With `ids`, a row group is read only when its `id` column holds one of them."""
     f = _open(shard)
     names = set(f.schema_arrow.names)
     missing = [c for c in REQUIRED if c not in names]
     if missing:
         raise UserError(f"{shard}: missing column {missing[0]!r}")
+    wanted = [c for c in columns if c in names]
     n = 0
-    for batch in f.iter_batches(batch_size=ROWS_PER_BATCH, columns=[c for c in columns if c in names]):
-        for row in batch.to_pylist():
-            yield n, row
-            n += 1
+    for group in range(f.num_row_groups):
+        size = f.metadata.row_group(group).num_rows
+        if ids is not None and not ids & set(f.read_row_group(group, columns=["id"]).column("id").to_pylist()):
+            n += size
+            continue
+        table = f.read_row_group(group, columns=wanted)
+        for start in range(0, table.num_rows, ROWS_PER_BATCH):  # Python objects for a few rows at a time
+            for row in table.slice(start, ROWS_PER_BATCH).to_pylist():
+                yield n, row
+                n += 1
+        del table
 
 
 def load(
@@ -129,8 +138,9 @@ def load(
 def submissions(path: str | Path, problem_ids: set[str], config: str | None = "1x") -> dict[str, Submissions]:
     """The dataset's submissions for these problems, streamed."""
     out: dict[str, Submissions] = {}
+    raw_ids = {pid.split("/", 1)[1] for pid in problem_ids}
     for shard in shards(Path(path), config):
-        for _, row in rows(shard, ("id", *SUBMISSION_COLUMNS)):
+        for _, row in rows(shard, ("id", *SUBMISSION_COLUMNS), ids=raw_ids):
             pid = f"{BENCH}/{row['id']}"
             if pid not in problem_ids:
                 continue
