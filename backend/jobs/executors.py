@@ -29,13 +29,12 @@ class Engines:
     def get(self, checkpoint: str, alpha_switch: tuple[str, str, float] | None = None):
         target = alpha_switch[0] if alpha_switch else checkpoint
         if self.path != target or (self.switch is None) != (alpha_switch is None):
-            self.engine, self.path, self.switch = make_engine(self.engine_name, target), target, None
+            engine = make_engine(self.engine_name, target, alpha_switch=alpha_switch is not None)
+            self.engine, self.path, self.switch = engine, target, None
         if alpha_switch:
             low, high, alpha = alpha_switch
             if self.switch is None:
-                from backend.merge.live import LiveAlphaSwitch
-
-                self.switch = LiveAlphaSwitch(self.engine.model, low, high)
+                self.switch = self.engine.alpha_switch(low, high)  # the engine owns how it switches
             self.switch.set_alpha(alpha)
         return self.engine
 

@@ -23,6 +23,9 @@ class Engine(Protocol):
     def generate(self, conversations: list[list[dict]], spec: SamplingSpec) -> list[list[Completion]]:
         """For each conversation, spec.n completions of the next assistant turn."""
 
+    def alpha_switch(self, low: str, high: str):
+        """A switcher whose set_alpha(α) puts θ_α = (1−α)·θ_low + α·θ_high into the loaded model."""
+
 
 def render_plain(conversation: list[dict]) -> str:
     """The prompt format for tokenizers without a chat template."""
@@ -47,6 +50,11 @@ class TransformersEngine:
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
         self.batch_size = batch_size
+
+    def alpha_switch(self, low: str, high: str):
+        from backend.merge.live import LiveAlphaSwitch
+
+        return LiveAlphaSwitch(self.model, low, high)
 
     def render(self, conversation: list[dict]) -> str:
         if self.tokenizer.chat_template:
@@ -99,7 +107,9 @@ class TransformersEngine:
         return Completion(text, int(prompt_tokens), len(tokens), finish, latency)
 
 
-def make_engine(name: str, checkpoint: str, **kw) -> Engine:
+def make_engine(name: str, checkpoint: str, *, alpha_switch: bool = False, **kw) -> Engine:
+    """`alpha_switch`: the engine will be asked for `alpha_switch(low, high)` (vLLM builds its
+    workers with the switch extension for it)."""
     if name not in ENGINES:
         raise UserError(f"unknown engine {name!r}; choose one of {', '.join(ENGINES)}")
     has_vllm = torch.cuda.is_available() and importlib.util.find_spec("vllm") is not None
@@ -108,5 +118,5 @@ def make_engine(name: str, checkpoint: str, **kw) -> Engine:
     if name == "vllm" or (name == "auto" and has_vllm):
         from backend.rollout.vllm_engine import VLLMEngine
 
-        return VLLMEngine(checkpoint, **kw)
+        return VLLMEngine(checkpoint, enable_alpha_switch=alpha_switch, **kw)
     return TransformersEngine(checkpoint, **kw)

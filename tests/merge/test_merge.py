@@ -222,11 +222,16 @@ def test_live_switch_matches_loading_from_disk(pair, tmp_path):
         disk = AutoModelForCausalLM.from_pretrained(
             merge(MergeSpec.alpha(low, high, alpha), tmp_path / f"d{alpha}", progress=False).out
         )
+        # the switch uses the merge engine's own float32 arithmetic: the weights are bit for bit equal
+        live_weights, disk_weights = model.state_dict(), disk.state_dict()
+        assert all(torch.equal(live_weights[n], disk_weights[n]) for n in disk_weights), alpha
         with torch.no_grad():
             live_logits, disk_logits = model(ids).logits.float(), disk(ids).logits.float()
-        # θ_low + α·Δ and (1−α)·θ_low + α·θ_high round differently only in the last bf16 bit
-        assert torch.allclose(live_logits, disk_logits, atol=0.1, rtol=0.02)
+        assert torch.equal(live_logits, disk_logits)
         assert not torch.allclose(live_logits, AutoModelForCausalLM.from_pretrained(low)(ids).logits.float(), atol=0.1)
+    low_w = AutoModelForCausalLM.from_pretrained(low).state_dict()
+    switch.set_alpha(0.0)  # the endpoint itself, exactly
+    assert all(torch.equal(model.state_dict()[n], low_w[n]) for n in low_w)
 
 
 def test_cache_reuses_and_evicts_lru(pair, tmp_path, db_path):
