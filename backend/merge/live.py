@@ -19,7 +19,9 @@ from backend.merge.engine import combine_into, validate
 from backend.merge.io import Checkpoint
 
 
-def load_endpoints(low: str, high: str, device: str | torch.device = "cpu") -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
+def load_endpoints(
+    low: str, high: str, device: str | torch.device = "cpu"
+) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
     """name -> (θ_low, θ_high) in the checkpoints' own dtype, for every float tensor."""
     ckpts = [Checkpoint(low), Checkpoint(high)]
     try:
@@ -45,7 +47,9 @@ def blend(low: torch.Tensor, high: torch.Tensor, alpha: float, dtype: torch.dtyp
     return acc.to(dtype or low.dtype)
 
 
-def blended(endpoints: dict[str, tuple[torch.Tensor, torch.Tensor]], alpha: float) -> Iterator[tuple[str, torch.Tensor]]:
+def blended(
+    endpoints: dict[str, tuple[torch.Tensor, torch.Tensor]], alpha: float
+) -> Iterator[tuple[str, torch.Tensor]]:
     """(name, θ_α) one tensor at a time: only one float32 tensor is alive at once."""
     for name, (low, high) in endpoints.items():
         yield name, blend(low, high, alpha)

@@ -56,7 +56,7 @@ class VLLMEngine:
 
     def _prompt_tokens(self, conversation: list[dict]) -> int:
         tokens = self.llm.get_tokenizer().apply_chat_template(conversation, tokenize=True, add_generation_prompt=True)
-        return len(tokens["input_ids"] if isinstance(tokens, dict) else tokens)
+        return len(tokens if isinstance(tokens, list) else tokens["input_ids"])  # transformers 5: a BatchEncoding
 
     def generate(self, conversations: list[list[dict]], spec: SamplingSpec) -> list[list[Completion]]:
         from vllm import SamplingParams
@@ -64,22 +64,19 @@ class VLLMEngine:
         greedy = spec.temperature == 0
         sizes = [self._prompt_tokens(c) for c in conversations]
         fits = [i for i, n in enumerate(sizes) if n < self.max_model_len]
-        params = [
-            SamplingParams(
-                n=1 if greedy else spec.n, temperature=spec.temperature, top_p=spec.top_p, max_tokens=spec.max_tokens,
-                seed=request_seed(spec.seed, i), stop=list(spec.stop) or None, include_stop_str_in_output=True,
-            )  # fmt: skip
-            for i in fits
-        ]
+        common = {"n": 1 if greedy else spec.n, "temperature": spec.temperature, "top_p": spec.top_p,
+                  "max_tokens": spec.max_tokens, "stop": list(spec.stop) or None, "include_stop_str_in_output": True}  # fmt: skip
+        params = [SamplingParams(**common, seed=request_seed(spec.seed, i)) for i in fits]
         began = time.perf_counter()
         outputs = self.llm.chat([conversations[i] for i in fits], params, use_tqdm=True) if fits else []
         latency = time.perf_counter() - began
         out: list[list[Completion]] = [[Completion("", n, 0, "prompt_too_long", 0.0)] * spec.n for n in sizes]
         for i, req in zip(fits, outputs, strict=True):
+            prompt = len(req.prompt_token_ids)
+            finish = ["length" if o.finish_reason == "length" else "stop" for o in req.outputs]
             done = [
-                Completion(o.text, len(req.prompt_token_ids), len(o.token_ids),
-                           "length" if o.finish_reason == "length" else "stop", latency)  # fmt: skip
-                for o in req.outputs
+                Completion(o.text, prompt, len(o.token_ids), f, latency)
+                for o, f in zip(req.outputs, finish, strict=True)
             ]
             out[i] = done * spec.n if greedy else done
         return out
