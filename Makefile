@@ -11,7 +11,7 @@ REQ_HASH := $(shell cat requirements.txt | sha256sum | cut -c1-16)
 STAMP := $(VENV)/.installed-$(REQ_HASH)
 PORT ?= 8501
 
-.PHONY: lab lab-smoke run test setup debs db lint clean-venv sandbox-image bench
+.PHONY: lab lab-smoke run test setup debs db lint clean-venv sandbox-image bench gpu-env gpu-env-check
 
 run: setup db
 	$(PY) -m streamlit run app.py --server.headless true --server.port $(PORT) \
@@ -64,3 +64,15 @@ lint: setup
 
 clean-venv:
 	rm -rf $(VENV)
+
+# The GPU environment (vLLM, CUDA torch) as its own venv, on a CUDA machine; never part of `make test`.
+GPU_VENV := .venv-gpu
+gpu-env:
+	test -x $(GPU_VENV)/bin/python || $(PYTHON) -m venv $(GPU_VENV)
+	$(GPU_VENV)/bin/python -m pip install -q --upgrade pip
+	$(GPU_VENV)/bin/python -m pip install -r requirements-gpu.txt
+
+# Resolve requirements-gpu.txt with pip's resolver, installing nothing (works on any machine).
+gpu-env-check: setup
+	$(PY) -m pip install --dry-run --ignore-installed --quiet --report gpu-env-report.json -r requirements-gpu.txt
+	$(PY) scripts/gpu_env_report.py gpu-env-report.json

@@ -84,6 +84,33 @@ def timed(argv: list[str], shell: bool = False) -> tuple[float, float, float | N
     return time.perf_counter() - start, usage.ru_maxrss / 1024, float(engine.group(1)) if engine else None
 
 
+SWITCH = """
+import sys, time, torch
+from transformers import AutoModelForCausalLM
+sys.path.insert(0, sys.argv[4])
+from backend.merge.live import LiveAlphaSwitch
+low, high, merged = sys.argv[1:4]
+model = AutoModelForCausalLM.from_pretrained(low, dtype=torch.bfloat16)
+switch = LiveAlphaSwitch(model, low, high)
+t = time.perf_counter()
+for a in (-1.0, -0.5, 0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0):
+    switch.set_alpha(a)
+per_switch = (time.perf_counter() - t) / 9
+t = time.perf_counter()
+AutoModelForCausalLM.from_pretrained(merged, dtype=torch.bfloat16)
+print(per_switch, time.perf_counter() - t)
+"""
+
+
+def switch_vs_load(low: Path, high: Path, merged: Path) -> tuple[float, float]:
+    """Seconds per α switch inside a loaded transformers model, and seconds to load the merged
+    folder from disk instead (page cache warm: both read nothing cold)."""
+    root = str(Path(__file__).resolve().parent.parent)
+    out = subprocess.run([sys.executable, "-c", SWITCH, str(low), str(high), str(merged), root], check=True,
+                         capture_output=True, text=True).stdout.split()  # fmt: skip
+    return float(out[-2]), float(out[-1])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--workdir", default="/tmp/flab-merge-bench")
@@ -115,6 +142,7 @@ def main() -> None:
     for i in range(9):
         os.remove(f"{out}{i}")
     rows["ours: single merge α=1.5"] = timed([*merge_cli, "--alpha", "1.5", "--out", str(out)])
+    per_switch, load_merged = switch_vs_load(low, high, out)
     shutil.rmtree(out)
     alphas = [a for x in ALPHAS for a in ("--alpha", str(x))]
     rows["ours: 9-α one-pass sweep"] = timed([*merge_cli, *alphas, "--out", str(out)])
@@ -145,6 +173,10 @@ def main() -> None:
     print(f"  9-α sweep / copy floor (write 9)   : {sweep9[0] / floor9:.2f}x wall")
     print(
         f"  naive torch / our single merge     : {rows['naive torch: load all, average, save'][0] / single[0]:.2f}x wall"
+    )
+    print(
+        f"  α switch in a loaded model         : {per_switch:.2f} s per switch; loading the merged folder: "
+        f"{load_merged:.2f} s; ratio {per_switch / load_merged:.2f}x"
     )
     shutil.rmtree(work, ignore_errors=True)
 

@@ -17,3 +17,18 @@ def test_analysis_benchmark_runs(tmp_path):
     print(out.stdout)
     assert "SYNTHETIC data: 20 checkpoints x 1000 problems x 250 samples = 5,000,000 rows" in out.stdout
     assert re.search(r"ratio \(pandas / ours\), total: [\d.]+x", out.stdout)
+
+
+def test_gpu_check_script_runs_tiny_on_cpu(tmp_path):
+    """bench/gpu_check.py is the one GPU check; its tiny CPU run proves the script itself works
+    (figures are printed, never asserted). The CUDA merge must write the same bytes as the CPU one."""
+    import json
+
+    out = tmp_path / "gpu_check.json"
+    done = subprocess.run([sys.executable, "bench/gpu_check.py", "--tiny", "--device", "cpu", "--out", str(out)],
+                          capture_output=True, text=True, timeout=600, cwd=ROOT)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(out.read_text())
+    assert all("error" not in report[k] for k in ("merge", "rollouts", "alpha_switch", "rl")), report
+    assert report["merge"]["identical_bytes"] is True and report["rollouts"]["tokens"] > 0
+    assert report["rl"]["steps"] == 1 and len(report["rl"]["reward_mean_logged"]) == 1

@@ -179,13 +179,15 @@ class _Buffers:
     """Flat buffers reused by role (input slot, float32 copy, accumulator, output slot): after the
     first chunks no chunk touches fresh memory, whose page faults cost more than the arithmetic."""
 
-    def __init__(self):
+    def __init__(self, pin: bool = False):
         self._bufs: dict[tuple, torch.Tensor] = {}
+        self.pin = pin  # host buffers in page-locked memory, for asynchronous copies to and from a GPU
 
     def get(self, key: tuple, numel: int, dtype: torch.dtype, device: str = "cpu") -> torch.Tensor:
         buf = self._bufs.get(key)
         if buf is None or buf.numel() < numel:
-            buf = self._bufs[key] = torch.empty(numel, dtype=dtype, device=device)
+            pinned = self.pin and device == "cpu"
+            buf = self._bufs[key] = torch.empty(numel, dtype=dtype, device=device, pin_memory=pinned)
         return buf[:numel]
 
 
@@ -200,7 +202,7 @@ def _stream(specs, ckpts, names, infos, writers, device, chunk_elems, show) -> l
     ]
     total = sum(infos[n][0].numel for n in names)
     nonfinite: list[list[str]] = [[] for _ in specs]
-    bufs = _Buffers()
+    bufs = _Buffers(pin=device.startswith("cuda"))
 
     def load(i):
         name, lo, hi = work[i]
@@ -240,14 +242,24 @@ def _combine_all(specs, name, infos, chunks, device, nonfinite, bufs, parity) ->
                 )
         return [chunks[0].clone()] * len(specs)
     n = chunks[0].numel()
+    gpu = device.startswith("cuda")
+    if gpu:  # each chunk crosses in its own dtype (pinned, asynchronous); it is converted on the device
+        chunks = [
+            bufs.get(("dev", j, c.dtype), n, c.dtype, device).copy_(c, non_blocking=True) for j, c in enumerate(chunks)
+        ]
     as_f32 = [bufs.get(("f32", j), n, torch.float32, device).copy_(c) for j, c in enumerate(chunks)]
     acc = bufs.get(("acc",), n, torch.float32, device)
     outputs = []
     for k, spec in enumerate(specs):
         dtype = ST_DTYPES[_out_dtype(spec, infos[0])]
         combine_into(acc, as_f32, spec.nonzero_terms())
-        cast = bufs.get(("out", parity, k, dtype), n, dtype).copy_(acc)
-        if not all_finite(acc, cast):
+        cast = bufs.get(("out", parity, k, dtype), n, dtype, device).copy_(acc)
+        if gpu:  # back through pinned memory; the writer thread gets it after the sync below
+            host = bufs.get(("host", parity, k, dtype), n, dtype)
+            checked, cast = cast, host.copy_(cast, non_blocking=True)
+        else:
+            checked = cast
+        if not all_finite(acc, checked):
             if not spec.allow_nonfinite:
                 raise UserError(
                     f"merge with weights {spec.weights} makes tensor {name} non-finite (inf/NaN in {dtype}); "
@@ -256,6 +268,8 @@ def _combine_all(specs, name, infos, chunks, device, nonfinite, bufs, parity) ->
             if name not in nonfinite[k]:
                 nonfinite[k].append(name)
         outputs.append(cast)
+    if gpu:
+        torch.cuda.current_stream().synchronize()  # outputs are complete in host memory
     return outputs
 
 

@@ -51,7 +51,12 @@ def rl_command(
         "temperature": temperature, "use_vllm": use_vllm, "backend": backend, "executor": executor,
         "ray_address": ray_address, "num_gpus": num_gpus,
     }  # fmt: skip
-    launch(open_store(db), validate_spec(RLSpec, data), detach)
+    spec = validate_spec(RLSpec, data)
+    if spec.executor == "local":  # refused here, not inside the started job
+        from backend.rl.trainer import vllm_options
+
+        vllm_options(spec.use_vllm)
+    launch(open_store(db), spec, detach)
 
 
 def register(app: typer.Typer) -> None:

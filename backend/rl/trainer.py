@@ -60,6 +60,20 @@ class RLSpec(BaseModel):
         return self
 
 
+def vllm_options(use_vllm: bool) -> dict:
+    """TRL's vLLM options, explicit: TRL's `vllm_mode` default changed between versions, and without
+    vLLM TRL would fail deep inside with an ImportError."""
+    if not use_vllm:
+        return {"use_vllm": False}
+    import importlib.util
+
+    if importlib.util.find_spec("vllm") is None or not _cuda():
+        raise UserError(
+            "--use-vllm needs vLLM on a CUDA machine: build it with `make gpu-env`, or leave out --use-vllm"
+        )
+    return {"use_vllm": True, "vllm_mode": "colocate"}  # generation inside the training process, on its GPU
+
+
 def run_rl(store: Store, spec: RLSpec, progress: bool = True, experiment_id: str | None = None, job=None) -> str:
     """Train; returns the experiment id. Checkpoints and metrics land in the store as it goes.
     Resumes from the newest checkpoint-N in output_dir when there is one (a resumed job)."""
@@ -87,10 +101,11 @@ def run_rl(store: Store, spec: RLSpec, progress: bool = True, experiment_id: str
     else:
         dataset = Dataset.from_list(rows)
     config = GRPOConfig(
+        **vllm_options(spec.use_vllm),
         output_dir=spec.output_dir, max_steps=spec.steps, num_generations=spec.num_generations,
         per_device_train_batch_size=spec.per_device_train_batch_size, max_completion_length=spec.max_completion_length,
         learning_rate=spec.learning_rate, beta=spec.beta, loss_type=spec.loss_type, temperature=spec.temperature,
-        save_steps=spec.save_steps, seed=spec.seed, logging_steps=1, report_to="none", use_vllm=spec.use_vllm,
+        save_steps=spec.save_steps, seed=spec.seed, logging_steps=1, report_to="none",
         use_cpu=not _cuda(), bf16=False, gradient_checkpointing=False, disable_tqdm=not progress,
     )  # fmt: skip
 

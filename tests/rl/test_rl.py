@@ -9,6 +9,7 @@ from backend.records import Checkpoint, Experiment, Metric, Problem, Test
 from backend.rl.rewards import RepairPool, SandboxReward, parse_reward, repair_prompt
 from backend.rl.trainer import RLSpec, run_rl
 from backend.sandbox.judge import JudgeTest
+from tests.conftest import run_cli
 
 # input lengths 4, 31, 301, 3001: tiers 1..4
 TESTS = [JudgeTest("x" * n + "\n", "ok\n") for n in (3, 30, 300, 3000)]
@@ -219,3 +220,32 @@ def test_rl_job_on_the_ray_executor_runs_as_a_ray_task_and_refuses_a_missing_gpu
                               Progress(store, "j"))  # fmt: skip
     assert exp == "rl-cpu" and (tmp_path / "cpu" / "final" / "model.safetensors").is_file()
     assert {c.step for c in store.select(Checkpoint, {"experiment_id": "rl-cpu"})} == {1}
+
+
+def test_use_vllm_without_vllm_is_one_line_before_any_job(store, tmp_path, db_path):
+    from backend.lab.tiny import make_tiny_checkpoint
+    from backend.records import Job
+    from backend.rl.trainer import vllm_options
+
+    assert vllm_options(False) == {"use_vllm": False}
+    with pytest.raises(UserError, match="--use-vllm needs vLLM on a CUDA machine: build it with `make gpu-env`"):
+        vllm_options(True)
+    base = make_tiny_checkpoint(tmp_path / "base")
+    out = run_cli(
+        "rl", "--base", str(base), "--out", str(tmp_path / "out"), "--use-vllm", "--steps", "1", "--db", str(db_path)
+    )
+    assert out.returncode == 2 and out.stderr.count("\n") == 1 and "make gpu-env" in out.stderr
+    from backend.store import Store
+
+    assert Store(db_path).count(Job) == 0
+
+
+def test_use_vllm_names_the_colocate_mode(monkeypatch):
+    """TRL's vllm_mode default changed between versions: we always say which mode we mean."""
+    import importlib.util
+
+    from backend.rl import trainer
+
+    monkeypatch.setattr(trainer, "_cuda", lambda: True)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: object() if name == "vllm" else None)
+    assert trainer.vllm_options(True) == {"use_vllm": True, "vllm_mode": "colocate"}
