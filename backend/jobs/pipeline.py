@@ -88,7 +88,8 @@ def sweep_points(store: Store, spec: SweepSpec, progress: Progress) -> list[Poin
             low_id, high_id = (ensure_registered(store, p).id for p in (spec.low, spec.high))
             model_type = Folder(spec.low).model_type
             store.put([Checkpoint(id=cid, path=f"live:{spec.low}|{spec.high}", kind="merged", label=f"α={s.label['alpha']:g}",
-                                  low_id=low_id, high_id=high_id, alpha=s.label["alpha"], content_hash=merge_key(hashes, s), model_type=model_type)])  # fmt: skip
+                                  low_id=low_id, high_id=high_id, alpha=s.label["alpha"], content_hash=merge_key(hashes, s), model_type=model_type)],
+                      replace=False)  # another experiment's row with this content stays as it is  # fmt: skip
             points.append(Point(cid, spec.low, (spec.low, spec.high, s.label["alpha"])))
         progress.advance("merge", len(specs))
         return points

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
@@ -72,6 +73,18 @@ class RunOptions(BaseModel):
     memory_limit_mb: int | None = None
 
 
+def same_checkpoint(a: str, b: str) -> bool:
+    """By content, not by spelling: `runs/low/` and `runs/low` (or a copy) are one checkpoint."""
+    pa, pb = Path(a).expanduser().resolve(), Path(b).expanduser().resolve()
+    if pa == pb:
+        return True
+    if not ((pa / "config.json").is_file() and (pb / "config.json").is_file()):
+        return False  # a missing folder is reported on its own
+    from backend.merge.io import Checkpoint, content_hash
+
+    return content_hash(Checkpoint(pa)) == content_hash(Checkpoint(pb))
+
+
 class SweepSpec(ProblemSelection, SamplingOptions, RunOptions):
     kind: Literal["sweep"] = "sweep"
     low: str
@@ -87,8 +100,10 @@ class SweepSpec(ProblemSelection, SamplingOptions, RunOptions):
 
     @model_validator(mode="after")
     def _distinct(self):
-        if self.low == self.high:
-            raise ValueError("--low and --high are the same checkpoint")
+        if not self.low.strip() or not self.high.strip():
+            raise ValueError("choose both endpoints, θ_low and θ_high")
+        if same_checkpoint(self.low, self.high):
+            raise ValueError("θ_low and θ_high are the same checkpoint (identical content); choose two different ones")
         return self
 
 

@@ -76,7 +76,8 @@ class MergeCache:
 
 
 def register_merged(store: Store, folder: Path, spec: MergeSpec, label: str | None = None) -> CheckpointRow:
-    """A merged folder as a `checkpoints` row, with its endpoints (registered too if new) and α."""
+    """A merged folder as a `checkpoints` row, with its endpoints (registered too if new) and α.
+    An existing row with the same content is returned as it is, never rewritten."""
     record = json.loads((folder / "merge.json").read_text())
     hashes = [i["hash"] for i in record["inputs"]]
     endpoint_ids = []
@@ -100,5 +101,7 @@ def register_merged(store: Store, folder: Path, spec: MergeSpec, label: str | No
         content_hash=merge_key(hashes, spec),
         model_type=json.loads((folder / "config.json").read_text()).get("model_type"),
     )
-    store.put([row])
-    return row
+    # identity is content; a row another experiment registered keeps its own location (a live
+    # switch's `live:` path, another cache folder): this job uses `folder` without rewriting it
+    store.put([row], replace=False)
+    return store.get(CheckpointRow, row.id)
