@@ -36,15 +36,10 @@ LAYOUT = dict(
 
 
 def _shade_interpolation(fig: go.Figure) -> None:
-    fig.add_vrect(
-        x0=0,
-        x1=1,
-        fillcolor="#56B4E9",
-        opacity=0.12,
-        line_width=0,
-        annotation_text="interpolation",
-        annotation_position="top left",
-    )
+    fig.add_vrect(x0=0, x1=1, fillcolor="#56B4E9", opacity=0.12, line_width=0)
+    # the label sits above the plotting area, where it cannot cover the data
+    fig.add_annotation(x=0.5, xref="x", y=1.0, yref="paper", yanchor="bottom", text="interpolation", showarrow=False,
+                       font=dict(size=12, color="#2a7ab0"))  # fmt: skip
     for x in (0, 1):
         fig.add_vline(x=x, line_dash="dot", line_color="#555555")
 
@@ -63,16 +58,44 @@ def outcome_fractions(table: pl.DataFrame, title: str = "How samples fail as α 
     return fig
 
 
+MAX_ALL_LABELS = 7  # with more points, only the endpoints and the extremes carry a visible α
+
+
+def alpha_labels(alphas: list[float]) -> list[str]:
+    """Visible α labels: all of them when few, else the endpoints (0, 1) and the extremes."""
+    if len(alphas) <= MAX_ALL_LABELS:
+        return [f"α={a:g}" for a in alphas]
+    keep = {0.0, 1.0, min(alphas), max(alphas)}
+    return [f"α={a:g}" if a in keep else "" for a in alphas]
+
+
+def fitted_ranges(xs: list[float], ys: list[float], margin: float = 0.12) -> tuple[list[float], list[float]]:
+    """Axis ranges fitted to the points with a margin, both of the same span, so that one point of
+    correctness failures is as long as one of optimization failures (the trade-off's slope reads
+    true); never below 0."""
+    span = max(max(xs) - min(xs), max(ys) - min(ys), 0.02) * (1 + 2 * margin)
+
+    def around(values):
+        mid = (max(values) + min(values)) / 2
+        lo = max(0.0, mid - span / 2)
+        return [lo, lo + span]
+
+    return around(xs), around(ys)
+
+
 def failure_scatter(table: pl.DataFrame) -> go.Figure:
-    """Optimization failures against correctness failures, α as colour and text; independently
-    trained checkpoints with their own marker."""
+    """Optimization failures against correctness failures, α as colour (every α on hover);
+    independently trained checkpoints with their own marker."""
     fig = go.Figure()
     merged = table.filter(pl.col("alpha").is_not_null()).sort("alpha")
     if len(merged):
+        alphas = merged["alpha"].to_list()
         fig.add_trace(go.Scatter(
             x=merged["correctness_failure"], y=merged["optimization_failure"], mode="markers+text+lines",
-            text=[f"α={a:g}" for a in merged["alpha"]], textposition="top center", name="merged (α)",
-            marker=dict(size=12, color=merged["alpha"], colorscale="Viridis", showscale=True, colorbar=dict(title="α"),
+            text=alpha_labels(alphas), textposition="top center", name="merged (α)", customdata=alphas,
+            hovertemplate="α=%{customdata:g}<br>correctness failures %{x:.1%}<br>optimization failures %{y:.1%}<extra></extra>",
+            marker=dict(size=12, color=merged["alpha"], colorscale="Viridis", showscale=True,
+                        colorbar=dict(title="α", x=1.02, xanchor="left", y=0.5, len=1.0),
                         symbol=[MARKERS[k] for k in merged["point_kind"]], line=dict(width=1, color="#333")),
             line=dict(color="#bbbbbb", width=1),
         ))  # fmt: skip
@@ -81,11 +104,13 @@ def failure_scatter(table: pl.DataFrame) -> go.Figure:
         fig.add_trace(go.Scatter(x=indep["correctness_failure"], y=indep["optimization_failure"], mode="markers+text",
                                  text=indep["label"], textposition="bottom center", name="independently trained",
                                  marker=dict(size=13, symbol="x", color="#CC79A7")))  # fmt: skip
-    top = max([0.05, *table["correctness_failure"].to_list(), *table["optimization_failure"].to_list()]) * 1.15
-    fig.update_xaxes(range=[0, top])
-    fig.update_yaxes(range=[0, top])
+    if len(table):
+        xr, yr = fitted_ranges(table["correctness_failure"].to_list(), table["optimization_failure"].to_list())
+        fig.update_xaxes(range=xr)
+        fig.update_yaxes(range=yr, scaleanchor="x", scaleratio=1)
     fig.update_layout(title="The correctness–efficiency frontier", xaxis_title="correctness failures (fraction of samples)",
-                      yaxis_title="optimization failures (fraction of samples)", xaxis_tickformat=".0%", yaxis_tickformat=".0%", **LAYOUT)  # fmt: skip
+                      yaxis_title="optimization failures (fraction of samples)", xaxis_tickformat=".0%", yaxis_tickformat=".0%",
+                      legend=dict(orientation="h", x=0, y=-0.22, yanchor="top"), **LAYOUT)  # fmt: skip
     return fig
 
 

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import torch
 
 from backend.errors import UserError
-from backend.merge.engine import combine_into, validate
+from backend.merge.engine import validate
 from backend.merge.io import Checkpoint
 
 
@@ -39,20 +39,41 @@ def load_endpoints(
             c.close()
 
 
-def blend(low: torch.Tensor, high: torch.Tensor, alpha: float, dtype: torch.dtype | None = None) -> torch.Tensor:
-    """θ_α for one tensor: float32 arithmetic as the merge engine does it, cast to `dtype`."""
-    terms = [(i, w) for i, w in enumerate((1.0 - alpha, alpha)) if w != 0.0]
-    acc = torch.empty(low.shape, dtype=torch.float32, device=low.device)
-    combine_into(acc, [low.float(), high.float()], terms)
-    return acc.to(dtype or low.dtype)
+class Scratch:
+    """Two flat float32 buffers reused for every tensor: a switch allocates nothing (fresh memory
+    for float32 copies of every tensor costs more, in page faults, than the arithmetic)."""
+
+    def __init__(self):
+        self.bufs: list[torch.Tensor] = []
+
+    def pair(self, like: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        n = like.numel()
+        if not self.bufs or self.bufs[0].numel() < n or self.bufs[0].device != like.device:
+            self.bufs = [torch.empty(n, dtype=torch.float32, device=like.device) for _ in range(2)]
+        return self.bufs[0][:n].view(like.shape), self.bufs[1][:n].view(like.shape)
+
+
+def blend_f32(low: torch.Tensor, high: torch.Tensor, alpha: float, scratch: Scratch) -> torch.Tensor:
+    """θ_α for one tensor in float32, as the merge engine's `combine_into` computes it: the first
+    non-zero term a product, the second one fused multiply-add (a zero-weight term is skipped)."""
+    acc, tmp = scratch.pair(low)
+    terms = [(t, w) for t, w in ((low, 1.0 - alpha), (high, alpha)) if w != 0.0]
+    if not terms:
+        return acc.zero_()
+    (first, w0), rest = terms[0], terms[1:]
+    acc.copy_(first).mul_(w0)
+    for t, w in rest:
+        acc.add_(tmp.copy_(t), alpha=w)
+    return acc
 
 
 def blended(
     endpoints: dict[str, tuple[torch.Tensor, torch.Tensor]], alpha: float
 ) -> Iterator[tuple[str, torch.Tensor]]:
-    """(name, θ_α) one tensor at a time: only one float32 tensor is alive at once."""
+    """(name, θ_α in the checkpoint's dtype) one tensor at a time, for a model's load_weights."""
+    scratch = Scratch()
     for name, (low, high) in endpoints.items():
-        yield name, blend(low, high, alpha)
+        yield name, blend_f32(low, high, alpha, scratch).to(low.dtype)
 
 
 class LiveAlphaSwitch:
@@ -71,7 +92,8 @@ class LiveAlphaSwitch:
 
     @torch.no_grad()
     def set_alpha(self, alpha: float) -> None:
+        scratch = Scratch()
         for name, param in self.params.items():
             low, high = self.endpoints[name]
-            param.data.copy_(blend(low, high, alpha, param.dtype))
+            param.data.copy_(blend_f32(low, high, alpha, scratch))  # cast into the parameter's dtype
         self.alpha = alpha

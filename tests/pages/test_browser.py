@@ -131,6 +131,22 @@ def test_miniature_lab_in_chromium(lab_server, page):
     wait_plots(page, 3)
     traces = page.evaluate("Array.from(document.querySelectorAll('.js-plotly-plot')).map(p => p.data.length)")
     assert traces == [4, 2, 2]  # outcome classes; merged α points + the SFT overlay; CI band + line
+    scatter = page.evaluate("""() => {
+        const gd = document.querySelectorAll('.js-plotly-plot')[1];
+        const box = (sel) => { const r = gd.querySelector(sel).getBoundingClientRect();
+                               return [r.left, r.top, r.right, r.bottom]; };
+        return {x: gd._fullLayout.xaxis.range, y: gd._fullLayout.yaxis.range,
+                xs: gd._fullData.flatMap(t => Array.from(t.x)), ys: gd._fullData.flatMap(t => Array.from(t.y)),
+                legend: box('.legend'), colorbar: box('.colorbar'),
+                labels: gd._fullData[0].text.filter(t => t).length};
+    }""")
+    for axis, values in (("x", scatter["xs"]), ("y", scatter["ys"])):
+        lo, hi = scatter[axis]
+        assert lo <= min(values) and max(values) <= hi  # every point is on the plot
+        assert hi - lo < 0.5  # fitted to the data, not 0–100 %
+    (l1, t1, r1, b1), (l2, t2, r2, b2) = scatter["legend"], scatter["colorbar"]
+    assert r1 <= l2 or r2 <= l1 or b1 <= t2 or b2 <= t1  # the legend clears the colour bar
+    assert scatter["labels"] == 4  # 11 α points: the endpoints and the extremes are labelled, all on hover
     assert (
         "Miniature lab: tiny CPU model, held-in problems"
         in page.locator("section[data-testid='stSidebar']").inner_text()
