@@ -161,11 +161,13 @@ def experiment_picker() -> str | None:
     ids = list(frame["id"])
     wanted = st.query_params.get("exp")
     index = ids.index(wanted) if wanted in ids else 0
+    if wanted and wanted not in ids:  # a stale or mistyped link: say so rather than switch silently
+        st.warning(f"No experiment {wanted!r} with results in this database; showing the newest instead.")
     names = dict(zip(frame["id"], frame["name"], strict=True))
     exp = st.sidebar.selectbox("Experiment", ids, index=index, format_func=lambda i: f"{names[i]}  ({i})")
     st.query_params["exp"] = exp
     note = frame.set_index("id").loc[exp, "note"]
-    if note:
+    if isinstance(note, str) and note.strip():  # a missing note is NaN or None in the frame
         st.sidebar.caption(f"**What this shows:** {note}")
     return exp
 

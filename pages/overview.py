@@ -23,7 +23,8 @@ st.subheader("Experiments")
 if experiments.empty:
     st.info(f"No experiments yet in `{data.db_path()}`. Launch an α sweep on the Launch page.")
 else:
-    st.dataframe(experiments, hide_index=True, width="stretch")
+    shown = experiments.assign(note=experiments["note"].fillna("")) if "note" in experiments else experiments
+    st.dataframe(shown, hide_index=True, width="stretch")  # no "None" for a missing note
     st.caption("The *note* column says what each experiment is, e.g. a miniature lab on a tiny CPU model.")
 
 lab_experiment, lab_rows = data.lab_findings()

@@ -155,3 +155,14 @@ def test_overview_states_the_lab_findings(store, db_path, monkeypatch):
     table = at.dataframe[-1].value
     assert list(table["finding"].str[:2]) == ["1.", "2.", "3.", "4."]
     assert set(table["shows here?"]) <= {"yes", "no"}
+
+
+def test_a_bad_exp_link_says_so_and_a_missing_note_shows_nothing(populated, db_path, monkeypatch):
+    from backend.records import Experiment
+
+    populated.update(Experiment, ("exp-dash",), note=None)
+    at = app(db_path, monkeypatch, "frontier", {"exp": "no-such-experiment"})
+    assert not at.exception, at.exception
+    assert any("No experiment 'no-such-experiment'" in w.value for w in at.warning)
+    assert at.sidebar.selectbox[0].value == "exp-dash"  # the newest, as the warning says
+    assert not any("What this shows" in c.value for c in at.sidebar.caption)  # not "nan"
