@@ -35,7 +35,7 @@ def sampling_fields(prefix: str) -> dict:
         ),
         "limit": c3.number_input("At most N problems (0 = all)", 0, 100000, 0, key=f"{prefix}-limit") or None,
         "setting": c4.selectbox("Setting", ["reasoning", "tool", "agentic"], key=f"{prefix}-setting"),
-        "n": c1.number_input("Samples per problem", 1, 1024, 8, key=f"{prefix}-n"),
+        "n": c1.number_input("Samples per problem", 0, 1024, 8, key=f"{prefix}-n"),  # 0 gets a message, not a no-op
         "temperature": c2.number_input("Temperature", 0.0, 2.0, 1.0, key=f"{prefix}-temp"),
         "top_p": c3.number_input("top-p", 0.01, 1.0, 1.0, key=f"{prefix}-topp"),
         "max_tokens": c4.number_input("Max tokens", 1, 32768, 1024, key=f"{prefix}-maxtok"),
@@ -50,7 +50,19 @@ def sampling_fields(prefix: str) -> dict:
     }
 
 
+FORM_ERRORS = {  # what the form says, in its own words, before the spec's own checks
+    "checkpoints": "checkpoint folders: give at least one folder, one per line",
+    "n": "samples per problem: at least 1",
+}
+
+
 def submit(cls, payload: dict) -> None:
+    if "checkpoints" in payload and not payload["checkpoints"]:
+        st.error(FORM_ERRORS["checkpoints"])
+        return
+    if payload.get("n") == 0:
+        st.error(FORM_ERRORS["n"])
+        return
     try:
         spec = validate_spec(cls, payload)
         job = runner.create_job(store, spec)

@@ -166,3 +166,15 @@ def test_a_bad_exp_link_says_so_and_a_missing_note_shows_nothing(populated, db_p
     assert any("No experiment 'no-such-experiment'" in w.value for w in at.warning)
     assert at.sidebar.selectbox[0].value == "exp-dash"  # the newest, as the warning says
     assert not any("What this shows" in c.value for c in at.sidebar.caption)  # not "nan"
+
+
+def test_launch_form_messages_are_in_the_forms_words(populated, db_path, monkeypatch):
+    at = app(db_path, monkeypatch, "launch")
+    at.button(key="FormSubmitter:eval-Launch eval").click().run()
+    assert [e.value for e in at.error] == ["checkpoint folders: give at least one folder, one per line"]
+    at = app(db_path, monkeypatch, "launch")
+    at.text_area[0].set_value("/some/checkpoint")
+    at.number_input(key="eval-n").set_value(0)
+    at.button(key="FormSubmitter:eval-Launch eval").click().run()
+    assert [e.value for e in at.error] == ["samples per problem: at least 1"]
+    assert populated.count(Job) == 0
