@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from backend.errors import UserError
+from backend.sandbox.cgroups import pid_alive
 
 DEFAULT_SHARE = 0.5
 POLL_S = 0.02
@@ -60,16 +61,6 @@ def _used(entry: dict) -> int:
         return 0
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    return True
-
-
 @contextlib.contextmanager
 def _locked() -> Iterator[dict]:
     path = ledger_path()
@@ -82,7 +73,7 @@ def _locked() -> Iterator[dict]:
         except ValueError:  # torn by a crash mid-write: start over, the live entries re-register
             ledger = {}
         # entries of judges that died (kill -9) free their share
-        ledger = {k: v for k, v in ledger.items() if _alive(v["pid"])}
+        ledger = {k: v for k, v in ledger.items() if pid_alive(v["pid"])}
         yield ledger
         data = json.dumps(ledger).encode()
         os.ftruncate(fd, 0)

@@ -135,7 +135,8 @@ def _field(text: str, key: str) -> int:
     return 0
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this pid exists (one we may not signal counts)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -363,7 +364,7 @@ def reap_stale(parent: Path) -> list[str]:
     removed = []
     for entry in sorted(parent.iterdir()) if parent.is_dir() else []:
         match = _STALE.match(entry.name)
-        if match and entry.is_dir() and not _alive(int(match.group(1))):
+        if match and entry.is_dir() and not pid_alive(int(match.group(1))):
             with contextlib.suppress(OSError):
                 _remove([entry], None, timeout_s=1.0)
                 removed.append(entry.name)
