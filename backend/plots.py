@@ -151,8 +151,11 @@ def churn_heatmap(
         marker=dict(symbol="square", size=size, color=np.nan_to_num(rates, nan=0.0).ravel(), colorscale="Viridis",
                     cmin=0, cmax=1, colorbar=dict(title="solve rate"), line=dict(width=0)),
     ))  # fmt: skip
-    fig.update_layout(title="Per-problem solve rate along α (click a cell to open the problem)", xaxis_title="checkpoint",
-                      yaxis=dict(autorange="reversed", type="category"), xaxis=dict(type="category"), height=height, **LAYOUT)  # fmt: skip
+    # every column labelled, along the top: the grid is taller than a screen, its bottom axis out of sight
+    fig.update_layout(title="Per-problem solve rate along α (click a cell to open the problem)",
+                      yaxis=dict(autorange="reversed", type="category"),
+                      xaxis=dict(type="category", side="top", tickangle=-45, dtick=1), height=height,
+                      **{**LAYOUT, "margin": dict(l=60, r=20, t=150, b=30)})  # fmt: skip
     return fig
 
 
@@ -161,8 +164,11 @@ def passk_curves(curves: pl.DataFrame) -> go.Figure:
     for label in curves["label"].unique(maintain_order=True):
         c = curves.filter(pl.col("label") == label)
         fig.add_trace(go.Scatter(x=c["k"], y=c["pass_at_k"], mode="lines", name=str(label)))
-    fig.update_layout(title="pass@k (unbiased estimator, mean over problems)", xaxis_type="log", xaxis_title="k",
-                      yaxis_title="pass@k", yaxis_tickformat=".0%", **LAYOUT)  # fmt: skip
+    top = int(curves["k"].max()) if len(curves) else 1
+    ticks = [k for k in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000) if k <= top] or [1]
+    fig.update_layout(title="pass@k (unbiased estimator, mean over problems)", xaxis_title="k", yaxis_title="pass@k",
+                      xaxis=dict(type="log", tickvals=ticks, ticktext=[str(k) for k in ticks]),  # whole k only
+                      yaxis=dict(tickformat=".0%", range=[0, 1.02]), **LAYOUT)  # fmt: skip
     return fig
 
 
@@ -172,7 +178,7 @@ def training_curves(metrics: pl.DataFrame) -> dict[str, go.Figure]:
     wide = metrics.pivot(on="name", index="step", values="value", aggregate_function="last").sort("step")
     figures = {}
 
-    def lines(key: str, title: str, columns: dict[str, str], colors: dict[str, str] | None = None, pct=False):
+    def lines(key: str, title: str, columns: dict[str, str], colors: dict[str, str] | None = None, pct=False, y=""):
         present = {c: n for c, n in columns.items() if c in wide.columns}
         if not present:
             return
@@ -181,18 +187,20 @@ def training_curves(metrics: pl.DataFrame) -> dict[str, go.Figure]:
             color = (colors or {}).get(column)
             fig.add_trace(go.Scatter(x=wide["step"], y=wide[column], mode="lines+markers", name=name,
                                      line=dict(color=color) if color else None, marker=dict(size=4)))  # fmt: skip
-        fig.update_layout(title=title, xaxis_title="step", **LAYOUT)
+        fig.update_layout(title=title, xaxis_title="step", yaxis_title=y, **LAYOUT)
         if pct:
             fig.update_layout(yaxis_tickformat=".0%", yaxis_range=[0, 1])
         figures[key] = fig
 
-    lines("reward", "Mean reward per step", {"reward_mean": "reward (sandbox)"})
+    lines("reward", "Mean reward per step", {"reward_mean": "reward (sandbox)"}, y="mean reward")
     lines("outcomes", "Outcome classes of the step's completions", {f"frac_{c}": NAMES[c] for c in CLASSES},
-          {f"frac_{c}": COLORS[c] for c in CLASSES}, pct=True)  # fmt: skip
+          {f"frac_{c}": COLORS[c] for c in CLASSES}, pct=True, y="fraction of completions")  # fmt: skip
     tiers = {c: c.removeprefix("pass_") for c in wide.columns if c.startswith("pass_R_")}
-    lines("pass_per_tier", "Pass rate per R_k (tests with input < 10^k characters)", tiers, pct=True)
-    lines("kl", "KL to the reference policy", {"kl": "KL"})
-    lines("length", "Completion length (tokens)", {"completions/mean_length": "mean", "completions/max_length": "max"})
+    lines("pass_per_tier", "Pass rate per R_k (tests with input < 10^k characters; 100% when a problem has none)",
+          tiers, pct=True, y="completions passing R_k")  # fmt: skip
+    lines("kl", "KL to the reference policy", {"kl": "KL"}, y="KL (nats)")
+    lines("length", "Completion length (tokens)", {"completions/mean_length": "mean", "completions/max_length": "max"},
+          y="tokens")  # fmt: skip
     return figures
 
 

@@ -7,6 +7,7 @@ from backend.analysis.ensembles import (
     pool_curve,
     unique_solves,
 )
+from backend.analysis.frame import default_passk_selection
 from backend.plots import passk_curves as passk_figure
 from pages import data
 from pages.exports import figure_downloads, table_downloads
@@ -14,9 +15,8 @@ from pages.exports import figure_downloads, table_downloads
 exp, f, o = data.page_header("pass@k and ensembles")
 
 labels = dict(zip(o.checkpoints, o.labels, strict=True))
-chosen = st.multiselect(
-    "Checkpoints", o.checkpoints, default=o.checkpoints[: min(4, len(o.checkpoints))], format_func=labels.get
-)
+chosen = st.multiselect("Checkpoints", o.checkpoints, default=default_passk_selection(o), format_func=labels.get)
+st.caption("Starts with the endpoints (α = 0 and 1) and the best single checkpoint by pass@1.")
 
 
 all_curves, standard = data.passk_tables(exp, f["difficulty"], f["platform"], f["setting"])

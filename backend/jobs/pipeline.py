@@ -57,7 +57,9 @@ class Progress:
         self._last = now
         out = {}
         for name, s in self.stages.items():
-            rate = s["done"] / max(now - s["started"], 1e-6)
+            if s.get("total") and s["done"] >= s["total"]:
+                s.setdefault("ended", now)  # a finished stage's rate stops where it ended
+            rate = s["done"] / max(s.get("ended", now) - s["started"], 1e-6)
             left = s.get("total", 0) - s["done"]
             out[name] = {
                 "done": s["done"],

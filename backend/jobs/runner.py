@@ -92,8 +92,11 @@ def start(store: Store, job_id: str, detach: bool = True) -> int:
 
 def run_job_here(store: Store, job_id: str) -> None:
     """The body of a job's process: run the pipeline, record done / failed."""
+    from transformers.utils import logging as hf_logging
+
     from backend.jobs.pipeline import Progress, run_pipeline
 
+    hf_logging.disable_progress_bar()  # "Loading weights" bars would fill the job's log; its own progress is in the store
     job = get_job(store, job_id)
     exp = store.get(Experiment, job.experiment_id)
     spec = validate_spec(_specs()[job.kind], exp.spec)

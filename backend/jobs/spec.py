@@ -91,6 +91,9 @@ class SweepSpec(ProblemSelection, SamplingOptions, RunOptions):
     high: str
     alphas: list[float]
     keep_merged: bool = True  # False: switch α in the loaded model, write no merged folders
+    # a sweep between identical endpoints shows one model at every α: refused unless asked for
+    # (the lab's CI-sized smoke build, whose two RL runs may leave the weights where SFT put them)
+    allow_same_endpoints: bool = False
     independent: list[str] = []  # independently trained checkpoints evaluated alongside, overlaid on the frontier
 
     @field_validator("alphas", mode="before")
@@ -102,7 +105,7 @@ class SweepSpec(ProblemSelection, SamplingOptions, RunOptions):
     def _distinct(self):
         if not self.low.strip() or not self.high.strip():
             raise ValueError("choose both endpoints, θ_low and θ_high")
-        if same_checkpoint(self.low, self.high):
+        if not self.allow_same_endpoints and same_checkpoint(self.low, self.high):
             raise ValueError("θ_low and θ_high are the same checkpoint (identical content); choose two different ones")
         return self
 

@@ -19,6 +19,7 @@ from pathlib import Path
 import typer
 
 from backend.checkpoints import ensure_registered
+from backend.errors import UserError
 from backend.jobs import runner
 from backend.jobs.spec import SweepSpec
 from backend.lab.artifacts import export_results
@@ -105,11 +106,21 @@ def _train_endpoint(store, recipe, sft, reward, staging, name, problems, progres
 
 def _sweep(store, recipe, endpoints, sft, problems, progress) -> str:
     from backend.jobs.cli import watch
+    from backend.jobs.spec import same_checkpoint
 
+    low, high = str(endpoints["low"]), str(endpoints["high"])
+    same = same_checkpoint(low, high)
+    if same and not recipe.is_smoke:
+        raise UserError(
+            "the two RL endpoints have identical weights (RL did not move them), so a sweep would show one model"
+        )
+    if same:
+        print("lab build --smoke: the two RL endpoints have identical weights (rewards were all 0); sweeping anyway "
+              "to exercise the pipeline", flush=True)  # fmt: skip
     spec = SweepSpec(
-        low=str(endpoints["low"]), high=str(endpoints["high"]), alphas=recipe.alphas, independent=[str(sft)],
+        low=low, high=high, alphas=recipe.alphas, independent=[str(sft)],
         bench=BENCH, problems=problems, n=recipe.n, temperature=recipe.temperature, max_tokens=recipe.max_tokens,
-        seed=recipe.seed, keep_merged=False,
+        seed=recipe.seed, keep_merged=False, allow_same_endpoints=same,
     )  # fmt: skip
     name = f"{LAB_LABEL}: α sweep {recipe.low_reward} → {recipe.high_reward}"
     note = (f"{LAB_LABEL[0].upper()}{LAB_LABEL[1:]}. A {recipe.hidden_size}-wide, {recipe.num_layers}-layer Qwen2 trained here on {len(problems)} of our builtin "

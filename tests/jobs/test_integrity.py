@@ -48,3 +48,9 @@ def test_a_sweep_over_the_labs_endpoints_leaves_the_labs_rows_byte_identical(tmp
     assert store.get(Job, job.id).status == "done", store.get(Job, job.id).error
     after = _rows(store)
     assert {k: after[k] for k in before} == before  # not one field of the lab's rows changed
+
+
+def test_identical_endpoints_only_when_asked_for(endpoints):
+    low, _ = endpoints
+    spec = validate_spec(SweepSpec, {"low": low, "high": low + "/", "alphas": "0,1", "allow_same_endpoints": True})
+    assert spec.allow_same_endpoints

@@ -1,0 +1,60 @@
+"""What pages start with and how their axes read (issue 18's defaults and axes)."""
+
+import numpy as np
+import polars as pl
+
+from backend.analysis.frame import Outcomes, default_passk_selection
+from backend.plots import churn_heatmap, passk_curves, training_curves
+
+
+def outcomes(alphas, correct_per_ckpt) -> Outcomes:
+    c = np.array([correct_per_ckpt] * 3)  # 3 problems × C checkpoints, n = 4
+    ids = [f"c{i}" for i in range(len(alphas))]
+    return Outcomes(["p1", "p2", "p3"], ["t"] * 3, [None] * 3, ids, ids, alphas, ["x"] * len(alphas),
+                    np.full(c.shape, 4), {"correct": c})  # fmt: skip
+
+
+def test_passk_starts_with_the_endpoints_and_the_best_single():
+    o = outcomes([-1.0, -0.5, 0.0, 0.5, 1.0, 1.5], [0, 0, 1, 1, 2, 3])
+    assert default_passk_selection(o) == ["c2", "c4", "c5"]  # α=0, α=1, and α=1.5 (best pass@1)
+    o = outcomes([-1.0, 0.0, 1.0], [0, 2, 1])
+    assert default_passk_selection(o) == ["c1", "c2"]  # the best is an endpoint: no third line
+
+
+def test_passk_axes_with_all_zero_data():
+    curves = pl.DataFrame({"label": ["a"] * 16, "k": list(range(1, 17)), "pass_at_k": [0.0] * 16})
+    fig = passk_curves(curves)
+    assert list(fig.layout.yaxis.range) == [0, 1.02]  # not -100 %…100 %
+    assert list(fig.layout.xaxis.tickvals) == [1, 2, 5, 10] and list(fig.layout.xaxis.ticktext) == ["1", "2", "5", "10"]
+
+
+def test_churn_columns_are_labelled_on_screen():
+    rates = np.zeros((40, 3))
+    fig = churn_heatmap(rates, [f"p{i}" for i in range(40)], ["t"] * 40, ["α=0", "α=0.5", "α=1"],
+                        np.zeros((40, 3), int), np.ones((40, 3), int))  # fmt: skip
+    assert fig.layout.xaxis.side == "top" and fig.layout.xaxis.dtick == 1  # above the tall grid, every column
+
+
+def test_training_figures_have_y_titles():
+    m = pl.DataFrame({"step": [1, 1, 2, 2], "name": ["reward_mean", "pass_R_1"] * 2, "value": [0.1, 1.0, 0.2, 1.0]})
+    figs = training_curves(m)
+    assert figs["reward"].layout.yaxis.title.text == "mean reward"
+    assert "100% when a problem has none" in figs["pass_per_tier"].layout.title.text
+    assert all(f.layout.yaxis.title.text for f in figs.values())
+
+
+def test_a_finished_stage_keeps_its_rate(monkeypatch):
+    import time as clock
+
+    from backend.jobs.pipeline import Progress
+
+    written = []
+    store = type("S", (), {"update": lambda self, cls, key, **kw: written.append(kw["progress"])})()
+    progress, now = Progress(store, "job"), [100.0]
+    monkeypatch.setattr(clock, "time", lambda: now[0])
+    progress.set_total("judge", 10)
+    now[0] = 110.0
+    progress.reached("judge", 10)  # 10 in 10 s
+    now[0] = 200.0
+    progress.set_total("other", 1)  # any later flush
+    assert written[-1]["judge"]["rate"] == 1.0
