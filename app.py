@@ -11,6 +11,7 @@ import backend.analysis.frontier
 import backend.plots  # noqa: F401
 
 st.set_page_config(page_title="frontier-lab", layout="wide")
+st.session_state["_flab_app_shell"] = True  # pages check it (pages/data.py:require_app_shell)
 
 
 @st.cache_resource(show_spinner=False)

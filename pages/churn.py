@@ -7,6 +7,8 @@ from backend.plots import churn_heatmap
 from pages import data
 from pages.exports import figure_downloads
 
+data.require_app_shell()
+
 exp, f, o = data.page_header("Per-problem churn")
 ordering = st.sidebar.radio(
     "Row order",

@@ -145,6 +145,22 @@ def jobs() -> list[Job]:
     return [refresh(store, j) for j in store.select(Job, order_by="created_at DESC")]
 
 
+SHELL_KEY = "_flab_app_shell"  # set by app.py on every run
+
+
+def require_app_shell() -> None:
+    """Every page runs inside app.py's navigation. Until some session has run app.py, Streamlit
+    serves a deep link such as /frontier straight from pages/ (its pages-directory mode, switched
+    on by the folder's name, process-wide) without the app's sidebar and wide layout: switch that
+    mode off for the whole server and rerun, which goes through app.py to the same page."""
+    if st.session_state.get(SHELL_KEY):
+        return
+    from streamlit.runtime.pages_manager import PagesManager
+
+    PagesManager.uses_pages_directory = False
+    st.rerun()
+
+
 def experiment_picker() -> str | None:
     """The experiment select box, bound to ?exp= in the URL."""
     try:

@@ -6,6 +6,8 @@ from backend.plots import failure_scatter, outcome_fractions, solve_rate
 from pages import data
 from pages.exports import all_figures_zip, figure_downloads, table_downloads
 
+data.require_app_shell()
+
 st.title("Frontier")
 exp = data.experiment_picker()
 if not exp:

@@ -8,6 +8,8 @@ from backend.errors import UserError
 from backend.jobs import runner
 from pages import data
 
+data.require_app_shell()
+
 st.title("Jobs")
 
 

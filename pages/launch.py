@@ -10,6 +10,8 @@ from backend.rl.rewards import BINARY
 from backend.rl.trainer import RLSpec
 from pages import data
 
+data.require_app_shell()
+
 st.title("Launch")
 store = data._store(data.db_path())
 try:

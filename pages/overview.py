@@ -7,6 +7,8 @@ from backend.lab.report import to_markdown
 from backend.plots import outcome_fractions
 from pages import data
 
+data.require_app_shell()
+
 st.title("frontier-lab")
 st.caption(
     "Weight averaging between RL checkpoints trained with verifiers of different strictness, "

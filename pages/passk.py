@@ -12,6 +12,8 @@ from backend.plots import passk_curves as passk_figure
 from pages import data
 from pages.exports import figure_downloads, table_downloads
 
+data.require_app_shell()
+
 exp, f, o = data.page_header("pass@k and ensembles")
 
 labels = dict(zip(o.checkpoints, o.labels, strict=True))

@@ -5,6 +5,8 @@ import streamlit as st
 
 from pages import data
 
+data.require_app_shell()
+
 st.title("Problem")
 exp = data.experiment_picker()
 if not exp:

@@ -7,6 +7,8 @@ from backend.plots import training_curves
 from pages import data
 from pages.exports import figure_downloads, table_downloads
 
+data.require_app_shell()
+
 st.title("Training curves")
 try:
     runs = data.experiments()

@@ -41,7 +41,13 @@ def lab_server(store, db_path, tmp_path):
     yield from serve(db_path, tmp_path)
 
 
-def serve(db_path, tmp_path):
+@pytest.fixture
+def cold_server(populated, db_path, tmp_path):
+    """A fresh server that no browser has opened yet."""
+    yield from serve(db_path, tmp_path, warm=False)
+
+
+def serve(db_path, tmp_path, warm: bool = True):
     port = free_port()
     env = {**os.environ, "FLAB_DB": str(db_path), "FLAB_CACHE": str(tmp_path / "cache")}
     proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
@@ -54,7 +60,8 @@ def serve(db_path, tmp_path):
                 break
         except OSError:
             time.sleep(0.3)
-    warm_up(url)
+    if warm:
+        warm_up(url)
     yield url
     proc.terminate()
     proc.wait(10)
@@ -71,8 +78,7 @@ def page():
 
 
 def warm_up(url: str) -> None:
-    """Open the app's root once. Until some session has run app.py, Streamlit serves a deep link
-    such as /frontier straight from pages/ (its pages-directory mode) without app.py's navigation."""
+    """Open the app's root once (the suite's other tests; test_deep_links_work_cold needs none)."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
@@ -222,3 +228,33 @@ def test_sweep_from_the_form_reaches_done(server, page, populated, tmp_path):
     page.get_by_text("`done`", exact=False).or_(page.locator("code", has_text="done")).first.wait_for(timeout=180000)
     page.screenshot(path=str(SHOTS / "jobs.png"))
     assert [j.status for j in populated.select(Job)] == ["done"]
+
+
+def shell_of(page) -> dict:
+    """What a newcomer sees of the app around the page: its navigation and its width."""
+    page.get_by_text("frontier-lab").first.wait_for(timeout=60000)
+    sidebar = page.locator("section[data-testid='stSidebar']")
+    try:  # the links arrive after the heading; a page drawn without the app never gets them
+        sidebar.get_by_role("link", name="Jobs").wait_for(timeout=20000)
+    except Exception:
+        pass
+    return page.evaluate("""() => ({
+        nav: document.querySelector("section[data-testid='stSidebar']")?.innerText || "",
+        width: document.querySelector("[data-testid='stMainBlockContainer']").getBoundingClientRect().width})""")
+
+
+def test_deep_links_work_cold(cold_server):
+    """A fresh server, a fresh browser, a deep link first; then new browsers with other deep links;
+    then a deep link after `/`: every time the app's navigation and its wide layout."""
+    from playwright.sync_api import sync_playwright
+
+    links = ["/frontier?exp=exp-dash&difficulty=easy", "/churn?exp=exp-dash", "/passk?exp=exp-dash", "/", "/jobs"]
+    for link in links:
+        with sync_playwright() as p:  # a fresh browser each time
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(cold_server + link)
+            shell = shell_of(page)
+            browser.close()
+        assert "Overview" in shell["nav"] and "Jobs" in shell["nav"], (link, shell["nav"][:200])
+        assert shell["width"] > 900, (link, shell["width"])  # layout="wide", not the narrow default
