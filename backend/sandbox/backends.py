@@ -42,7 +42,10 @@ class SandboxError(RuntimeError):
 class Session:
     """Host end of the launcher's length-prefixed JSON protocol over a pipe pair."""
 
-    def __init__(self, proc: subprocess.Popen | None, cleanup=None, cgroup: cgroups.SandboxCgroup | None = None):
+    def __init__(
+        self, proc: subprocess.Popen | None, cleanup=None, cgroup: cgroups.SandboxCgroup | None = None,
+        launcher_pid: int | None = None,
+    ):  # fmt: skip
         self.proc = proc
         self._cleanup = cleanup
         self.cgroup = cgroup
@@ -53,15 +56,13 @@ class Session:
         if cgroup and cgroup.owned:
             # The launcher joins while its interpreter is still starting (a v1 migration waits for
             # an RCU grace period, which this overlaps), and before it runs any program.
-            cgroup.add(_only_child(proc.pid) if self._via_bwrap else proc.pid)
+            cgroup.add(launcher_pid or proc.pid)
         self._await_ready()
 
     def _await_ready(self) -> None:
         hello = self._recv(timeout=60)
         if not hello.get("ready"):
             raise SandboxError(f"launcher did not start: {hello}")
-
-    _via_bwrap = False
 
     def load(
         self, language: str, source: str, compile_limits: dict, headers: dict | None = None, *,
@@ -323,7 +324,7 @@ def _open_local(backend: str, tmpfs_mb: int, group: cgroups.SandboxCgroup | None
     try:
         if backend == "bwrap":
             proc = _popen(bwrap_argv(tmpfs_mb, counter_arg), pass_fds=pass_fds, **_drop_to_nobody())
-            session_cls = _BwrapSession
+            launcher_pid = _only_child(proc.pid) if group else None  # bwrap's child is the launcher
             cleanup = None
         else:
             print("WARNING: sandbox backend 'none' gives NO isolation; never use it on untrusted code", file=sys.stderr)
@@ -331,13 +332,9 @@ def _open_local(backend: str, tmpfs_mb: int, group: cgroups.SandboxCgroup | None
             os.chmod(workdir, 0o777)
             argv = [SANDBOX_PYTHON, "-I", "-S", "-c", LAUNCHER_SOURCE, workdir, *counter_arg]
             proc = _popen(argv, pass_fds=pass_fds, **_drop_to_nobody())
-            session_cls = Session
+            launcher_pid = proc.pid
             cleanup = functools.partial(shutil.rmtree, workdir, ignore_errors=True)
     finally:
         if counter_fd is not None:
             os.close(counter_fd)
-    return session_cls(proc, cleanup=cleanup, cgroup=group)
-
-
-class _BwrapSession(Session):
-    _via_bwrap = True
+    return Session(proc, cleanup=cleanup, cgroup=group, launcher_pid=launcher_pid)

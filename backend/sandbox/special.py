@@ -17,9 +17,10 @@ from pathlib import Path
 
 from backend.errors import UserError
 from backend.sandbox.backends import SandboxError, open_session
+from backend.sandbox.limits import JudgeLimits
 
 HEADER = Path(__file__).with_name("testlib.h")
-COMPILE_LIMITS = {"cpu_s": 60.0, "wall_s": 120.0, "memory_mb": 2048, "output_mb": 256, "max_procs": 32}
+COMPILE_LIMITS = JudgeLimits(compile_time_s=60.0).for_compile()  # checkers may pull in a large header
 
 
 class CheckerCompileError(UserError):

@@ -55,14 +55,18 @@ inline std::string __flab_vformat(const char* fmt, va_list ap) {
   return out;
 }
 
+// the printf-style arguments after `fmt`, formatted into a new std::string `out`
+#define FLAB_FORMAT(fmt, out)                \
+  va_list flab_ap_;                          \
+  va_start(flab_ap_, fmt);                   \
+  std::string out = __flab_vformat(fmt, flab_ap_); \
+  va_end(flab_ap_)
+
 #ifdef __GNUC__
 __attribute__((format(printf, 1, 2)))
 #endif
 inline std::string format(const char* fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  std::string s = __flab_vformat(fmt, ap);
-  va_end(ap);
+  FLAB_FORMAT(fmt, s);
   return s;
 }
 
@@ -200,26 +204,17 @@ struct InStream {
   __attribute__((format(printf, 3, 4)))
 #endif
   [[noreturn]] void quitf(TResult r, const char* fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    std::string s = __flab_vformat(fmt, ap);
-    va_end(ap);
+    FLAB_FORMAT(fmt, s);
     quit(r, s);
   }
   void quitif(bool cond, TResult r, const char* fmt, ...) {
     if (!cond) return;
-    va_list ap;
-    va_start(ap, fmt);
-    std::string s = __flab_vformat(fmt, ap);
-    va_end(ap);
+    FLAB_FORMAT(fmt, s);
     quit(r, s);
   }
   void ensuref(bool cond, const char* fmt, ...) {
     if (cond) return;
-    va_list ap;
-    va_start(ap, fmt);
-    std::string s = __flab_vformat(fmt, ap);
-    va_end(ap);
+    FLAB_FORMAT(fmt, s);
     quit(mode == _output ? _wa : _fail, s);
   }
 
@@ -405,18 +400,12 @@ inline InStream inf, ouf, ans;
 __attribute__((format(printf, 2, 3)))
 #endif
 [[noreturn]] inline void quitf(TResult r, const char* fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  std::string s = __flab_vformat(fmt, ap);
-  va_end(ap);
+  FLAB_FORMAT(fmt, s);
   __flab_halt(r, s);
 }
 inline void quitif(bool cond, TResult r, const char* fmt, ...) {
   if (!cond) return;
-  va_list ap;
-  va_start(ap, fmt);
-  std::string s = __flab_vformat(fmt, ap);
-  va_end(ap);
+  FLAB_FORMAT(fmt, s);
   __flab_halt(r, s);
 }
 // testlib refuses points that are NaN, infinite, negative or above 1e6 (a checker failure).
@@ -432,17 +421,11 @@ inline double __flab_points(double points) {
 __attribute__((format(printf, 2, 3)))
 #endif
 [[noreturn]] inline void quitp(double points, const char* fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  std::string s = __flab_vformat(fmt, ap);
-  va_end(ap);
+  FLAB_FORMAT(fmt, s);
   __flab_halt(_points, vtos(__flab_points(points)) + " " + s);
 }
 [[noreturn]] inline void quitp(int points, const char* fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  std::string s = __flab_vformat(fmt, ap);
-  va_end(ap);
+  FLAB_FORMAT(fmt, s);
   __flab_halt(_points, vtos(int(__flab_points(points))) + " " + s);
 }
 [[noreturn]] inline void quitpi(const std::string& points_info, const std::string& message = "") {
@@ -451,20 +434,15 @@ __attribute__((format(printf, 2, 3)))
 }
 inline void ensuref(bool cond, const char* fmt, ...) {
   if (cond) return;
-  va_list ap;
-  va_start(ap, fmt);
-  std::string s = __flab_vformat(fmt, ap);
-  va_end(ap);
+  FLAB_FORMAT(fmt, s);
   __flab_halt(_fail, s);
 }
 #define ensure(cond) ensuref((cond), "%s", "ensure(" #cond ") failed")
 
 inline std::string __flab_checker_name;
 inline void setName(const char* fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  __flab_checker_name = __flab_vformat(fmt, ap);
-  va_end(ap);
+  FLAB_FORMAT(fmt, name);
+  __flab_checker_name = name;
 }
 
 inline long long stringToLongLong(InStream& in, const char* s) { return in.toLongLong(s); }
