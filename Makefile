@@ -11,7 +11,7 @@ REQ_HASH := $(shell cat requirements.txt | sha256sum | cut -c1-16)
 STAMP := $(VENV)/.installed-$(REQ_HASH)
 PORT ?= 8501
 
-.PHONY: lab lab-smoke run test setup debs db lint clean-venv sandbox-image bench gpu-env gpu-env-check
+.PHONY: lab lab-smoke run test setup debs db lint clean-venv sandbox-image bench gpu-env gpu-env-check screenshots
 
 run: setup db
 	$(PY) -m streamlit run app.py --server.headless true --server.port $(PORT) \
@@ -21,6 +21,10 @@ test: setup
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m pytest
+
+# The README's screenshots, from the committed lab in Chromium; `make test` never writes them.
+screenshots: setup
+	FLAB_SCREENSHOTS=docs/screenshots $(PY) -m pytest -q tests/pages/test_browser.py -k "miniature_lab or reaches_done"
 
 setup: debs $(STAMP)
 

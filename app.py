@@ -16,28 +16,51 @@ st.session_state["_flab_app_shell"] = True  # pages check it (pages/data.py:requ
 
 @st.cache_resource(show_spinner=False)
 def _warm_up_once() -> bool:
-    """Once per server process: the newest experiment's analysis computed in the background."""
+    """Once per server process, in the background: the newest experiment's analysis, and the
+    export engine (kaleido's Chromium), so neither the first chart nor the first export waits."""
+    from backend.export import start_export_engine
     from pages import data
 
     threading.Thread(target=data.warm_up, name="flab-warm-up", daemon=True).start()
+    threading.Thread(target=_quietly(start_export_engine), name="flab-export-engine", daemon=True).start()
     return True
 
 
-pages = [
-    st.Page("pages/overview.py", title="Overview", icon=":material/home:", default=True),
-    st.Page("pages/frontier.py", title="Frontier", icon=":material/show_chart:"),
-    st.Page("pages/churn.py", title="Churn", icon=":material/grid_on:"),
-    st.Page("pages/passk.py", title="pass@k", icon=":material/stacked_line_chart:"),
-    st.Page("pages/problem.py", title="Problem", icon=":material/description:"),
-    st.Page("pages/training.py", title="Training", icon=":material/model_training:"),
-    st.Page("pages/launch.py", title="Launch", icon=":material/rocket_launch:"),
-    st.Page("pages/jobs.py", title="Jobs", icon=":material/pending_actions:"),
+def _quietly(step):
+    def run():
+        try:
+            step()
+        except Exception:  # without Chromium the export buttons say so themselves
+            return
+
+    return run
+
+
+# Icons are drawn from the Material Symbols font that Streamlit serves itself. A page's own icon
+# would also become the tab's favicon, which Streamlit fetches from an external font host: on an
+# offline cluster that request fails, so the pages carry none and the sidebar links carry the icons.
+PAGES = [  # (file, title, sidebar icon)
+    ("pages/overview.py", "Overview", ":material/home:"),
+    ("pages/frontier.py", "Frontier", ":material/show_chart:"),
+    ("pages/churn.py", "Churn", ":material/grid_on:"),
+    ("pages/passk.py", "pass@k", ":material/stacked_line_chart:"),
+    ("pages/problem.py", "Problem", ":material/description:"),
+    ("pages/training.py", "Training", ":material/model_training:"),
+    ("pages/launch.py", "Launch", ":material/rocket_launch:"),
+    ("pages/jobs.py", "Jobs", ":material/pending_actions:"),
 ]
+pages = [st.Page(path, title=title, default=i == 0) for i, (path, title, _) in enumerate(PAGES)]
 current = st.navigation(pages, position="hidden")
+# Links inside a page ("Results", "Follow job", "Open its frontier") are drawn as links: Streamlit
+# styles every page link like a sidebar entry, which reads as plain text in the page body.
+st.html("""<style>
+[data-testid="stMain"] a[data-testid="stPageLink-NavLink"] p,
+[data-testid="stMain"] a[data-testid="stPageLink-NavLink"] span { color: #0068c9; text-decoration: underline; }
+</style>""")
 with st.sidebar:
     st.markdown("### frontier-lab")
-    for page in pages:
-        st.page_link(page)
+    for page, (_, _, icon) in zip(pages, PAGES, strict=True):
+        st.page_link(page, icon=icon)
     st.divider()
 try:
     current.run()

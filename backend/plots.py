@@ -5,10 +5,6 @@ One colour-blind-safe palette (Okabe-Ito), fixed per outcome class everywhere.
 
 from __future__ import annotations
 
-import io
-import os
-import zipfile
-
 import numpy as np
 import plotly.graph_objects as go
 import polars as pl
@@ -202,20 +198,3 @@ def training_curves(metrics: pl.DataFrame) -> dict[str, go.Figure]:
     lines("length", "Completion length (tokens)", {"completions/mean_length": "mean", "completions/max_length": "max"},
           y="tokens")  # fmt: skip
     return figures
-
-
-def figure_bytes(fig: go.Figure, fmt: str) -> bytes:
-    """html (plotly.js embedded: works offline), or png/svg/pdf through kaleido and Debian's Chromium."""
-    if fmt == "html":
-        return fig.to_html(include_plotlyjs=True, full_html=True).encode()
-    os.environ.setdefault("BROWSER_PATH", "/usr/bin/chromium")  # never let a tool fetch its own browser
-    return fig.to_image(format=fmt, width=1000, height=600, scale=2 if fmt == "png" else 1)
-
-
-def figures_zip(figures: dict[str, go.Figure], formats: tuple[str, ...] = ("html", "png", "svg", "pdf")) -> bytes:
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
-        for name, fig in figures.items():
-            for fmt in formats:
-                z.writestr(f"{name}.{fmt}", figure_bytes(fig, fmt))
-    return buf.getvalue()

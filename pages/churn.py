@@ -15,7 +15,6 @@ ordering = st.sidebar.radio(
     ["difficulty", "cluster"],
     format_func=lambda m: "difficulty, then α of peak" if m == "difficulty" else "hierarchical clustering",
 )
-threshold = st.sidebar.slider("Solved = pass rate above", 0.0, 0.9, 0.0, 0.05)
 
 
 order = data.churn_order(exp, f["difficulty"], f["platform"], f["setting"], ordering)
@@ -34,7 +33,8 @@ if points:  # a clicked cell opens the problem drill-down
     st.query_params["problem"] = points[0]["y"]
     st.switch_page("pages/problem.py", query_params={"exp": exp, "problem": points[0]["y"]})
 
-stats = data.churn(exp, f["difficulty"], f["platform"], f["setting"], threshold)
+stats = data.churn(exp, f["difficulty"], f["platform"], f["setting"], f["solved_at"])
+st.caption(f"Counts below: {data.solved_words(f['solved_at'])} (change it in the sidebar).")
 c1, c2, c3 = st.columns(3)
 c1.metric("flips between neighbours", stats["total_flips"])
 c2.metric("union of solved problems", stats["union_solved"])

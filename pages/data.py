@@ -13,7 +13,7 @@ import streamlit as st
 
 from backend.analysis.churn import churn_stats, order_problems
 from backend.analysis.ensembles import gain_ks, gain_table, greedy_pool, passk_curves, standard_pools
-from backend.analysis.frame import Outcomes, to_outcomes
+from backend.analysis.frame import SOLVED_AT, Outcomes, to_outcomes
 from backend.analysis.frontier import frontier_table
 from backend.errors import UserError
 from backend.records import Evaluation, Experiment, Job, Metric, Problem, Sample, Test
@@ -76,8 +76,8 @@ def churn_order(exp: str, difficulty, platform, setting, ordering: str) -> list[
 
 
 @st.cache_data(show_spinner=False)
-def churn(exp: str, difficulty, platform, setting, threshold: float) -> dict:
-    return churn_stats(outcomes(exp, difficulty, platform, setting), threshold)
+def churn(exp: str, difficulty, platform, setting, solved_at: float) -> dict:
+    return churn_stats(outcomes(exp, difficulty, platform, setting), solved_at)
 
 
 def newest_with_results() -> tuple[str, str] | None:
@@ -97,7 +97,7 @@ def warm_up() -> None:
         exp = newest[0]
         frontier(exp, None, None, None, "per_problem")
         churn_order(exp, None, None, None, "difficulty")
-        churn(exp, None, None, None, 0.0)
+        churn(exp, None, None, None, SOLVED_AT)
         passk_tables(exp, None, None, None)
     except Exception:  # a cold cache only costs time; the page shows any real error itself
         return
@@ -204,7 +204,32 @@ def filters() -> dict:
     platform = st.sidebar.text_input("Platform", st.query_params.get("platform", ""))
     st.query_params["platform"] = platform
     out["platform"] = platform or None
+    out["solved_at"] = solved_at()
     return out
+
+
+SOLVED_KEY = "solved"  # ?solved= in the URL, and this session's choice across pages
+
+
+def solved_at() -> float:
+    """The one "solved" control: a problem is solved by a checkpoint when at least this share of
+    its samples is correct. Every page that counts solved problems reads it from here."""
+    wanted = st.query_params.get(SOLVED_KEY) or st.session_state.get(SOLVED_KEY)
+    try:
+        current = float(wanted) if wanted else SOLVED_AT
+    except ValueError:
+        current = SOLVED_AT
+    current = min(1.0, max(0.05, round(current * 20) / 20))
+    value = st.sidebar.slider("Solved = pass rate at least", 0.05, 1.0, current, 0.05, key="solved-at",
+                              help=f"Default {SOLVED_AT:.0%}: most samples correct. Counts of solved problems on "
+                                   "every page use this; the lab's findings use the default.")  # fmt: skip
+    st.query_params[SOLVED_KEY] = f"{value:g}"
+    st.session_state[SOLVED_KEY] = f"{value:g}"
+    return value
+
+
+def solved_words(at_least: float) -> str:
+    return f"solved = pass rate ≥ {at_least:.0%}"
 
 
 def load_outcomes(exp: str, f: dict) -> Outcomes | None:

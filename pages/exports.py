@@ -7,12 +7,13 @@ import io
 import polars as pl
 import streamlit as st
 
-from backend.plots import figure_bytes
+from backend.export import figure_bytes
 
 
 def figure_downloads(fig, name: str) -> None:
     """Exports are built only once asked for: standalone HTML embeds all of plotly.js (~4.5 MB)
-    and PNG/SVG/PDF go through kaleido, both too slow to redo on every render."""
+    and PNG/SVG/PDF go through kaleido, both too slow to redo on every render (app.py starts
+    kaleido's browser in the background, so the first click does not wait for it)."""
     flag = f"render-{name}"
     if not st.session_state.get(flag):
         if st.button("Export: HTML · PNG · SVG · PDF", key=f"{name}-render", help="Prepare downloads (a few seconds)"):
@@ -56,7 +57,8 @@ def all_figures_zip(exp: str, f: dict, averaging: str) -> None:
     from backend.analysis.churn import order_problems, solve_rates
     from backend.analysis.ensembles import passk_curves
     from backend.analysis.frontier import frontier_table
-    from backend.plots import churn_heatmap, failure_scatter, figures_zip, outcome_fractions, solve_rate
+    from backend.export import figures_zip
+    from backend.plots import churn_heatmap, failure_scatter, outcome_fractions, solve_rate
     from backend.plots import passk_curves as passk_figure
     from pages import data
 
@@ -68,6 +70,9 @@ def all_figures_zip(exp: str, f: dict, averaging: str) -> None:
         "churn_heatmap": churn_heatmap(solve_rates(o)[idx], [o.problems[i] for i in idx], [o.titles[i] for i in idx], o.labels, o.correct[idx], o.n[idx]),
         "passk_curves": passk_figure(passk_curves(o)),
     }  # fmt: skip
-    with st.spinner("Rendering every figure in four formats…"):
-        payload = figures_zip(figures)
+    bar = st.progress(0.0, text="Rendering every figure in four formats…")
+    payload = figures_zip(
+        figures, progress=lambda done, total: bar.progress(done / total, text=f"Rendered {done} of {total} files…")
+    )
+    bar.progress(1.0, text=f"{len(figures)} figures in {len(payload) / 1e6:.1f} MB")
     st.download_button("Download the zip", payload, f"{exp}-figures.zip", "application/zip", key="zip-download")

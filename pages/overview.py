@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from backend.analysis.frame import SOLVED_AT
 from backend.errors import UserError
 from backend.lab.report import to_markdown
 from backend.plots import outcome_fractions
@@ -35,7 +36,8 @@ if lab_rows:
     st.caption(
         "A tiny Qwen2 trained on this CPU on our own builtin problems (SFT, then GRPO with R_low and R_inf), "
         "merged, sampled and judged for real; evaluated on the problems it was trained on. Verdicts use 95% "
-        "bootstrap CIs over problems; a finding that does not show is reported as such. "
+        "bootstrap CIs over problems; a finding that does not show is reported as such; "
+        f"{data.solved_words(SOLVED_AT)}, the dashboard's default. "
         "Reproduce with `python -m backend lab build`."
     )
     st.dataframe(

@@ -42,7 +42,10 @@ st.dataframe(gains.to_pandas(), hide_index=True, width="stretch")
 table_downloads(gains, "ensemble_gains")
 st.caption("k/M samples from each of M members; paired bootstrap 95% CIs over problems.")
 st.subheader("Unique solves of extrapolated checkpoints")
-unique = unique_solves(o)
+st.caption(
+    f"Problems an extrapolated checkpoint solves and no interpolated one does ({data.solved_words(f['solved_at'])})."
+)
+unique = unique_solves(o, f["solved_at"])
 st.markdown(
     "\n".join(f"- [{p}](/problem?exp={exp}&problem={p})" for p in unique)
     or "No problem is solved only by extrapolated checkpoints."

@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import polars as pl
 
-from backend.analysis.frame import DIFFICULTY_ORDER, Outcomes
+from backend.analysis.frame import DIFFICULTY_ORDER, SOLVED_AT, Outcomes, check_solved_at
 
 ORDERINGS = ("difficulty", "cluster")
 
@@ -38,16 +38,16 @@ def solve_matrix(o: Outcomes) -> pl.DataFrame:
     )
 
 
-def solved_sets(o: Outcomes, threshold: float = 0.0) -> np.ndarray:
-    """problems × checkpoints booleans: pass rate strictly above the threshold."""
-    return np.nan_to_num(solve_rates(o), nan=0.0) > threshold
+def solved_sets(o: Outcomes, at_least: float = SOLVED_AT) -> np.ndarray:
+    """problems × checkpoints booleans: pass rate at least `at_least` (frame.SOLVED_AT)."""
+    return np.nan_to_num(solve_rates(o), nan=0.0) >= check_solved_at(at_least)
 
 
-def churn_stats(o: Outcomes, threshold: float = 0.0) -> dict:
+def churn_stats(o: Outcomes, at_least: float = SOLVED_AT) -> dict:
     """Flips between α-neighbours, problems solved only inside/outside [0, 1], the union of solved
     problems against the best single checkpoint, and Jaccard similarities between solved sets.
     Only merged checkpoints (those with an α) take part in the α-axis statistics."""
-    solved = solved_sets(o, threshold)
+    solved = solved_sets(o, at_least)
     on_axis = [i for i, a in enumerate(o.alphas) if a is not None]
     flips = []
     for a, b in itertools.pairwise(on_axis):
@@ -74,7 +74,7 @@ def churn_stats(o: Outcomes, threshold: float = 0.0) -> dict:
     with np.errstate(invalid="ignore", divide="ignore"):
         jaccard = np.where(union > 0, inter / np.maximum(union, 1), np.nan)
     return {
-        "threshold": threshold,
+        "solved_at": at_least,
         "flips": flips,
         "total_flips": sum(f["gained"] + f["lost"] for f in flips),
         "solved_only_inside": [o.problems[p] for p in np.flatnonzero(in_any & ~out_any)],

@@ -11,7 +11,7 @@ import typer
 
 from backend.analysis.churn import churn_stats, solve_matrix
 from backend.analysis.ensembles import gain_ks, gain_table, greedy_pool, passk_curves, standard_pools, unique_solves
-from backend.analysis.frame import to_outcomes
+from backend.analysis.frame import SOLVED_AT, to_outcomes
 from backend.analysis.frontier import AVERAGING, frontier_table
 from backend.cli import DbOption, open_store
 from backend.errors import UserError
@@ -26,7 +26,9 @@ def analyze_command(
     platform: Annotated[str | None, typer.Option("--platform")] = None,
     setting: Annotated[str | None, typer.Option("--setting")] = None,
     averaging: Annotated[str, typer.Option("--averaging", help="per_problem | per_sample (frontier)")] = "per_problem",
-    threshold: Annotated[float, typer.Option("--threshold", help="Solved = pass rate above this (churn).")] = 0.0,
+    threshold: Annotated[
+        float, typer.Option("--threshold", help="Solved = pass rate at least this (churn, unique solves).")
+    ] = SOLVED_AT,
     pool: Annotated[
         list[str] | None, typer.Option("--pool", help="Custom pool: comma-separated checkpoint ids (ensembles).")
     ] = None,
@@ -66,7 +68,9 @@ def analyze_command(
             pools[f"custom {i + 1}"] = ids
         table = gain_table(o, pools)
         if as_json:
-            typer.echo(json.dumps({"gains": table.to_dicts(), "pools": pools, "unique_solves": unique_solves(o)}))
+            typer.echo(
+                json.dumps({"gains": table.to_dicts(), "pools": pools, "unique_solves": unique_solves(o, threshold)})
+            )
         else:
             _emit(table, False, as_csv)
 

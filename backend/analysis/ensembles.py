@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from backend.analysis.frame import Outcomes, bootstrap_weights, percentile_ci
+from backend.analysis.frame import SOLVED_AT, Outcomes, bootstrap_weights, percentile_ci
 from backend.analysis.passk import miss_ratio_table, pass_at_k_curve, split_budget
 from backend.errors import UserError
 
@@ -118,10 +118,12 @@ def gain_table(
     return pl.DataFrame(rows)
 
 
-def unique_solves(o: Outcomes) -> list[str]:
-    """Problems some extrapolated checkpoint solves (≥ 1 correct sample) and no interpolated or
+def unique_solves(o: Outcomes, at_least: float = SOLVED_AT) -> list[str]:
+    """Problems some extrapolated checkpoint solves (pass rate ≥ at_least) and no interpolated or
     endpoint checkpoint does: what extrapolation adds to an interpolation-only pool."""
-    kinds = np.array(o.kinds)
-    extra = o.correct[:, kinds == "extrapolated"].sum(axis=1) > 0
-    inter = o.correct[:, np.isin(kinds, ["interpolated", "endpoint"])].sum(axis=1) > 0
+    from backend.analysis.churn import solved_sets
+
+    kinds, solved = np.array(o.kinds), solved_sets(o, at_least)
+    extra = solved[:, kinds == "extrapolated"].any(axis=1)
+    inter = solved[:, np.isin(kinds, ["interpolated", "endpoint"])].any(axis=1)
     return [o.problems[p] for p in np.flatnonzero(extra & ~inter)]

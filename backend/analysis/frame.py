@@ -15,6 +15,16 @@ from backend.errors import UserError
 
 CLASSES = ("correct", "optimization_failure", "correctness_failure", "format_failure")
 DIFFICULTY_ORDER = {"easy": 0, "medium": 1, "hard": 2}
+# A checkpoint solves a problem when at least this share of its samples is correct. One lucky
+# sample in 16 is what pass@k measures, not a solve; "most samples correct" is stable under
+# resampling, so churn, unique solves and the lab's findings all count solves this way.
+SOLVED_AT = 0.5
+
+
+def check_solved_at(at_least: float) -> float:
+    if not 0.0 < at_least <= 1.0:
+        raise UserError(f"solved threshold {at_least:g} is not a pass rate in (0, 1]; e.g. 0.5 = most samples correct")
+    return at_least
 
 
 def point_kind(kind: str | None, alpha: float | None) -> str:

@@ -130,7 +130,7 @@ def validate_spec(cls: type[BaseModel], data: dict) -> BaseModel:
         raise
     except ValidationError as exc:
         err = exc.errors()[0]
-        where = ".".join(str(x) for x in err["loc"]) or "spec"
+        where = ".".join(str(x) for x in err["loc"])
         cause = err.get("ctx", {}).get("error")
         message = str(cause) if isinstance(cause, UserError) else err["msg"].removeprefix("Value error, ")
-        raise UserError(f"{where}: {message}") from None
+        raise UserError(f"{where}: {message}" if where else message) from None  # a whole-spec rule names its fields

@@ -11,10 +11,9 @@ import numpy as np
 
 from backend.analysis.churn import churn_stats, solved_sets
 from backend.analysis.ensembles import gain_table, standard_pools
-from backend.analysis.frame import Outcomes, bootstrap_weights, percentile_ci
+from backend.analysis.frame import SOLVED_AT, Outcomes, bootstrap_weights, percentile_ci
 
 REPLICATES = 2000
-SOLVED = 0.5  # a problem counts as solved by a checkpoint when most of its samples are correct
 
 
 def _fractions(o: Outcomes, cls: str, W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -108,8 +107,8 @@ def _extrapolation(o, low, high, share, share_r) -> dict:
 
 def _churn(o: Outcomes, W: np.ndarray) -> dict:
     axis = o.select([c for c, a in zip(o.checkpoints, o.alphas, strict=True) if a is not None])
-    stats = churn_stats(axis, SOLVED - 1e-9)
-    solved = solved_sets(axis, SOLVED - 1e-9)
+    stats = churn_stats(axis)
+    solved = solved_sets(axis)
     best = int(np.argmax(solved.sum(axis=0)))
     extra = (solved.any(axis=1) & ~solved[:, best]).astype(float)  # solved somewhere on the axis, not by the best
     lo, hi = percentile_ci(W @ extra)
@@ -117,7 +116,7 @@ def _churn(o: Outcomes, W: np.ndarray) -> dict:
     return {
         "finding": "3. per-problem churn",
         "shows": _positive(d) and stats["total_flips"] > 0,
-        "criterion": f"problems solved (≥ {SOLVED:.0%} of samples correct) at some α but not by the best single α "
+        "criterion": f"problems solved (≥ {SOLVED_AT:.0%} of samples correct) at some α but not by the best single α "
         "(CI > 0)",
         "numbers": {"union − best single (problems)": d, "flips between neighbouring α": stats["total_flips"],
                     "union solved": stats["union_solved"], "best single": stats["best_single"]["label"],

@@ -99,6 +99,8 @@ def test_export_all_figures_offers_a_zip(populated, db_path, monkeypatch):
     next(b for b in at.button if b.label == "Export all figures of this experiment (zip)").click().run()
     assert not at.exception, at.exception
     assert any(d.label == "Download the zip" for d in at.get("download_button"))
+    bar = at.get("progress")[0]  # the zip's progress bar ends on what it holds
+    assert bar.proto.value == 100 and bar.proto.text.startswith("5 figures in")
 
 
 def test_training_page_draws_the_curves_of_an_rl_run(store, db_path, monkeypatch):
@@ -178,3 +180,31 @@ def test_launch_form_messages_are_in_the_forms_words(populated, db_path, monkeyp
     at.button(key="FormSubmitter:eval-Launch eval").click().run()
     assert [e.value for e in at.error] == ["samples per problem: at least 1"]
     assert populated.count(Job) == 0
+
+
+def solved_by_hand(store, at_least: float) -> dict[str, int]:
+    """Per checkpoint, problems whose pass rate is ≥ at_least, counted from the stored rows."""
+    from collections import Counter
+
+    from backend.records import Evaluation
+
+    correct, total = Counter(), Counter()
+    for e in store.select(Evaluation, {"experiment_id": "exp-dash"}):
+        total[e.checkpoint_id, e.problem_id] += 1
+        correct[e.checkpoint_id, e.problem_id] += e.outcome == "correct"
+    solved = Counter(c for (c, p), n in total.items() if correct[c, p] / n >= at_least)
+    return dict(solved)
+
+
+@pytest.mark.parametrize("at_least", [0.5, 0.2])
+def test_one_solved_threshold_drives_every_count(populated, db_path, monkeypatch, at_least):
+    at = app(db_path, monkeypatch, "churn", {"exp": "exp-dash", "solved": str(at_least)})
+    assert not at.exception, at.exception
+    assert at.sidebar.slider(key="solved-at").value == at_least
+    assert any(f"solved = pass rate ≥ {at_least:.0%}" in c.value for c in at.caption)
+    by_hand = solved_by_hand(populated, at_least)
+    assert int(at.metric[2].value) == max(by_hand.values())  # best single checkpoint's solved count
+    # the choice follows the session to pass@k, whose unique-solves list says the same threshold
+    at.switch_page("pages/passk.py").run()
+    assert at.sidebar.slider(key="solved-at").value == at_least
+    assert any(f"solved = pass rate ≥ {at_least:.0%}" in c.value for c in at.caption)

@@ -15,7 +15,15 @@ import pytest
 from backend.records import Job
 
 ROOT = Path(__file__).resolve().parents[2]
-SHOTS = ROOT / "docs" / "screenshots"
+SHOTS = os.environ.get("FLAB_SCREENSHOTS")  # `make screenshots` sets it; `make test` writes no picture
+
+
+def shoot(page, name: str, **options) -> None:
+    if SHOTS:
+        Path(SHOTS).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(SHOTS) / name), **options)
+
+
 LAB = ROOT / "artifacts" / "lab"
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
@@ -100,7 +108,6 @@ def png_size(data: bytes) -> tuple[int, int]:
 
 
 def test_dashboard_in_chromium(server, page, tmp_path, populated):
-    SHOTS.mkdir(parents=True, exist_ok=True)
     page.goto(f"{server}/frontier?exp=exp-dash")
     wait_plots(page, 3)
     traces = page.evaluate("Array.from(document.querySelectorAll('.js-plotly-plot')).map(p => p.data.length)")
@@ -157,32 +164,32 @@ def test_miniature_lab_in_chromium(lab_server, page):
         "Miniature lab: tiny CPU model, held-in problems"
         in page.locator("section[data-testid='stSidebar']").inner_text()
     )
-    page.screenshot(path=str(SHOTS / "frontier.png"))
+    shoot(page, "frontier.png")
     page.goto(f"{lab_server}/churn?exp={exp}")
     wait_plots(page, 1)
-    page.screenshot(path=str(SHOTS / "churn.png"))
+    shoot(page, "churn.png")
     cell = page.locator(".js-plotly-plot .scatterlayer .point").first.bounding_box()
     page.mouse.click(cell["x"] + cell["width"] / 2, cell["y"] + cell["height"] / 2)
     page.wait_for_url("**/problem?**", timeout=30000)
     page.get_by_text("Outcomes per checkpoint").wait_for(timeout=30000)
-    page.screenshot(path=str(SHOTS / "problem.png"))
+    shoot(page, "problem.png")
     page.goto(f"{lab_server}/passk?exp={exp}")
     wait_plots(page, 1)
-    page.screenshot(path=str(SHOTS / "passk.png"))
+    shoot(page, "passk.png")
     page.goto(f"{lab_server}/training?run={run}")
     wait_plots(page, 4)
-    page.screenshot(path=str(SHOTS / "training.png"))
+    shoot(page, "training.png")
     page.goto(lab_server)
     page.get_by_text("Miniature lab: does the paper show at this scale?").wait_for(timeout=60000)
     page.wait_for_timeout(800)
-    page.screenshot(path=str(SHOTS / "overview.png"), full_page=True)
+    shoot(page, "overview.png", full_page=True)
 
 
 def test_exported_html_opens_offline(tmp_path, page):
     import polars as pl
 
-    from backend.analysis.frontier import frontier_table
-    from backend.plots import figure_bytes, outcome_fractions
+    from backend.export import figure_bytes
+    from backend.plots import outcome_fractions
 
     table = pl.DataFrame(
         {
@@ -197,7 +204,7 @@ def test_exported_html_opens_offline(tmp_path, page):
     page.goto(path.as_uri())
     page.wait_for_function("document.querySelectorAll('.js-plotly-plot').length == 1", timeout=30000)
     assert [u for u in requests if not u.startswith("file://")] == []
-    assert frontier_table  # imported: the table that feeds these figures
+    assert page.evaluate("document.querySelector('.js-plotly-plot').data.length") == 4  # the four outcome classes drawn
 
 
 def test_sweep_from_the_form_reaches_done(server, page, populated, tmp_path):
@@ -226,7 +233,7 @@ def test_sweep_from_the_form_reaches_done(server, page, populated, tmp_path):
     page.get_by_role("link", name="Follow job").click()
     page.wait_for_url("**/jobs**")
     page.get_by_text("`done`", exact=False).or_(page.locator("code", has_text="done")).first.wait_for(timeout=180000)
-    page.screenshot(path=str(SHOTS / "jobs.png"))
+    shoot(page, "jobs.png")
     assert [j.status for j in populated.select(Job)] == ["done"]
 
 
@@ -258,3 +265,64 @@ def test_deep_links_work_cold(cold_server):
             browser.close()
         assert "Overview" in shell["nav"] and "Jobs" in shell["nav"], (link, shell["nav"][:200])
         assert shell["width"] > 900, (link, shell["width"])  # layout="wide", not the narrow default
+
+
+def test_pages_stay_offline_and_links_look_like_links(server, page):
+    """No page asks another host for anything (an offline cluster has none), and a link in a page
+    body is drawn as a link: underlined, in the link colour, unlike the text around it."""
+    requests = []
+    page.on("request", lambda r: requests.append(r.url))
+    for link in ("/", "/frontier?exp=exp-dash", "/churn?exp=exp-dash", "/passk?exp=exp-dash", "/launch", "/jobs"):
+        page.goto(server + link)
+        page.get_by_text("frontier-lab").first.wait_for(timeout=60000)
+        page.wait_for_timeout(1500)  # icons, fonts and the favicon load after the first paint
+    foreign = [u for u in requests if not u.startswith((server, "data:", "blob:"))]
+    assert foreign == []
+    page.goto(server)
+    link = page.get_by_role("link", name="Open its frontier")
+    link.wait_for(timeout=60000)
+    style = link.evaluate("""a => { const t = a.querySelector('p, span') || a; const s = getComputedStyle(t);
+        const body = getComputedStyle(document.querySelector('[data-testid="stMain"] p'));
+        return {line: s.textDecorationLine, color: s.color, body: body.color}; }""")
+    assert style["line"] == "underline" and style["color"] != style["body"], style
+
+
+def test_form_messages_in_chromium(server, page, populated, tmp_path):
+    """Each mistake a user can make in the Launch forms gets one line, in the form's words."""
+    from backend.lab.tiny import make_tiny_checkpoint
+
+    low = make_tiny_checkpoint(tmp_path / "low", seed=1)
+    page.goto(f"{server}/launch")
+    page.get_by_role("button", name="Launch sweep").wait_for(timeout=60000)
+
+    def launch(button: str) -> list[str]:
+        page.get_by_role("button", name=button).click()
+        alert = page.locator("[data-testid='stAlertContentError']").first
+        alert.wait_for(timeout=30000)
+        page.wait_for_timeout(300)
+        return [t.strip() for t in page.locator("[data-testid='stAlertContentError']").all_inner_texts()]
+
+    def fill(name: str, value: str) -> None:
+        box = page.get_by_role("textbox", name=name).first
+        box.fill(value)
+        box.press("Tab")
+
+    assert launch("Launch sweep") == ["choose both endpoints, θ_low and θ_high"]
+    fill("θ_low (α = 0): path", str(low))
+    fill("θ_high (α = 1): path", f"{low}/")  # the same folder, spelled with a trailing slash
+    assert launch("Launch sweep") == [
+        "θ_low and θ_high are the same checkpoint (identical content); choose two different ones"
+    ]
+    high = make_tiny_checkpoint(tmp_path / "high", seed=2)
+    fill("θ_high (α = 1): path", str(high))
+    fill("α grid", "2:-1:0.5")
+    assert launch("Launch sweep") == ["α range '2:-1:0.5' is reversed; write -1:2:0.5"]
+
+    page.get_by_role("tab", name="Eval checkpoints").click()
+    assert launch("Launch eval") == ["checkpoint folders: give at least one folder, one per line"]
+    page.get_by_role("textbox", name="Checkpoint folders, one per line").fill(str(low))
+    samples = page.get_by_role("spinbutton", name="Samples per problem").first  # the visible tab's: the eval form
+    samples.fill("0")
+    samples.press("Tab")
+    assert launch("Launch eval") == ["samples per problem: at least 1"]
+    assert populated.count(Job) == 0

@@ -1,16 +1,27 @@
 import io
+import struct
 import zipfile
 
 import plotly.graph_objects as go
 
-from backend.plots import figures_zip
+from backend.export import export_engine_running, figure_bytes, figures_zip, start_export_engine
 
 
 def test_figures_zip_holds_every_format_of_every_figure():
     figs = {"a": go.Figure(go.Scatter(x=[0, 1], y=[1, 0])), "b": go.Figure(go.Bar(x=["x"], y=[2]))}
-    z = zipfile.ZipFile(io.BytesIO(figures_zip(figs)))
+    calls = []
+    z = zipfile.ZipFile(io.BytesIO(figures_zip(figs, progress=lambda done, total: calls.append((done, total)))))
+    assert calls == [(i, 8) for i in range(1, 9)]  # one step per file written, out of 2 figures × 4 formats
     assert sorted(z.namelist()) == sorted(f"{n}.{fmt}" for n in figs for fmt in ("html", "png", "svg", "pdf"))
     assert z.read("a.png")[:8] == b"\x89PNG\r\n\x1a\n"
     assert z.read("a.pdf")[:5] == b"%PDF-"
     assert z.read("a.svg").lstrip().startswith(b"<svg")
     assert len(z.read("a.html")) > 3_000_000  # plotly.js embedded (offline use is checked in the browser test)
+
+
+def test_the_export_engine_starts_once_and_serves_later_images():
+    start_export_engine()
+    start_export_engine()  # a second session's start is a no-op, not a second browser
+    assert export_engine_running()
+    png = figure_bytes(go.Figure(go.Scatter(x=[0, 1], y=[1, 0])), "png")
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", png[16:24]) == (2000, 1200)
