@@ -198,3 +198,27 @@ def training_curves(metrics: pl.DataFrame) -> dict[str, go.Figure]:
     lines("length", "Completion length (tokens)", {"completions/mean_length": "mean", "completions/max_length": "max"},
           y="tokens")  # fmt: skip
     return figures
+
+
+STYLE_NAMES = {"brute": "brute-force-style", "reference": "reference-style", "buggy": "buggy-fast-style",
+               "other": "like no SFT program", "no program": "no program"}  # fmt: skip
+STYLE_COLORS = {
+    "brute": "#E69F00",
+    "reference": "#009E73",
+    "buggy": "#D55E00",
+    "other": "#999999",
+    "no program": "#CCCCCC",
+}
+
+
+def style_shares(frame: pl.DataFrame, title: str = "Which SFT program each sample resembles, along α") -> go.Figure:
+    """Share of samples per program style at each α (backend/lab/styles.py)."""
+    fig = go.Figure()
+    for style, name in STYLE_NAMES.items():
+        part = frame.filter(pl.col("style") == style)
+        fig.add_trace(go.Scatter(x=part["alpha"], y=part["share"], mode="lines+markers", name=name,
+                                 line={"color": STYLE_COLORS[style]}))  # fmt: skip
+    fig.add_vrect(x0=0, x1=1, fillcolor="#000000", opacity=0.04, line_width=0)
+    fig.update_layout(title=title, xaxis_title="α", yaxis_title="share of samples", yaxis_tickformat=".0%",
+                      yaxis_range=[0, 1.02], legend={"orientation": "h", "y": -0.25}, template="plotly_white")  # fmt: skip
+    return fig

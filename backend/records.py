@@ -47,7 +47,6 @@ class Test:
     output: str | None
     input_len: int
     tier: int
-    data_path: str | None = None
     is_public: bool = False
 
 

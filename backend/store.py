@@ -23,7 +23,7 @@ import pyarrow as pa
 from backend.errors import UserError
 from backend.records import TABLES
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 DB_DIR = Path(__file__).resolve().parent.parent / "db"
 DEFAULT_DB = DB_DIR / "frontier.duckdb"
 LOCK_RETRY_S = 15.0  # long enough for any writer's short transaction to finish
@@ -178,11 +178,15 @@ class Store:
         found = self.select(cls, dict(zip(TABLES[cls][1], key, strict=True)))
         return found[0] if found else None
 
-    def select(self, cls: type, where: dict | None = None, order_by: str | None = None) -> list:
+    def select(self, cls: type, where: dict | None = None, newest_first: bool = False) -> list:
+        """Rows equal to `where`, in key order, or newest first (by created_at)."""
         table, pk = TABLES[cls]
         where = where or {}
+        names = {f.name for f in dataclasses.fields(cls)}
+        if not set(where) <= names:
+            raise ValueError(f"{cls.__name__} has no field {sorted(set(where) - names)[0]!r}")
         clause = " AND ".join(f"{k} = ?" for k in where) or "TRUE"
-        order = order_by or ", ".join(pk)
+        order = "created_at DESC" if newest_first else ", ".join(pk)
         with self.connect(read_only=True) as con:
             cur = con.execute(f"SELECT * FROM {table} WHERE {clause} ORDER BY {order}", list(where.values()))
             names = [d[0] for d in cur.description]

@@ -108,7 +108,8 @@ def check_switch(low: str, high: str, root: Path, device: str) -> dict:
 def check_rl(low: str, root: Path, steps: int) -> dict:
     from backend.problems.build import build_builtin
     from backend.records import Metric
-    from backend.rl.trainer import RLSpec, run_rl
+    from backend.rl.spec import RLSpec
+    from backend.rl.trainer import run_rl
     from backend.store import Store
 
     store = Store(root / "rl.duckdb")

@@ -31,11 +31,10 @@ CREATE TABLE IF NOT EXISTS problems (
 CREATE TABLE IF NOT EXISTS tests (
     problem_id VARCHAR NOT NULL,
     idx        INTEGER NOT NULL,
-    input      VARCHAR,                    -- NULL when the data lives in data_path
+    input      VARCHAR,
     output     VARCHAR,
     input_len  BIGINT NOT NULL,            -- characters of stdin
     tier       INTEGER NOT NULL,           -- smallest k with input_len < 10^k
-    data_path  VARCHAR,                    -- compressed file holding input/output for big tests
     is_public  BOOLEAN DEFAULT FALSE,
     PRIMARY KEY (problem_id, idx)
 );

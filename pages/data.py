@@ -6,6 +6,7 @@ The experiment, filters and selected problem live in st.query_params, so every v
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pandas as pd
 import polars as pl
@@ -16,10 +17,11 @@ from backend.analysis.ensembles import gain_ks, gain_table, greedy_pool, passk_c
 from backend.analysis.frame import SOLVED_AT, Outcomes, to_outcomes
 from backend.analysis.frontier import frontier_table
 from backend.errors import UserError
-from backend.records import Evaluation, Experiment, Job, Metric, Problem, Sample, Test
+from backend.records import Checkpoint, Evaluation, Experiment, Job, Metric, Problem, Sample, Test
 from backend.store import Store, default_db_path
+from backend.vocab import DIFFICULTIES, SETTINGS
 
-EXPERIMENT_KINDS_WITH_RESULTS = ("sweep", "eval", "lab", "rollout")
+EXPERIMENT_KINDS_WITH_RESULTS = ("sweep", "eval", "rollout")  # the kinds whose experiments hold samples
 
 
 def db_path() -> str:
@@ -31,13 +33,28 @@ def _store(path: str) -> Store:
     return Store(path, migrate=False)
 
 
+def open_store() -> Store:
+    """For the pages' explicit actions (Launch, Cancel, Resume, Import): each writes only when the
+    user presses the button that says so."""
+    return _store(db_path())
+
+
+def registered_checkpoints() -> dict[str, str]:
+    """path → "label (kind)" of the trained checkpoints a form can pick (merged points are made by sweeps)."""
+    return {
+        c.path: f"{c.label} ({c.kind})"
+        for c in open_store().select(Checkpoint)
+        if c.kind != "merged" and Path(c.path).is_dir()
+    }
+
+
 def experiments() -> pd.DataFrame:
     return _experiments(db_path())
 
 
 @st.cache_data(ttl=5, show_spinner=False)
 def _experiments(path: str) -> pd.DataFrame:
-    rows = [dataclasses.asdict(e) for e in _store(path).select(Experiment, order_by="created_at DESC")]
+    rows = [dataclasses.asdict(e) for e in _store(path).select(Experiment, newest_first=True)]
     columns = ["id", "kind", "name", "note", "status", "created_at"]
     frame = pd.DataFrame(rows, columns=[*columns, "spec"])
     frame["α grid"] = [", ".join(f"{a:g}" for a in (s or {}).get("alphas", [])) for s in frame["spec"]]
@@ -138,11 +155,22 @@ def _lab_findings(path: str) -> tuple[str | None, list[dict] | None]:
     return compute(_store(path))
 
 
-def jobs() -> list[Job]:
-    from backend.jobs.runner import refresh
+def lab_styles(experiment: str) -> pl.DataFrame:
+    return _lab_styles(db_path(), experiment)
 
-    store = _store(db_path())
-    return [refresh(store, j) for j in store.select(Job, order_by="created_at DESC")]
+
+@st.cache_data(ttl=3600, show_spinner="Matching the lab's samples against its SFT programs…")
+def _lab_styles(path: str, experiment: str) -> pl.DataFrame:
+    from backend.lab.styles import style_shares
+
+    return style_shares(_store(path), experiment)
+
+
+def jobs() -> list[Job]:
+    """Read-only: a job whose process died is shown as failed; its row is written by resume."""
+    from backend.jobs.runner import list_jobs
+
+    return list_jobs(_store(db_path()))
 
 
 SHELL_KEY = "_flab_app_shell"  # set by app.py on every run
@@ -192,8 +220,8 @@ def filters() -> dict:
     """Difficulty / platform / setting filters bound to the URL."""
     out = {}
     for key, options in (
-        ("difficulty", ["all", "easy", "medium", "hard"]),
-        ("setting", ["all", "reasoning", "tool", "agentic"]),
+        ("difficulty", ["all", *DIFFICULTIES]),
+        ("setting", ["all", *SETTINGS]),
     ):
         current = st.query_params.get(key, "all")
         value = st.sidebar.selectbox(

@@ -37,10 +37,10 @@ def live_jobs() -> None:
                 st.error(job.error)
             c1, c2 = st.columns(2)
             if job.status in ("running", "queued") and c1.button("Cancel", key=f"cancel-{job.id}"):
-                runner.cancel(data._store(data.db_path()), job.id)
+                runner.cancel(data.open_store(), job.id)
                 st.rerun()
             if job.status in ("failed", "cancelled") and c1.button("Resume", key=f"resume-{job.id}"):
-                runner.resume(data._store(data.db_path()), job.id)
+                runner.resume(data.open_store(), job.id)
                 st.rerun()
             if job.status == "done":
                 c2.page_link("pages/frontier.py", label="Results", query_params={"exp": job.experiment_id})

@@ -5,7 +5,8 @@ import streamlit as st
 from backend.analysis.frame import SOLVED_AT
 from backend.errors import UserError
 from backend.lab.report import to_markdown
-from backend.plots import outcome_fractions
+from backend.lab.styles import MATCH
+from backend.plots import outcome_fractions, style_shares
 from pages import data
 
 data.require_app_shell()
@@ -46,6 +47,13 @@ if lab_rows:
     )  # fmt: skip
     with st.expander("Numbers behind the verdicts"):
         st.markdown(to_markdown(lab_rows))
+    st.plotly_chart(style_shares(data.lab_styles(lab_experiment)), key="styles")
+    st.caption(
+        f"Why the endpoints differ: θ_low is trained with a lenient reward (R_k, small k), which brute force passes, and "
+        f"θ_high with R_inf. Each sample is matched to the nearest of its problem's SFT programs (reference, brute "
+        f"force, buggy-fast) by token similarity with its own names folded together; below {MATCH:.0%} similarity it "
+        f"resembles none (`backend/lab/styles.py`). The shaded band is interpolation."
+    )
     st.page_link("pages/frontier.py", label="Open the lab's frontier", query_params={"exp": lab_experiment})
 
 newest = data.newest_with_results()

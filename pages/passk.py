@@ -40,7 +40,10 @@ st.subheader("Gain over the best single checkpoint (matched sample budget)")
 gains = data.gains(exp, f["difficulty"], f["platform"], f["setting"], tuple((k, tuple(v)) for k, v in pools.items()))
 st.dataframe(gains.to_pandas(), hide_index=True, width="stretch")
 table_downloads(gains, "ensemble_gains")
-st.caption("k/M samples from each of M members; paired bootstrap 95% CIs over problems.")
+st.caption(
+    "⌊k/M⌋ samples from each of M members, the remainder to uniformly random members (exact expectation); "
+    "paired bootstrap 95% CIs over problems."
+)
 st.subheader("Unique solves of extrapolated checkpoints")
 st.caption(
     f"Problems an extrapolated checkpoint solves and no interpolated one does ({data.solved_words(f['solved_at'])})."

@@ -222,8 +222,31 @@ def test_v2_database_gains_the_accounting_column_and_keeps_evaluations(db_path):
     assert "accounting" not in cols  # the stand-in really is a v2 database
 
     store = Store(db_path)
-    assert store.schema_version() == 3
+    assert store.schema_version() == SCHEMA_VERSION == 4  # migrated through v3 to the current v4
     old = store.get(Evaluation, "e", "c", "p", 0)
     assert (old.cpu_s, old.accounting) == (0.5, None)
     store.put([Evaluation("e", "c", "p", 1, "correct", accounting="cgroup-v1")])
     assert store.get(Evaluation, "e", "c", "p", 1).accounting == "cgroup-v1"
+
+
+def test_v3_database_loses_the_unused_data_path_and_keeps_its_tests(db_path):
+    """v3 -> v4: tests.data_path (never written) is dropped; the tests stay."""
+    from backend.records import Test
+
+    con = duckdb.connect(str(db_path))
+    con.execute((Path(__file__).resolve().parents[1] / "db" / "schema.sql").read_text())
+    con.execute("ALTER TABLE tests ADD COLUMN data_path VARCHAR")
+    con.execute("INSERT OR REPLACE INTO schema_meta VALUES ('version', '3')")
+    con.execute("INSERT INTO tests (problem_id, idx, input, output, input_len, tier) VALUES ('p', 0, '1', '2', 1, 1)")
+    con.close()
+    store = Store(db_path)
+    assert store.schema_version() == 4
+    with duckdb.connect(str(db_path), read_only=True) as con:
+        cols = [
+            r[0]
+            for r in con.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_name = 'tests'"
+            ).fetchall()
+        ]
+    assert "data_path" not in cols
+    assert store.select(Test, {"problem_id": "p"})[0].output == "2"

@@ -6,7 +6,7 @@ import numpy as np
 import polars as pl
 
 from backend.analysis.frame import SOLVED_AT, Outcomes, bootstrap_weights, percentile_ci
-from backend.analysis.passk import miss_ratio_table, pass_at_k_curve, split_budget
+from backend.analysis.passk import expected_miss, pass_at_k_curve
 from backend.errors import UserError
 
 GAIN_KS = (1, 10, 100)
@@ -39,30 +39,19 @@ def standard_pools(o: Outcomes, k: int) -> dict[str, list[str]]:
     return pools
 
 
-def _miss_tables(o: Outcomes) -> np.ndarray:
-    """T[c, p, k] = C(n−c, k)/C(n, k) for every checkpoint, computed once per Outcomes: every pool
-    evaluation afterwards is lookups and products (greedy selection evaluates hundreds)."""
-    cached = o._miss_tables
-    if cached is None:
-        kmax = int(o.n.max())
-        cached = np.stack([miss_ratio_table(o.n[:, c], o.correct[:, c], kmax) for c in range(len(o.checkpoints))])
-        o._miss_tables = cached
-    return cached
-
-
 def pool_curve(o: Outcomes, members: list[str], ks: list[int]) -> np.ndarray:
-    """problems × len(ks) matched-budget pass@k of a pool: 1 − Π_m C(n_m−c_m, k_m)/C(n_m, k_m)."""
-    tables = _miss_tables(o)
+    """problems × len(ks) matched-budget pass@k of a pool (passk.expected_miss: the remainder of
+    k over the members goes to a uniformly random choice of them, in expectation, exactly)."""
+    tables = o.miss_tables
     idx = [o.checkpoints.index(m) for m in members]
     out = np.empty((len(o.problems), len(ks)))
     for j, k in enumerate(ks):
-        shares = split_budget(k, len(idx))
-        miss = np.ones(len(o.problems))
-        for c, k_m in zip(idx, shares, strict=True):
-            if k_m > int(o.n[:, c].min()):
-                raise UserError(f"pass@{k} over {len(idx)} members needs {k_m} samples of {o.labels[c]}; it has fewer")
-            miss = miss * tables[c, :, k_m]
-        out[:, j] = 1.0 - miss
+        try:
+            out[:, j] = 1.0 - expected_miss([tables[c] for c in idx], k)
+        except UserError:
+            raise UserError(
+                f"pass@{k} over {len(idx)} members needs {-(-k // len(idx))} samples of each; some have fewer"
+            ) from None
     return out
 
 

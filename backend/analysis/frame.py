@@ -6,15 +6,17 @@ number of samples behind them, which is what keeps the dashboard interactive at 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import functools
+from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
 
 from backend.errors import UserError
+from backend.vocab import DIFFICULTIES, OUTCOME_CLASSES
 
-CLASSES = ("correct", "optimization_failure", "correctness_failure", "format_failure")
-DIFFICULTY_ORDER = {"easy": 0, "medium": 1, "hard": 2}
+CLASSES = OUTCOME_CLASSES
+DIFFICULTY_ORDER = {d: i for i, d in enumerate(DIFFICULTIES)}
 # A checkpoint solves a problem when at least this share of its samples is correct. One lucky
 # sample in 16 is what pass@k measures, not a solve; "most samples correct" is stable under
 # resampling, so churn, unique solves and the lab's findings all count solves this way.
@@ -49,11 +51,21 @@ class Outcomes:
     kinds: list[str]  # point kinds
     n: np.ndarray  # problems × checkpoints
     counts: dict[str, np.ndarray]
-    _miss_tables: np.ndarray | None = field(default=None, repr=False)  # filled by analysis.ensembles
 
     @property
     def correct(self) -> np.ndarray:
         return self.counts["correct"]
+
+    @functools.cached_property
+    def miss_tables(self) -> np.ndarray:
+        """T[c, p, k] = C(n−c, k)/C(n, k) for every checkpoint, computed once: every pool evaluation
+        afterwards is lookups and products (greedy selection evaluates hundreds)."""
+        from backend.analysis.passk import miss_ratio_table
+
+        kmax = int(self.n.max())
+        return np.stack(
+            [miss_ratio_table(self.n[:, c], self.correct[:, c], kmax) for c in range(len(self.checkpoints))]
+        )
 
     def select(self, checkpoints: list[str]) -> Outcomes:
         idx = [self.checkpoints.index(c) for c in checkpoints]

@@ -7,6 +7,8 @@ that ratio for every k = 1…n at once, with every factor in [0, 1]: no factoria
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from backend.errors import UserError
@@ -38,30 +40,37 @@ def pass_at_k_curve(n: np.ndarray, c: np.ndarray, kmax: int | None = None) -> np
     return 1.0 - miss_ratio_table(n, c, kmax)[:, 1:]
 
 
-def split_budget(k: int, members: int) -> list[int]:
-    """k samples over M members, k/M each, the remainder spread one by one from the first."""
+def expected_miss(tables: list[np.ndarray], k: int) -> np.ndarray:
+    """Per problem, the chance that a matched-budget pool misses: M members spend k samples, ⌊k/M⌋
+    each, and the r = k mod M remaining samples go to r members chosen uniformly at random (not
+    to the first ones, which would make pass@1 of a pool the pass@1 of one arbitrary member).
+
+    tables[m][p, j] = C(n−c, j)/C(n, j) for member m (miss_ratio_table). The expectation over the
+    C(M, r) choices is exact: with a_m = T_m[b] and d_m = T_m[b+1], it is the t^r coefficient of
+    Π_m (a_m + d_m·t), divided by C(M, r), built member by member (O(M·r) per problem)."""
+    members = len(tables)
     if members < 1:
         raise UserError("an ensemble needs at least one member")
-    base, extra = divmod(k, members)
-    return [base + (1 if m < extra else 0) for m in range(members)]
+    base, r = divmod(k, members)
+    poly = np.zeros((tables[0].shape[0], r + 1))
+    poly[:, 0] = 1.0
+    for t in tables:
+        if base + (r > 0) >= t.shape[1] or np.isnan(t[:, base + (r > 0)]).any():
+            raise UserError(
+                f"pass@{k} over {members} members needs {base + (r > 0)} samples per member; some have fewer"
+            )
+        a, d = t[:, base], t[:, base + 1] if r else None
+        shifted = poly * a[:, None]
+        if r:
+            shifted[:, 1:] += poly[:, :-1] * d[:, None]
+        poly = shifted
+    return poly[:, r] / math.comb(members, r)
 
 
 def ensemble_pass_at_k(n: np.ndarray, c: np.ndarray, k: int) -> np.ndarray:
-    """Matched budget: a pool of M checkpoints (columns of n, c: problems × M) spends k samples,
-    k/M from each; per problem 1 − Π_m C(n_m − c_m, k_m)/C(n_m, k_m)."""
+    """Matched budget: a pool of M checkpoints (columns of n, c: problems × M) spends k samples;
+    per problem 1 − E[Π_m C(n_m − c_m, k_m)/C(n_m, k_m)] over the remainder's placement."""
     n, c = np.atleast_2d(n), np.atleast_2d(c)
-    shares = split_budget(k, n.shape[1])
-    if max(shares) > int(n.min()):
-        raise UserError(
-            f"pass@{k} over {n.shape[1]} members needs {max(shares)} samples per member; some have {int(n.min())}"
-        )
-    miss = np.ones(n.shape[0])
-    for m, k_m in enumerate(shares):
-        if k_m:
-            miss *= miss_ratio_table(n[:, m], c[:, m], k_m)[:, k_m]
-    return 1.0 - miss
-
-
-def ensemble_curve(n: np.ndarray, c: np.ndarray, ks: list[int]) -> np.ndarray:
-    """E[p, i] = ensemble pass@ks[i] of problem p (problems × len(ks))."""
-    return np.stack([ensemble_pass_at_k(n, c, k) for k in ks], axis=1)
+    need = -(-k // n.shape[1])
+    tables = [miss_ratio_table(n[:, m], c[:, m], need) for m in range(n.shape[1])]
+    return 1.0 - expected_miss(tables, k)

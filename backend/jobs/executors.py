@@ -9,13 +9,12 @@ results to it and never write.
 from __future__ import annotations
 
 import os
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Any
 
 from backend.rollout.engines import make_engine
 from backend.rollout.settings import SettingLimits, run_episodes
 from backend.rollout.spec import SamplingSpec
-from backend.sandbox.pool import JudgeJob, _worker_init, run_job
+from backend.sandbox.pool import JudgeJob, JudgePool, run_job
 
 
 class Engines:
@@ -54,40 +53,38 @@ class Engines:
 class LocalExecutor:
     def __init__(self, engine_name: str = "auto", judge_workers: int | None = None):
         self.engines = Engines(engine_name)
-        self._pool = ProcessPoolExecutor(judge_workers or os.cpu_count() or 2, initializer=_worker_init)
-        self._pending: set = set()
+        self.judging = JudgePool(judge_workers)
 
     def rollout(self, checkpoint, conversations, setting, sampling, limits, backend, alpha_switch=None):
         return self.engines.rollout(checkpoint, conversations, setting, sampling, limits, backend, alpha_switch)
 
     def submit_judging(self, jobs: list[JudgeJob]) -> None:
-        self._pending |= {self._pool.submit(run_job, j) for j in jobs}
+        self.judging.submit(jobs)
 
     def collect(self, block: bool = False) -> list[tuple[Any, Any]]:
-        if not self._pending:
-            return []
-        done, self._pending = wait(self._pending, timeout=None if block else 0, return_when=FIRST_COMPLETED)
-        return [f.result() for f in done]
+        return self.judging.collect(block)
 
     @property
     def pending(self) -> int:
-        return len(self._pending)
+        return self.judging.pending
 
     def close(self) -> None:
-        self._pool.shutdown(cancel_futures=True)
+        self.judging.close()
+
+
+def connect_ray(address: str | None):
+    """The one Ray start: join `address` (auto | HOST:PORT), or start a local cluster on every core."""
+    import ray
+
+    if not ray.is_initialized():
+        ray.init(address=address, num_cpus=None if address else os.cpu_count(), include_dashboard=False,
+                 log_to_driver=False)  # fmt: skip
+    return ray
 
 
 class RayExecutor:
     def __init__(self, engine_name: str = "auto", address: str | None = None):
-        import ray
-
-        if not ray.is_initialized():
-            ray.init(
-                address=address,
-                num_cpus=None if address else os.cpu_count(),
-                include_dashboard=False,
-                log_to_driver=False,
-            )
+        ray = connect_ray(address)
         self.ray = ray
         gpus = 1 if ray.cluster_resources().get("GPU", 0) >= 1 else 0
         self._actor = ray.remote(num_gpus=gpus, num_cpus=0 if gpus else 1)(Engines).remote(engine_name)

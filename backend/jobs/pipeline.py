@@ -7,27 +7,22 @@ Judging of one point runs in the executor's pool while the next point is being g
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
 
-from backend.checkpoints import ensure_registered
 from backend.jobs.executors import make_executor
 from backend.jobs.spec import EvalSpec, SweepSpec
 from backend.merge.cache import MergeCache, merge_key, register_merged
 from backend.merge.io import Checkpoint as Folder
 from backend.merge.io import content_hash
+from backend.merge.registry import ensure_registered, merged_id
 from backend.merge.spec import MergeSpec
 from backend.records import Checkpoint, Evaluation, Job, Problem, Sample, Test
-from backend.rollout.prompts import conversation
-from backend.rollout.run import RolloutSpec, public_example, select_problems, to_sample
+from backend.rollout.run import sample_problems, select_problems
 from backend.rollout.settings import SettingLimits
-from backend.rollout.spec import SamplingSpec
 from backend.sandbox.judge import JudgeResult, JudgeTest, Program, judge_setup
 from backend.sandbox.pool import JudgeJob
 from backend.store import Store
-
-PROBLEMS_PER_BATCH = 8
 
 
 class Progress:
@@ -82,11 +77,11 @@ class Point:
 def sweep_points(store: Store, spec: SweepSpec, progress: Progress) -> list[Point]:
     specs = [MergeSpec.alpha(spec.low, spec.high, a) for a in spec.alphas]
     progress.set_total("merge", len(specs))
-    if not spec.keep_merged:  # live α switch: no folders, the same ids a disk merge would get
+    if spec.live_switch:  # live α switch: no folders, the same ids a disk merge would get
         hashes = [content_hash(Folder(spec.low)), content_hash(Folder(spec.high))]
         points = []
         for s in specs:
-            cid = f"merged-{merge_key(hashes, s)[:16]}"
+            cid = merged_id(merge_key(hashes, s))
             low_id, high_id = (ensure_registered(store, p).id for p in (spec.low, spec.high))
             model_type = Folder(spec.low).model_type
             store.put([Checkpoint(id=cid, path=f"live:{spec.low}|{spec.high}", kind="merged", label=f"α={s.label['alpha']:g}",
@@ -112,10 +107,8 @@ def run_pipeline(store: Store, job_id: str, experiment_id: str, spec: SweepSpec 
         ]
     else:
         points = eval_points(store, spec)
-    rollout = RolloutSpec(checkpoint=points[0].path, bench=spec.bench, difficulty=spec.difficulty, problems=spec.problems,
-                          limit=spec.limit, setting=spec.setting)  # fmt: skip
-    problems = select_problems(store, rollout)
-    sampling = SamplingSpec(spec.n, spec.temperature, spec.top_p, spec.max_tokens, spec.seed)
+    problems = select_problems(store, spec)
+    sampling = spec.sampling()
     judge_inputs = {p.id: _judge_inputs(store, p, spec) for p in problems}
     executor = make_executor(spec.executor, spec.engine, spec.ray_address)
     progress.set_total("rollout", len(points) * len(problems) * spec.n)
@@ -137,21 +130,13 @@ def run_pipeline(store: Store, job_id: str, experiment_id: str, spec: SweepSpec 
 def _rollout_point(store, executor, exp, point, problems, spec, sampling, progress) -> None:
     done = store.sample_keys(exp, point.checkpoint_id)
     progress.advance("rollout", sum(1 for p in problems for i in range(spec.n) if (p.id, i) in done))
-    todo = [p for p in problems if any((p.id, i) not in done for i in range(spec.n))]
-    for start in range(0, len(todo), PROBLEMS_PER_BATCH):
-        batch = todo[start : start + PROBLEMS_PER_BATCH]
-        convs = [conversation(p, spec.setting, public_example(store, p)) for p in batch]
-        episodes = executor.rollout(
-            point.path, convs, spec.setting, sampling, SettingLimits(), spec.judge_backend, point.alpha_switch
-        )
-        rows = [
-            to_sample(exp, point.checkpoint_id, p, i, ep, spec.setting)
-            for p, eps in zip(batch, episodes, strict=True)
-            for i, ep in enumerate(eps)
-        ]
-        new = [r for r in rows if (r.problem_id, r.sample_idx) not in done]
-        store.put(new, replace=False)  # one short transaction per batch
-        progress.advance("rollout", len(new))
+
+    def generate(conversations):
+        return executor.rollout(point.path, conversations, spec.setting, sampling, SettingLimits(), spec.judge_backend,
+                                point.alpha_switch)  # fmt: skip
+
+    sample_problems(store, exp, point.checkpoint_id, problems, spec.setting, spec.n, generate,
+                    lambda _, stored: progress.advance("rollout", stored))  # fmt: skip
 
 
 def _queue_judging(store, executor, exp, point, judge_inputs, spec, progress) -> None:
@@ -193,7 +178,3 @@ def _judge_inputs(store: Store, problem: Problem, spec) -> tuple:
     tests = [JudgeTest(t.input, t.output) for t in store.select(Test, {"problem_id": problem.id})]
     setup = judge_setup(problem, spec.time_limit_s, spec.memory_limit_mb)
     return tests, setup.limits, setup.checker, setup.func_name
-
-
-def spec_json(spec) -> dict:
-    return json.loads(spec.model_dump_json())

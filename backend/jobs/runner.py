@@ -7,6 +7,7 @@ starts it again and the pipeline computes only what is missing.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import os
@@ -16,6 +17,7 @@ import sys
 import time
 import traceback
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import psutil
@@ -23,13 +25,10 @@ import psutil
 from backend.errors import UserError
 from backend.jobs.spec import EvalSpec, SweepSpec, validate_spec
 from backend.records import Experiment, Job
+from backend.rl.spec import RLSpec
 from backend.store import Store
 
-
-def _specs() -> dict:
-    from backend.rl.trainer import RLSpec  # TRL is imported only by the job that trains
-
-    return {"sweep": SweepSpec, "eval": EvalSpec, "rl": RLSpec}
+SPECS = {"sweep": SweepSpec, "eval": EvalSpec, "rl": RLSpec}  # job kind → its spec
 
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,9 +57,11 @@ def _title(spec) -> str:
 def create_job(store: Store, spec, name: str | None = None, note: str | None = None) -> Job:
     """Experiment + queued job rows for a validated spec (its checkpoint folders checked first)."""
     from backend.merge.io import Checkpoint as Folder
+    from backend.rollout.prompts import require_chat_template
 
     for folder in _folders(spec):
         Folder(folder).close()  # raises one clear line for a missing or broken folder
+        require_chat_template(folder)
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     exp_id = f"{spec.kind}-{stamp}-{uuid.uuid4().hex[:6]}"
     job = Job(id=f"job-{uuid.uuid4().hex[:10]}", kind=spec.kind, status="queued", experiment_id=exp_id)
@@ -99,7 +100,7 @@ def run_job_here(store: Store, job_id: str) -> None:
     hf_logging.disable_progress_bar()  # "Loading weights" bars would fill the job's log; its own progress is in the store
     job = get_job(store, job_id)
     exp = store.get(Experiment, job.experiment_id)
-    spec = validate_spec(_specs()[job.kind], exp.spec)
+    spec = validate_spec(SPECS[job.kind], exp.spec)
     store.update(Job, (job_id,), status="running", pid=os.getpid(), error=None)
     store.update(Experiment, (exp.id,), status="running")
     print(f"[{dt.datetime.now():%H:%M:%S}] job {job_id} started (pid {os.getpid()})", flush=True)
@@ -126,10 +127,9 @@ def run_training(store: Store, spec, experiment_id: str, progress) -> str:
 
     if spec.executor == "local":
         return run_rl(store, spec, progress=False, experiment_id=experiment_id, job=progress)
-    import ray
+    from backend.jobs.executors import connect_ray
 
-    ray.init(address=spec.ray_address, num_cpus=None if spec.ray_address else os.cpu_count(), include_dashboard=False,
-             log_to_driver=False, ignore_reinit_error=True)  # fmt: skip
+    ray = connect_ray(spec.ray_address)
     if ray.cluster_resources().get("GPU", 0) < spec.num_gpus:
         ray.shutdown()
         raise UserError(
@@ -144,20 +144,36 @@ def run_training(store: Store, spec, experiment_id: str, progress) -> str:
 
 def _train_remote(db: str, spec: dict, experiment_id: str, job_id: str) -> str:
     from backend.jobs.pipeline import Progress
-    from backend.rl.trainer import RLSpec, run_rl
+    from backend.rl.trainer import run_rl
 
     store = Store(db)
     return run_rl(store, RLSpec(**spec), progress=False, experiment_id=experiment_id, job=Progress(store, job_id))
 
 
-def refresh(store: Store, job: Job) -> Job:
-    """A running job whose process is gone crashed: record it as failed."""
+def observed(job: Job) -> Job:
+    """What a job row means now, read-only: a running job whose process is gone has failed. Nothing
+    is written, so the dashboard and `jobs list` never change a row; the job's own process, cancel
+    and resume are the writers."""
     if job.status in ("running", "queued") and job.pid and not _alive(job.pid):
-        store.update(
-            Job, (job.id,), status="failed", error=job.error or "the job's process died (killed or crashed); resume it"
+        return dataclasses.replace(
+            job, status="failed", error=job.error or "the job's process died (killed or crashed); resume it"
         )
-        return get_job(store, job.id)
     return job
+
+
+def list_jobs(store: Store) -> list[Job]:
+    return [observed(j) for j in store.select(Job, newest_first=True)]
+
+
+def wait(store: Store, job_id: str, on_update: Callable[[Job], None] | None = None, poll_s: float = 0.5) -> Job:
+    """Until the job ends; on_update(job) after every look (progress bars, a log line)."""
+    while True:
+        job = observed(get_job(store, job_id))
+        if on_update:
+            on_update(job)
+        if job.status not in ("running", "queued"):
+            return job
+        time.sleep(poll_s)
 
 
 def cancel(store: Store, job_id: str, grace_s: float = 2.0) -> Job:
@@ -178,7 +194,7 @@ def cancel(store: Store, job_id: str, grace_s: float = 2.0) -> Job:
 
 
 def resume(store: Store, job_id: str, detach: bool = True) -> int:
-    job = refresh(store, get_job(store, job_id))
+    job = observed(get_job(store, job_id))
     if job.status in ("running", "queued") and job.pid and _alive(job.pid):
         raise UserError(f"job {job_id} is still running (pid {job.pid})")
     return start(store, job_id, detach)

@@ -1,4 +1,5 @@
-"""Job specs: one pydantic model drives the CLI, the dashboard form and the stored experiment."""
+"""Job specs: one pydantic model per job drives the CLI, the dashboard form and the stored experiment
+(backend/specs.py says how a field declares an option)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,12 @@ import re
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from backend.errors import UserError
+from backend.rollout.spec import ProblemSelection, SamplingSpec, SettingChoice
+from backend.specs import HIDDEN, validate_spec  # noqa: F401  (re-exported for the job runner)
+from backend.vocab import EngineName, ExecutorName, SandboxBackend
 
 MAX_ALPHAS = 64
 RANGE = re.compile(r"^\s*(-?[\d.]+(?:e-?\d+)?)\s*:\s*(-?[\d.]+(?:e-?\d+)?)\s*:\s*(-?[\d.]+(?:e-?\d+)?)\s*$")
@@ -48,29 +52,25 @@ def parse_alpha_grid(text: str) -> list[float]:
     return grid
 
 
-class SamplingOptions(BaseModel):
-    setting: Literal["reasoning", "tool", "agentic"] = "reasoning"
-    n: int = Field(8, ge=1, le=1024)
-    temperature: float = Field(1.0, ge=0)
-    top_p: float = Field(1.0, gt=0, le=1)
-    max_tokens: int = Field(1024, ge=1)
-    seed: int = 0
-
-
-class ProblemSelection(BaseModel):
-    bench: str = "builtin"
-    difficulty: Literal["easy", "medium", "hard"] | None = None
-    problems: list[str] = []
-    limit: int | None = Field(None, ge=1)
-
-
 class RunOptions(BaseModel):
-    engine: Literal["auto", "transformers", "vllm"] = "auto"
-    executor: Literal["local", "ray"] = "local"
-    ray_address: str | None = None  # auto | HOST:PORT; None starts a local Ray
-    judge_backend: Literal["bwrap", "docker", "none"] = "bwrap"
-    time_limit_s: float | None = None  # override the problems' own limits
-    memory_limit_mb: int | None = None
+    """Where a job's work runs and how its samples are judged."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    engine: EngineName = Field("auto", title="Engine")
+    """auto: vLLM when it is installed and a GPU is present, else transformers."""
+    executor: ExecutorName = Field("local", title="Executor")
+    """local: rollouts in the job's process, judging on every core; ray: an actor and CPU tasks."""
+    ray_address: str | None = Field(None, title="Ray address", json_schema_extra={"form": False})
+    """auto (join a running cluster) or HOST:PORT; none starts a local Ray."""
+    judge_backend: SandboxBackend = Field("bwrap", title="Sandbox", json_schema_extra={"cli": "--backend"})
+    """Judge sandbox: bwrap (default, no daemon), docker, or none (no isolation: trusted code only)."""
+    time_limit_s: float | None = Field(None, gt=0, le=60, title="Time limit override (s)",
+                                       json_schema_extra={"none": "the problem's"})  # fmt: skip
+    """CPU seconds per test for every problem instead of each problem's own limit; none: the problem's."""
+    memory_limit_mb: int | None = Field(None, ge=16, le=65536, title="Memory override (MB)",
+                                        json_schema_extra={"none": "the problem's"})  # fmt: skip
+    """Memory per test for every problem instead of each problem's own; none: the problem's."""
 
 
 def same_checkpoint(a: str, b: str) -> bool:
@@ -85,16 +85,45 @@ def same_checkpoint(a: str, b: str) -> bool:
     return content_hash(Checkpoint(pa)) == content_hash(Checkpoint(pb))
 
 
-class SweepSpec(ProblemSelection, SamplingOptions, RunOptions):
-    kind: Literal["sweep"] = "sweep"
-    low: str
-    high: str
-    alphas: list[float]
-    keep_merged: bool = True  # False: switch α in the loaded model, write no merged folders
-    # a sweep between identical endpoints shows one model at every α: refused unless asked for
-    # (the lab's CI-sized smoke build, whose two RL runs may leave the weights where SFT put them)
-    allow_same_endpoints: bool = False
-    independent: list[str] = []  # independently trained checkpoints evaluated alongside, overlaid on the frontier
+class JobSpec(ProblemSelection, SettingChoice, SamplingSpec, RunOptions):
+    """What sweeps and evals share: the problems, the sampling, where it runs."""
+
+    model_config = ConfigDict(frozen=False, use_attribute_docstrings=True)
+
+    def sampling(self) -> SamplingSpec:
+        return SamplingSpec(**self.model_dump(include=set(SamplingSpec.model_fields)))
+
+
+class SweepSpec(JobSpec):
+    """`python -m backend sweep` and the Launch page's α sweep: merge θ_low and θ_high at every α,
+    sample, judge and store, as one resumable job."""
+
+    kind: Literal["sweep"] = Field("sweep", json_schema_extra=HIDDEN)
+    low: str = Field(title="θ_low (α = 0)")
+    """θ_low checkpoint folder (α = 0): the low-coverage (lenient-verifier) RL run."""
+    high: str = Field(title="θ_high (α = 1)")
+    """θ_high checkpoint folder (α = 1): the high-coverage (strict-verifier) RL run."""
+    alphas: list[float] = Field(
+        "-0.5:1.5:0.25", validate_default=True, title="α grid", json_schema_extra={"text": True}
+    )
+    """Grid: "-1:2:0.25" (inclusive range), "-0.5,0,0.5,1,1.5", or both mixed. The default spans both
+    endpoints and half an endpoint-distance of extrapolation on each side, in steps of 0.25 (9 points)."""
+    live_switch: bool = Field(False, title="Switch α in the loaded model (write no merged folders)")
+    """Switch α in the loaded model instead of writing a merged folder per α. Off by default: merged
+    folders are cached and reused by later sweeps; the switch saves disk and load time."""
+    allow_same_endpoints: bool = Field(False, json_schema_extra=HIDDEN)
+    """A sweep between identical endpoints shows one model at every α, so it is refused unless asked
+    for (the lab's CI-sized smoke build, whose RL runs may leave the weights where SFT put them)."""
+    independent: list[str] = Field([], title="Independent checkpoints", json_schema_extra={"form": False})
+    """Independently trained checkpoint evaluated alongside and overlaid on the frontier; repeatable."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _stored(cls, data):
+        if isinstance(data, dict) and "keep_merged" in data:  # specs stored before live_switch existed
+            data = {**data, "live_switch": not data["keep_merged"]}
+            data.pop("keep_merged")
+        return data
 
     @field_validator("alphas", mode="before")
     @classmethod
@@ -110,27 +139,10 @@ class SweepSpec(ProblemSelection, SamplingOptions, RunOptions):
         return self
 
 
-class EvalSpec(ProblemSelection, SamplingOptions, RunOptions):
-    kind: Literal["eval"] = "eval"
-    checkpoints: list[str] = Field(min_length=1)
+class EvalSpec(JobSpec):
+    """`python -m backend eval` and the Launch page's eval: sample and judge existing checkpoints
+    (e.g. independently trained R_k runs) as one job."""
 
-
-class ImportSpec(BaseModel):
-    kind: Literal["import"] = "import"
-    source: Literal["lcb", "ccplus", "builtin"]
-    path: str | None = None
-    version: str | None = None  # LiveCodeBench: None is all the source holds
-
-
-def validate_spec(cls: type[BaseModel], data: dict) -> BaseModel:
-    """Build a spec, turning validation errors into one actionable UserError line."""
-    try:
-        return cls(**data)
-    except UserError:
-        raise
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(x) for x in err["loc"])
-        cause = err.get("ctx", {}).get("error")
-        message = str(cause) if isinstance(cause, UserError) else err["msg"].removeprefix("Value error, ")
-        raise UserError(f"{where}: {message}" if where else message) from None  # a whole-spec rule names its fields
+    kind: Literal["eval"] = Field("eval", json_schema_extra=HIDDEN)
+    checkpoints: list[str] = Field(min_length=1, title="Checkpoint folders", json_schema_extra={"cli": "--checkpoint"})
+    """Checkpoint folders to evaluate; repeatable (one per line in the form)."""

@@ -123,9 +123,10 @@ def _reindent(line: str, width: int) -> str:
     return " " * (width * depth) + stripped
 
 
-def augment(source: str, rng: random.Random) -> str:
-    """One random semantics-preserving variant of `source`."""
+def augment(source: str, rng: random.Random, rename_p: float = 0.3) -> str:
+    """One random semantics-preserving variant of `source`; each of its own names is renamed with
+    probability rename_p (0: names stay as written, which a tiny model can keep consistent)."""
     tree = ast.parse(source)
-    tree = _Rename(rename_map(own_names(tree), rng)).visit(tree)
+    tree = _Rename(rename_map(own_names(tree), rng, rename_p)).visit(tree)
     tree = ast.fix_missing_locations(_Idioms(rng).visit(tree))
     return reformat(ast.unparse(tree), rng)

@@ -13,12 +13,12 @@ import json
 import platform
 import shutil
 import time
+from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
 
 import typer
 
-from backend.checkpoints import ensure_registered
 from backend.errors import UserError
 from backend.jobs import runner
 from backend.jobs.spec import SweepSpec
@@ -27,8 +27,10 @@ from backend.lab.problems import BENCH, HELD_IN, split_of, store_lab_problems
 from backend.lab.recipe import LAB_LABEL, LabRecipe
 from backend.lab.report import findings, to_markdown
 from backend.lab.sft import train_sft
+from backend.merge.registry import ensure_registered
 from backend.records import Checkpoint, Experiment
-from backend.rl.trainer import RLSpec, run_rl
+from backend.rl.spec import RLSpec
+from backend.rl.trainer import run_rl
 from backend.rollout.run import public_example
 from backend.store import Store
 
@@ -42,7 +44,11 @@ def stage(name: str, timings: dict):
     typer.echo(f"   {name}: {timings[name]:.0f} s")
 
 
-def build(recipe: LabRecipe, out: Path, progress: bool = True) -> dict:
+def build(
+    recipe: LabRecipe, out: Path, progress: bool = True, watch_job: Callable[[Store, str], None] | None = None
+) -> dict:
+    """The whole lab into `out`. The sweep runs as a real job; with `watch_job` it runs detached and
+    watch_job(store, job_id) reports its progress (the CLI draws bars), else in this process."""
     staging = out.with_name(out.name + ".building")
     shutil.rmtree(staging, ignore_errors=True)
     (staging / "checkpoints").mkdir(parents=True)
@@ -65,7 +71,7 @@ def build(recipe: LabRecipe, out: Path, progress: bool = True) -> dict:
             endpoints[name] = folder
             rl_experiments.append(exp)
     with stage("sweep", timings):
-        sweep_exp = _sweep(store, recipe, endpoints, sft, [p.id for p in held_in], progress)
+        sweep_exp = _sweep(store, recipe, endpoints, sft, [p.id for p in held_in], watch_job)
     with stage("report", timings):
         rows = findings(_outcomes(store, sweep_exp), recipe.seed)
         (staging / "report.md").write_text(to_markdown(rows) + "\n")
@@ -104,8 +110,7 @@ def _train_endpoint(store, recipe, sft, reward, staging, name, problems, progres
     return exp, folder
 
 
-def _sweep(store, recipe, endpoints, sft, problems, progress) -> str:
-    from backend.jobs.cli import watch
+def _sweep(store, recipe, endpoints, sft, problems, watch_job) -> str:
     from backend.jobs.spec import same_checkpoint
 
     low, high = str(endpoints["low"]), str(endpoints["high"])
@@ -120,16 +125,16 @@ def _sweep(store, recipe, endpoints, sft, problems, progress) -> str:
     spec = SweepSpec(
         low=low, high=high, alphas=recipe.alphas, independent=[str(sft)],
         bench=BENCH, problems=problems, n=recipe.n, temperature=recipe.temperature, max_tokens=recipe.max_tokens,
-        seed=recipe.seed, keep_merged=False, allow_same_endpoints=same,
+        seed=recipe.seed, live_switch=True, allow_same_endpoints=same,
     )  # fmt: skip
     name = f"{LAB_LABEL}: α sweep {recipe.low_reward} → {recipe.high_reward}"
     note = (f"{LAB_LABEL[0].upper()}{LAB_LABEL[1:]}. A {recipe.hidden_size}-wide, {recipe.num_layers}-layer Qwen2 trained here on {len(problems)} of our builtin "
             f"problems (tests up to 10^{recipe.max_tier} characters, {recipe.time_limit_s:g} s CPU limit); evaluated on "
             "the same problems it was trained on. Not a real model; see README 'Miniature lab'.")  # fmt: skip
     job = runner.create_job(store, spec, name=name, note=note)
-    if progress:
+    if watch_job:
         runner.start(store, job.id)
-        watch(store, job.id)
+        watch_job(store, job.id)
     else:
         runner.run_job_here(store, job.id)
     return job.experiment_id

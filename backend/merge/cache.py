@@ -11,6 +11,7 @@ from pathlib import Path
 
 from backend.merge.engine import sweep
 from backend.merge.io import Checkpoint, content_hash
+from backend.merge.registry import checkpoint_id, merged_id
 from backend.merge.spec import MergeSpec
 from backend.records import Checkpoint as CheckpointRow
 from backend.store import Store
@@ -82,7 +83,7 @@ def register_merged(store: Store, folder: Path, spec: MergeSpec, label: str | No
     hashes = [i["hash"] for i in record["inputs"]]
     endpoint_ids = []
     for inp, h in zip(record["inputs"], hashes, strict=True):
-        cid = f"ckpt-{h[:16]}"
+        cid = checkpoint_id(h)
         if store.get(CheckpointRow, cid) is None:
             store.put(
                 [CheckpointRow(id=cid, path=inp["path"], kind="trained", content_hash=h, label=Path(inp["path"]).name)]
@@ -90,7 +91,7 @@ def register_merged(store: Store, folder: Path, spec: MergeSpec, label: str | No
         endpoint_ids.append(cid)
     alpha = spec.label.get("alpha")
     row = CheckpointRow(
-        id=f"merged-{merge_key(hashes, spec)[:16]}",
+        id=merged_id(merge_key(hashes, spec)),
         path=str(folder),
         kind="merged",
         label=label or (f"α={alpha:g}" if alpha is not None else "merge"),

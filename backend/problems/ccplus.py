@@ -17,6 +17,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from backend.errors import UserError
 from backend.records import Problem, Test, tier_of
 
@@ -30,13 +32,26 @@ LANGUAGES = {"py3": "python", "python3": "python", "python": "python", "cpp": "c
 ROWS_PER_BATCH = 16
 
 
-@dataclass
-class CCPlusFilter:
-    min_tests: int = 1
-    max_time_limit_s: float | None = None
-    max_memory_mb: int | None = None
-    min_tpr: float | None = None  # keep problems whose tests accept at least this share of correct submissions
-    min_tnr: float | None = None  # ... and reject at least this share of incorrect ones
+class CCPlusFilter(BaseModel):
+    """`problems import ccplus` and the Launch page's import: which CodeContests+ problems to import."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    config: str = Field("1x", title="Config", json_schema_extra={"choices": CONFIGS})
+    """1x…5x: how many tests per problem; 1x, as in the paper."""
+    min_tests: int = Field(1, ge=1, title="At least N tests")
+    """Skip problems with fewer tests."""
+    max_time_limit_s: float | None = Field(None, gt=0, title="Max time limit (s)",
+                                           json_schema_extra={"cli": "--max-time-limit", "none": "any"})  # fmt: skip
+    """Skip problems whose time limit is longer (seconds); none: any."""
+    max_memory_mb: int | None = Field(
+        None, ge=1, title="Max memory (MB)", json_schema_extra={"cli": "--max-memory", "none": "any"}
+    )
+    """Skip problems whose memory limit is larger (MB); none: any."""
+    min_tpr: float | None = Field(None, ge=0, le=1, title="Min true-positive rate", json_schema_extra={"none": "any"})
+    """Keep problems whose tests accept at least this share of the dataset's correct submissions."""
+    min_tnr: float | None = Field(None, ge=0, le=1, title="Min true-negative rate", json_schema_extra={"none": "any"})
+    """... and reject at least this share of its incorrect ones."""
 
     def keeps(self, row: dict) -> bool:
         tpr, tnr = row.get("true_positive_rate"), row.get("true_negative_rate")

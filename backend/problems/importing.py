@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from backend.errors import UserError
 from backend.problems import ccplus, lcb
 from backend.records import Problem
 from backend.sandbox.special import CheckerCompileError, compile_checker
@@ -75,7 +76,22 @@ def import_lcb(store: Store, path: str | Path, flt: lcb.LCBFilter, progress: boo
     return store_built(store, lcb.load(path, flt), progress)
 
 
-def import_ccplus(
-    store: Store, path: str | Path, flt: ccplus.CCPlusFilter, config: str = "1x", progress: bool = True
-) -> ImportReport:
-    return store_built(store, ccplus.load(path, flt, config), progress)
+def import_ccplus(store: Store, path: str | Path, flt: ccplus.CCPlusFilter, progress: bool = True) -> ImportReport:
+    return store_built(store, ccplus.load(path, flt, flt.config), progress)
+
+
+NAMES = {"lcb": "LiveCodeBench", "ccplus": "CodeContests+"}
+
+
+def run_import(store: Store, source: str, path: str | Path | None, flt=None, progress: bool = True) -> str:
+    """The one import path of the CLI and the Launch page: one line saying what was stored."""
+    if source == "builtin":
+        from backend.problems.build import build_builtin
+
+        built = build_builtin(store, progress=progress)
+        return f"imported {len(built)} builtin problems ({sum(len(t) for _, t in built)} tests)"
+    if not path:
+        raise UserError(f"importing {NAMES[source]} needs the local path of the dataset")
+    if source == "lcb":
+        return import_lcb(store, path, flt or lcb.LCBFilter(), progress).line(NAMES[source])
+    return import_ccplus(store, path, flt or ccplus.CCPlusFilter(), progress).line(NAMES[source])

@@ -17,11 +17,13 @@ import json
 import pickle
 import re
 import zlib
-from dataclasses import dataclass
 from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from backend.errors import UserError
 from backend.records import Problem, Test, tier_of
+from backend.vocab import Difficulty
 
 BENCH = "lcb"
 TIME_LIMIT_S = 6.0  # LCB's per-test timeout, applied as CPU time (LCB's alarm is wall time)
@@ -75,14 +77,27 @@ def release_file(n: int) -> str:
     return "test.jsonl" if n == 1 else f"test{n}.jsonl"
 
 
-@dataclass
-class LCBFilter:
-    version: str | None = None  # None: what the source holds (JSONL folder: release_latest, LCB's default)
-    since: str | None = None  # contest_date window, ISO dates, both ends included (as LCB's)
-    until: str | None = None
-    difficulty: str | None = None
-    platform: str | None = None
-    split: str = "test"  # for a save_to_disk DatasetDict
+class LCBFilter(BaseModel):
+    """`problems import lcb` and the Launch page's import: which LiveCodeBench problems to import."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    version: str | None = Field(None, title="LiveCodeBench version", json_schema_extra={"none": "all the source holds"})
+    """v1…v6 (one release each), release_v1…release_v6 (cumulative), release_latest, or vN_vM (N ≤ M);
+    none: what the source holds (a JSONL folder: release_latest, LCB's own default)."""
+    since: str | None = Field(None, title="Since (YYYY-MM-DD)")
+    """contest_date ≥ this date (included, as in LCB)."""
+    until: str | None = Field(None, title="Until (YYYY-MM-DD)")
+    """contest_date ≤ this date (included, as in LCB)."""
+    difficulty: Difficulty | None = Field(None, title="Difficulty", json_schema_extra={"none": "all"})
+    """Only problems of this difficulty; none: all."""
+    platform: str | None = Field(None, title="Platform")
+    """Only problems of this platform (leetcode, atcoder, codeforces); none: all."""
+    split: str = Field("test", title="Split")
+    """The split to read from a save_to_disk DatasetDict (LCB publishes one: test)."""
+
+    def __init__(self, version: str | None = None, **kw):  # LCBFilter("release_v2"), as the version is what one names
+        super().__init__(version=version, **kw)
 
     def releases(self) -> list[int]:
         return release_numbers(self.version or "release_latest")

@@ -14,10 +14,11 @@ from backend.records import Problem
 from backend.rollout.extract import extract_code
 from backend.sandbox.judge import JudgeResult, JudgeTest, Program, judge_setup
 from backend.sandbox.pool import JudgeJob, judge_many
-from backend.sandbox.verdicts import MAX_TIER, OUTCOMES
+from backend.sandbox.verdicts import REWARD_NAMES
+from backend.vocab import OUTCOME_CLASSES
 
-BINARY = (*(f"R_{k}" for k in range(1, MAX_TIER + 1)), "R_inf")
-REWARDS = (*BINARY, "partial_discrete", "partial_continuous")
+REWARDS = REWARD_NAMES  # the judge computes every one of them for every evaluation
+BINARY = tuple(r for r in REWARDS if not r.startswith("partial"))
 
 
 def parse_reward(name: str) -> tuple[str, bool]:
@@ -42,7 +43,7 @@ class RewardStats:
     def summary(self) -> dict[str, float]:
         n = max(len(self.outcomes), 1)
         out = {"reward_mean": sum(self.rewards) / max(len(self.rewards), 1)}
-        out |= {f"frac_{o}": self.outcomes.count(o) / n for o in OUTCOMES}
+        out |= {f"frac_{o}": self.outcomes.count(o) / n for o in OUTCOME_CLASSES}
         for k in BINARY:
             out[f"pass_{k}"] = sum(t.get(k, 0.0) for t in self.tier_passed) / n
         if self.is_repair:  # online repair: originals and repairs reported apart

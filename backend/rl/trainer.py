@@ -10,54 +10,16 @@ import datetime as dt
 import json
 import uuid
 from pathlib import Path
-from typing import Literal
 
-from pydantic import BaseModel, Field, model_validator
-
-from backend.checkpoints import ensure_registered
 from backend.errors import UserError
+from backend.merge.registry import ensure_registered
 from backend.records import Checkpoint, Experiment, Metric, Test
-from backend.rl.rewards import RepairPool, SandboxReward, parse_reward
+from backend.rl.rewards import RepairPool, SandboxReward
+from backend.rl.spec import RLSpec
 from backend.rollout.prompts import conversation
-from backend.rollout.run import RolloutSpec, public_example, select_problems
+from backend.rollout.run import public_example, select_problems
 from backend.sandbox.judge import JudgeTest
 from backend.store import Store
-
-
-class RLSpec(BaseModel):
-    """GRPO hyperparameters keep TRL's names (GRPOConfig); the rest says what to train on and where."""
-
-    kind: Literal["rl"] = "rl"
-    base: str
-    output_dir: str
-    reward: str = "R_inf"  # R_1…R_6, R_inf, partial_discrete, partial_continuous
-    bench: str = "builtin"
-    difficulty: Literal["easy", "medium", "hard"] | None = None
-    problems: list[str] = []
-    limit: int | None = Field(None, ge=1)
-    steps: int = Field(100, ge=1)  # GRPOConfig.max_steps
-    num_generations: int = Field(8, ge=2)
-    per_device_train_batch_size: int = Field(8, ge=1)
-    max_completion_length: int = Field(512, ge=1)
-    learning_rate: float = Field(1e-6, gt=0)
-    beta: float = Field(0.0, ge=0)
-    loss_type: Literal["grpo", "bnpo", "dr_grpo", "dapo"] = "dapo"
-    temperature: float = Field(1.0, gt=0)
-    save_steps: int = Field(50, ge=1)
-    seed: int = 0
-    use_vllm: bool = False  # colocated vLLM generation on a GPU; plain generation on CPU
-    backend: Literal["bwrap", "docker", "none"] = "bwrap"
-    executor: Literal["local", "ray"] = "local"
-    ray_address: str | None = None  # auto | HOST:PORT; None starts a local Ray
-    num_gpus: float = Field(1.0, ge=0)  # what the ray executor asks for: training lands on a GPU node
-    repair_max_chars: int = Field(600, ge=50)  # failure context kept in a repair prompt (repair:R_k)
-
-    @model_validator(mode="after")
-    def _check(self):
-        parse_reward(self.reward)
-        if self.per_device_train_batch_size % self.num_generations:
-            raise UserError("per_device_train_batch_size must be a multiple of num_generations (GRPO groups)")
-        return self
 
 
 def vllm_options(use_vllm: bool) -> dict:
@@ -81,8 +43,7 @@ def run_rl(store: Store, spec: RLSpec, progress: bool = True, experiment_id: str
     from transformers import TrainerCallback
     from trl import GRPOConfig, GRPOTrainer
 
-    problems = select_problems(store, RolloutSpec(checkpoint=spec.base, bench=spec.bench, difficulty=spec.difficulty,
-                                                  problems=spec.problems, limit=spec.limit))  # fmt: skip
+    problems = select_problems(store, spec)
     base = ensure_registered(store, spec.base)
     exp = experiment_id or f"rl-{dt.datetime.now():%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
     if store.get(Experiment, exp) is None:

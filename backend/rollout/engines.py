@@ -14,9 +14,7 @@ import torch
 
 from backend.errors import UserError
 from backend.rollout.spec import Completion, SamplingSpec
-
-ENGINES = ("auto", "transformers", "vllm")
-PLAIN_TEMPLATE_ROLE = "<|{role}|>\n{content}\n"
+from backend.vocab import ENGINES
 
 
 class Engine(Protocol):
@@ -25,11 +23,6 @@ class Engine(Protocol):
 
     def alpha_switch(self, low: str, high: str):
         """A switcher whose set_alpha(α) puts θ_α = (1−α)·θ_low + α·θ_high into the loaded model."""
-
-
-def render_plain(conversation: list[dict]) -> str:
-    """The prompt format for tokenizers without a chat template."""
-    return "".join(PLAIN_TEMPLATE_ROLE.format(**m) for m in conversation) + "<|assistant|>\n"
 
 
 class TransformersEngine:
@@ -57,9 +50,8 @@ class TransformersEngine:
         return LiveAlphaSwitch(self.model, low, high)
 
     def render(self, conversation: list[dict]) -> str:
-        if self.tokenizer.chat_template:
-            return self.tokenizer.apply_chat_template(conversation, tokenize=False, add_generation_prompt=True)
-        return render_plain(conversation)
+        # the one prompt format, as vLLM and TRL use it (jobs refuse checkpoints without a template)
+        return self.tokenizer.apply_chat_template(conversation, tokenize=False, add_generation_prompt=True)
 
     @torch.no_grad()
     def generate(self, conversations: list[list[dict]], spec: SamplingSpec) -> list[list[Completion]]:

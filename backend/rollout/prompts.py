@@ -3,6 +3,8 @@ Templates are plain format strings, overridable per call."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from backend.records import Problem
 
 SYSTEM = {
@@ -62,3 +64,26 @@ def conversation(
         {"role": "system", "content": system or SYSTEM[setting]},
         {"role": "user", "content": problem_prompt(problem, example)},
     ]
+
+
+def has_chat_template(folder: str | Path) -> bool:
+    """Whether the checkpoint's tokenizer carries a chat template (its own file or its config)."""
+    import json
+
+    folder = Path(folder)
+    if (folder / "chat_template.jinja").is_file() or (folder / "chat_template.json").is_file():
+        return True
+    try:
+        return bool(json.loads((folder / "tokenizer_config.json").read_text()).get("chat_template"))
+    except (OSError, ValueError):
+        return False
+
+
+def require_chat_template(folder: str | Path) -> None:
+    """Rollouts, vLLM and TRL's GRPO all format prompts with the chat template: refuse a checkpoint
+    without one before any job starts, instead of inside it."""
+    from backend.errors import UserError
+
+    if not has_chat_template(folder):
+        raise UserError(f"checkpoint {folder} has no chat template (chat_template.jinja or tokenizer_config.json); "
+                        "set tokenizer.chat_template and save_pretrained it into the folder")  # fmt: skip

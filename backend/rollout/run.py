@@ -5,42 +5,40 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable
 
+from pydantic import Field
 from tqdm import tqdm
 
-from backend.checkpoints import ensure_registered
 from backend.errors import UserError
+from backend.merge.registry import ensure_registered
 from backend.records import Experiment, Problem, Sample, Test
 from backend.rollout.engines import Engine, make_engine
 from backend.rollout.extract import extract_code
-from backend.rollout.prompts import conversation
+from backend.rollout.prompts import conversation, require_chat_template
 from backend.rollout.settings import SettingLimits, run_episodes
-from backend.rollout.spec import SETTINGS, Episode, SamplingSpec
+from backend.rollout.spec import Episode, ProblemSelection, SamplingSpec, SettingChoice
 from backend.store import Store
+from backend.vocab import EngineName, SandboxBackend
 
 PROBLEMS_PER_BATCH = 8
 
 
-@dataclass
-class RolloutSpec:
-    checkpoint: str
-    bench: str = "builtin"
-    difficulty: str | None = None
-    problems: list[str] = field(default_factory=list)
-    limit: int | None = None
-    setting: str = "reasoning"
-    sampling: SamplingSpec = field(default_factory=SamplingSpec)
-    limits: SettingLimits = field(default_factory=SettingLimits)
-    engine: str = "auto"
-    backend: str = "bwrap"
+class RolloutSpec(ProblemSelection, SettingChoice):
+    """`python -m backend rollout`: sample one checkpoint on a problem set, store the samples."""
 
-    def __post_init__(self):
-        if self.setting not in SETTINGS:
-            raise UserError(f"unknown setting {self.setting!r}; choose one of {', '.join(SETTINGS)}")
+    checkpoint: str = Field(title="Checkpoint folder")
+    """Hugging Face checkpoint folder (config.json + safetensors)."""
+    sampling: SamplingSpec = SamplingSpec()
+    limits: SettingLimits = SettingLimits()
+    engine: EngineName = Field("auto", title="Engine")
+    """auto: vLLM when it is installed and a GPU is present, else transformers."""
+    backend: SandboxBackend = Field("bwrap", title="Sandbox")
+    """Where tool calls and agentic commands run: bwrap (default), docker, or none (no isolation)."""
 
 
-def select_problems(store: Store, spec: RolloutSpec) -> list[Problem]:
+def select_problems(store: Store, spec: ProblemSelection) -> list[Problem]:
+    """The judgeable problems a spec names (any spec with the ProblemSelection fields)."""
     where = {"bench": spec.bench, **({"difficulty": spec.difficulty} if spec.difficulty else {})}
     problems = store.select(Problem, where)
     if spec.problems:
@@ -61,7 +59,7 @@ def select_problems(store: Store, spec: RolloutSpec) -> list[Problem]:
 
 
 def experiment_id(spec: RolloutSpec, checkpoint_hash: str) -> str:
-    key = {k: v for k, v in asdict(spec).items() if k not in ("checkpoint", "engine")}
+    key = {k: v for k, v in spec.model_dump().items() if k not in ("checkpoint", "engine")}
     payload = json.dumps({"checkpoint": checkpoint_hash, **key}, sort_keys=True, default=str)
     return "rollout-" + hashlib.sha256(payload.encode()).hexdigest()[:12]
 
@@ -84,31 +82,40 @@ def to_sample(exp: str, ckpt: str, problem: Problem, idx: int, ep: Episode, sett
 def run_rollout(store: Store, spec: RolloutSpec, engine: Engine | None = None, progress: bool = True) -> str:
     """Sample every selected problem spec.sampling.n times; returns the experiment id."""
     problems = select_problems(store, spec)
+    require_chat_template(spec.checkpoint)
     ckpt = ensure_registered(store, spec.checkpoint)
     exp = experiment_id(spec, ckpt.content_hash)
     if store.get(Experiment, exp) is None:
         note = f"rollout of {ckpt.label}, {spec.setting} setting, n={spec.sampling.n}"
-        store.put(
-            [Experiment(id=exp, kind="rollout", name=note, spec=json.loads(json.dumps(asdict(spec), default=str)))]
-        )
-    done = store.sample_keys(exp, ckpt.id)
-    todo = [p for p in problems if any((p.id, i) not in done for i in range(spec.sampling.n))]
+        store.put([Experiment(id=exp, kind="rollout", name=note, spec=json.loads(spec.model_dump_json()))])
     engine = engine or make_engine(spec.engine, spec.checkpoint)
-    bar = tqdm(total=len(todo), desc=f"rollout {spec.setting}", unit="problem", disable=not progress)
-    for start in range(0, len(todo), PROBLEMS_PER_BATCH):
-        batch = todo[start : start + PROBLEMS_PER_BATCH]
-        convs = [conversation(p, spec.setting, public_example(store, p)) for p in batch]
-        episodes = run_episodes(engine, convs, spec.setting, spec.sampling, spec.limits, spec.backend)
-        rows = [
-            to_sample(exp, ckpt.id, p, i, ep, spec.setting)
-            for p, eps in zip(batch, episodes, strict=True)
-            for i, ep in enumerate(eps)
-        ]
-        store.put([r for r in rows if (r.problem_id, r.sample_idx) not in done], replace=False)
-        bar.update(len(batch))
-    bar.close()
+
+    def generate(conversations):
+        return run_episodes(engine, conversations, spec.setting, spec.sampling, spec.limits, spec.backend)
+
+    with tqdm(total=len(problems), desc=f"rollout {spec.setting}", unit="problem", disable=not progress) as bar:
+        sample_problems(store, exp, ckpt.id, problems, spec.setting, spec.sampling.n, generate,
+                        lambda batch, _: bar.update(len(batch)))  # fmt: skip
     store.update(Experiment, (exp,), status="done")
     return exp
+
+
+def sample_problems(store: Store, exp: str, checkpoint_id: str, problems: list[Problem], setting: str, n: int,
+                    generate: Callable, on_batch: Callable | None = None) -> None:  # fmt: skip
+    """The one rollout loop (rollout CLI, sweeps, evals): the problems still missing samples, in
+    batches of PROBLEMS_PER_BATCH; generate(conversations) → episodes per conversation; each
+    batch's new samples stored in one short transaction; on_batch(batch, rows stored) after it."""
+    done = store.sample_keys(exp, checkpoint_id)
+    todo = [p for p in problems if any((p.id, i) not in done for i in range(n))]
+    for start in range(0, len(todo), PROBLEMS_PER_BATCH):
+        batch = todo[start : start + PROBLEMS_PER_BATCH]
+        episodes = generate([conversation(p, setting, public_example(store, p)) for p in batch])
+        rows = [to_sample(exp, checkpoint_id, p, i, ep, setting)
+                for p, eps in zip(batch, episodes, strict=True) for i, ep in enumerate(eps)]  # fmt: skip
+        new = [r for r in rows if (r.problem_id, r.sample_idx) not in done]
+        store.put(new, replace=False)
+        if on_batch:
+            on_batch(batch, len(new))
 
 
 def public_example(store: Store, problem: Problem) -> tuple[str, str] | None:

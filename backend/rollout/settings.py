@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from backend.rollout.engines import Engine
 from backend.rollout.spec import Episode, SamplingSpec, Turn
@@ -125,7 +125,9 @@ def _multi_turn(engine, states, setting, spec, limits, backend) -> None:
         if not live:
             return
         budget = min(spec.max_tokens, min(limits.max_episode_tokens - s.episode.completion_tokens for s in live))
-        turn_spec = replace(spec, n=1, seed=spec.seed + turn, stop=stop, max_tokens=max(1, budget))
+        turn_spec = spec.model_copy(
+            update={"n": 1, "seed": spec.seed + turn, "stop": stop, "max_tokens": max(1, budget)}
+        )
         for s, (c,) in zip(live, engine.generate([s.messages for s in live], turn_spec), strict=True):
             _record_assistant(s, c, setting, limits)
         acting = [s for s in live if s.action]

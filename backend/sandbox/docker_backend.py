@@ -19,7 +19,7 @@ import struct
 
 from backend.errors import UserError
 from backend.sandbox import cgroups
-from backend.sandbox.backends import LAUNCHER_SOURCE, SandboxError, Session, cgroup_layout
+from backend.sandbox.session import LAUNCHER_SOURCE, SandboxError, Session, cgroup_layout
 
 IMAGE = os.environ.get("FLAB_SANDBOX_IMAGE", "frontier-lab-sandbox:latest")
 _idle: list[DockerSession] = []  # healthy containers of this process, ready for the next program
@@ -48,8 +48,10 @@ class DockerSession(Session):
             environment={"PATH": "/usr/bin:/bin", "HOME": "/work/run"},
             hostname="sandbox",
         )
-        sock = self.container.attach_socket(params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
-        self._sock: socket.socket = sock._sock
+        self._attached = self.container.attach_socket(params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
+        # a socket of our own on the same connection, through the public fileno(): sendall, timeouts
+        # and recv of exact sizes, which the SDK's file-like wrapper does not offer
+        self._sock = socket.socket(fileno=os.dup(self._attached.fileno()))
         self._frame_left = 0  # bytes left of the current multiplexed stdout frame
         self._stream = 1
         try:
@@ -107,6 +109,7 @@ class DockerSession(Session):
             _all.remove(self)
         try:
             self._sock.close()
+            self._attached.close()
             self.container.remove(force=True)
         except Exception:  # the daemon may already be gone at interpreter exit
             pass

@@ -1,29 +1,31 @@
-"""Judge limits: the typed spec at the sandbox boundary."""
+"""Judge limits: the typed spec at the sandbox boundary (its bounds are checked by pydantic; a user's
+values go through backend.specs.validate_spec, which says what is wrong in one line)."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-
-from backend.errors import UserError
+from pydantic import BaseModel, ConfigDict, Field
 
 
-@dataclass(frozen=True)
-class JudgeLimits:
-    """Per-test limits. CPU time decides TLE; the wall clock is only a backstop for sleepers."""
+class JudgeLimits(BaseModel):
+    """Per-test limits: the typed spec at the sandbox boundary. CPU time decides TLE; the wall
+    clock is only a backstop for sleepers. A problem's own limits override the first two."""
 
-    time_limit_s: float = 2.0  # CPU seconds per test
-    memory_mb: int = 256  # address-space cap; peak RSS is what gets reported
-    output_mb: int = 16  # stdout (and any file written) size cap -> OLE
-    max_procs: int = 32  # processes and threads inside the sandbox
-    wall_factor: float = 3.0  # wall backstop = wall_factor * time_limit + 1 s
-    compile_time_s: float = 30.0
-    compile_memory_mb: int = 2048
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
 
-    def __post_init__(self):
-        if not self.time_limit_s > 0:
-            raise UserError(f"time limit must be positive, got {self.time_limit_s}")
-        if self.memory_mb < 16:
-            raise UserError(f"memory limit must be at least 16 MB, got {self.memory_mb}")
+    time_limit_s: float = Field(2.0, gt=0, title="Time limit (s)")
+    """CPU seconds per test, all the program's processes counted; 2 s is the usual contest limit."""
+    memory_mb: int = Field(256, ge=16, title="Memory (MB)")
+    """Memory per test (cgroup peak of all its processes); 256 MB, the usual contest limit."""
+    output_mb: int = Field(16, ge=1, title="Output (MB)")
+    """stdout (and any file written) size cap; more is OLE."""
+    max_procs: int = Field(32, ge=1, title="Processes")
+    """Processes and threads inside the sandbox: enough for a thread pool, not for a fork bomb."""
+    wall_factor: float = Field(3.0, ge=1, title="Wall backstop factor")
+    """Wall backstop = wall_factor × time limit + 1 s, so a sleeping program cannot hold a worker."""
+    compile_time_s: float = Field(30.0, gt=0, title="Compile time (s)")
+    """CPU seconds for g++ (and for compiling a checker against testlib.h)."""
+    compile_memory_mb: int = Field(2048, ge=64, title="Compile memory (MB)")
+    """Memory for the compiler: templates-heavy C++ needs far more than the program itself."""
 
     def for_test(self) -> dict:
         return {
@@ -44,4 +46,4 @@ class JudgeLimits:
         }
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return self.model_dump()

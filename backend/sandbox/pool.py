@@ -54,19 +54,43 @@ def _worker_init() -> None:
     util.Finalize(None, docker_backend.remove_containers, exitpriority=10)
 
 
+class JudgePool:
+    """Judging on a process pool over all cores (the jobs' local executor and judge_many): submit
+    JudgeJobs, collect (key, result) pairs as they finish."""
+
+    def __init__(self, workers: int | None = None):
+        self._pool = ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 2, initializer=_worker_init)
+        self._pending: set = set()
+
+    def submit(self, jobs: Iterable[JudgeJob]) -> None:
+        self._pending |= {self._pool.submit(run_job, j) for j in jobs}
+
+    def collect(self, block: bool = False) -> list[tuple[Any, JudgeResult]]:
+        """What has finished; with block, wait for at least one (when any is pending)."""
+        if not self._pending:
+            return []
+        done, self._pending = wait(self._pending, timeout=None if block else 0, return_when=FIRST_COMPLETED)
+        return [f.result() for f in done]
+
+    @property
+    def pending(self) -> int:
+        return len(self._pending)
+
+    def close(self) -> None:
+        self._pool.shutdown(cancel_futures=True)
+
+
 def judge_many(
     jobs: Iterable[JudgeJob], workers: int | None = None, max_pending: int = 64
 ) -> Iterator[tuple[Any, JudgeResult]]:
     """Yield (key, result) in completion order; at most max_pending jobs are in flight."""
-    workers = workers or os.cpu_count() or 2
-    jobs = iter(jobs)
-    with ProcessPoolExecutor(max_workers=workers, initializer=_worker_init) as pool:
-        pending = set()
+    pool = JudgePool(workers)
+    try:
         for job in jobs:
-            pending.add(pool.submit(run_job, job))
-            if len(pending) >= max_pending:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                yield from (f.result() for f in done)
-        while pending:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
-            yield from (f.result() for f in done)
+            pool.submit([job])
+            if pool.pending >= max_pending:
+                yield from pool.collect(block=True)
+        while pool.pending:
+            yield from pool.collect(block=True)
+    finally:
+        pool.close()

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-VERDICTS = ("AC", "WA", "TLE", "MLE", "RE", "CE", "OLE", "SE")
-OPTIMIZATION = {"TLE", "MLE"}
-CORRECTNESS = {"WA", "RE", "CE", "OLE"}
-OUTCOMES = ("correct", "optimization_failure", "correctness_failure", "format_failure")
+from backend.vocab import Verdict
+
+OPTIMIZATION: set[Verdict] = {"TLE", "MLE"}  # every other failing verdict but SE is a correctness failure
 MAX_TIER = 6  # R_1..R_6; R_inf covers every test, whatever its length
 REWARD_NAMES = (*(f"R_{k}" for k in range(1, MAX_TIER + 1)), "R_inf", "partial_discrete", "partial_continuous")
 

@@ -1,9 +1,10 @@
+import itertools
 import math
 
 import numpy as np
 import pytest
 
-from backend.analysis.passk import ensemble_pass_at_k, pass_at_k, pass_at_k_curve, split_budget
+from backend.analysis.passk import ensemble_pass_at_k, pass_at_k, pass_at_k_curve
 
 
 def exact(n, c, k):
@@ -43,39 +44,43 @@ def test_k_above_n_is_undefined_not_wrong():
     assert np.isnan(pass_at_k_curve(np.array([3, 5]), np.array([1, 1]), 5)[0, 4])
 
 
-def test_budget_split_is_even():
-    assert split_budget(10, 3) == [4, 3, 3]
-    assert split_budget(9, 3) == [3, 3, 3]
-    assert sum(split_budget(250, 7)) == 250
-
-
 def test_ensemble_single_member_equals_pass_at_k():
     n, c = np.array([[16], [16]]), np.array([[4], [0]])
     np.testing.assert_allclose(ensemble_pass_at_k(n, c, 5), pass_at_k(n[:, 0], c[:, 0], 5))
 
 
-def test_ensemble_estimator_matches_monte_carlo():
-    """Simulate the procedure: draw k_m samples without replacement from each member's n_m."""
-    rng = np.random.default_rng(7)
-    n = np.array([[12, 10, 14]])
-    c = np.array([[1, 0, 3]])
-    k = 8  # 3, 3, 2 samples from the three members
-    estimate = ensemble_pass_at_k(n, c, k)[0]
-    trials, hits = 20000, 0
-    shares = split_budget(k, 3)
-    for _ in range(trials):
-        hit = False
+def brute_force_pool(n: list[int], c: list[int], k: int) -> float:
+    """Enumerate every choice of which r = k mod M members get one extra sample, and within each,
+    every k_m-subset of every member's samples: the exact chance that some drawn sample is correct."""
+    members, (base, r) = len(n), divmod(k, len(n))
+    chances = []
+    for extra in itertools.combinations(range(members), r):
+        shares = [base + (m in extra) for m in range(members)]
+        miss = 1.0
         for m, k_m in enumerate(shares):
-            pool = np.zeros(n[0, m], bool)
-            pool[: c[0, m]] = True
-            hit |= rng.choice(pool, size=k_m, replace=False).any()
-        hits += hit
-    p = hits / trials
-    se = math.sqrt(p * (1 - p) / trials)
-    assert abs(p - estimate) <= 3 * se
+            draws = list(itertools.combinations(range(n[m]), k_m))  # samples 0…c_m−1 are the correct ones
+            miss *= sum(all(s >= c[m] for s in d) for d in draws) / len(draws)
+        chances.append(1.0 - miss)
+    return sum(chances) / len(chances)
+
+
+@pytest.mark.parametrize(("n", "c", "k"), [([6, 5, 7], [1, 0, 3], 1), ([6, 5, 7], [1, 0, 3], 2), ([6, 5, 7], [1, 0, 3], 4),
+                                           ([6, 5, 7], [1, 0, 3], 5), ([4, 4, 4, 4], [0, 1, 2, 4], 3),
+                                           ([5, 6], [2, 0], 3), ([3, 3, 3, 3, 3], [0, 0, 1, 0, 2], 2)])  # fmt: skip
+def test_pool_pass_at_k_is_the_expectation_over_where_the_remainder_goes(n, c, k):
+    got = ensemble_pass_at_k(np.array([n]), np.array([c]), k)[0]
+    assert got == pytest.approx(brute_force_pool(n, c, k), abs=1e-12)
+
+
+def test_pool_pass_at_1_is_the_members_mean_not_the_first_member():
+    """k = 1 over M members: one sample from a uniformly random member."""
+    n, c = np.array([[8, 8, 8]]), np.array([[0, 4, 8]])
+    assert ensemble_pass_at_k(n, c, 1)[0] == pytest.approx((0 + 0.5 + 1) / 3)
 
 
 def test_ensemble_exact_value():
     n, c = np.array([[10, 10]]), np.array([[2, 5]])
-    want = 1 - (math.comb(8, 3) / math.comb(10, 3)) * (math.comb(5, 2) / math.comb(10, 2))
+    first = (math.comb(8, 3) / math.comb(10, 3)) * (math.comb(5, 2) / math.comb(10, 2))  # 3 + 2 samples
+    second = (math.comb(8, 2) / math.comb(10, 2)) * (math.comb(5, 3) / math.comb(10, 3))  # 2 + 3 samples
+    want = 1 - (first + second) / 2  # the fifth sample goes to either member with chance 1/2
     assert ensemble_pass_at_k(n, c, 5)[0] == pytest.approx(want)

@@ -85,7 +85,7 @@ def test_churn_counts_on_a_handmade_matrix(store):
     assert unique_solves(o) == ["p2"]
 
 
-def test_pools_gains_and_greedy(outcomes):
+def test_pools_gains_and_greedy(outcomes, synthetic_outcomes):
     pools = standard_pools(outcomes, 1)
     assert set(pools) == {"best single", "all interpolated", "interpolated + extrapolated"}
     assert len(pools["interpolated + extrapolated"]) == 5
@@ -93,8 +93,20 @@ def test_pools_gains_and_greedy(outcomes):
     assert pool_curve(outcomes, greedy, [12]).mean() >= pool_curve(outcomes, pools["best single"], [12]).mean()
     table = gain_table(outcomes, {**pools, "greedy": greedy})
     assert set(table["k"]) == {1, 10, 12}
-    best = table.filter(table["pool"] == "best single")
-    assert (best["gain"] == 0).all()
+    # independent reference from the raw sample lists: pass@1 of a pool is its members' mean share
+    # of correct samples (k = 1: one sample from a uniformly random member), and gain is pool − best
+    raw, _ = synthetic_outcomes
+    rate = {
+        c: np.mean([np.mean([o == "correct" for o in raw[(c, p)]]) for p in outcomes.problems])
+        for c in outcomes.checkpoints
+    }
+    at1 = table.filter(table["k"] == 1)
+    row = {r["pool"]: r for r in at1.to_dicts()}
+    best = max(rate.values())
+    assert row["best single"]["pass_at_k"] == pytest.approx(best)
+    members = pools["all interpolated"]
+    assert row["all interpolated"]["pass_at_k"] == pytest.approx(np.mean([rate[c] for c in members]))
+    assert row["all interpolated"]["gain"] == pytest.approx(np.mean([rate[c] for c in members]) - best)
     assert (table["gain_lo"] <= table["gain"] + 1e-12).all() and (table["gain"] <= table["gain_hi"] + 1e-12).all()
     curves = passk_curves(outcomes)
     assert (

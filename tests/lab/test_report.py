@@ -1,5 +1,6 @@
 """The findings report against hand-built outcome tables whose answers are known."""
 
+import itertools
 from math import comb
 
 import numpy as np
@@ -49,14 +50,17 @@ def test_ensemble_gain_matches_exact_combinatorics():
     o = outcomes(frontier_cells())
     r = findings(o)[3]
     k, members = 16, len(ALPHAS)
-    shares = [k // members + (1 if i < k % members else 0) for i in range(members)]
+    base, extra = divmod(k, members)
     pool = []
-    for p in range(len(o.problems)):
-        miss = 1.0
-        for c, km in enumerate(shares):
-            n, good = int(o.n[p, c]), int(o.correct[p, c])
-            miss *= comb(n - good, km) / comb(n, km)
-        pool.append(1 - miss)
+    for p in range(len(o.problems)):  # the remainder's placement averaged over every choice of members
+        misses = []
+        for chosen in itertools.combinations(range(members), extra):
+            miss = 1.0
+            for c in range(members):
+                km, n, good = base + (c in chosen), int(o.n[p, c]), int(o.correct[p, c])
+                miss *= comb(n - good, km) / comb(n, km)
+            misses.append(miss)
+        pool.append(1 - np.mean(misses))
     single = max(np.mean([1 - comb(int(o.n[p, c] - o.correct[p, c]), k) / comb(int(o.n[p, c]), k)
                           for p in range(len(o.problems))]) for c in range(members))  # fmt: skip
     assert abs(r["numbers"][f"pool pass@{k}"] - np.mean(pool)) < 1e-9

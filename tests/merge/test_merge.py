@@ -114,7 +114,8 @@ def test_float32_dtype_override(pair, tmp_path):
     low, high = pair()
     out = merge(MergeSpec.alpha(low, high, 0.5, dtype="float32"), tmp_path / "o", progress=False).out
     assert {t.dtype for t in tensors(out).values()} == {torch.float32}
-    assert json.loads((out / "config.json").read_text()).get("dtype", "float32") == "float32"
+    source, merged = (json.loads((f / "config.json").read_text()) for f in (low, out))
+    assert source["dtype"] != "float32" and merged["dtype"] == "float32"  # the config now says what the weights are
 
 
 def test_tied_embeddings(pair, tmp_path):

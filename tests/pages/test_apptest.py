@@ -1,5 +1,7 @@
 """Every page renders on an empty and on a populated database; forms validate; links are URLs."""
 
+import json
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -18,18 +20,53 @@ def app(db_path, monkeypatch, page, params=None):
     return at.run()
 
 
+EMPTY = {  # what each page says on a database with nothing in it
+    "overview": "No experiments yet in", "frontier": "No experiment with results yet", "churn": "No experiment with results yet",
+    "passk": "No experiment with results yet", "problem": "No experiment with results yet", "training": "No RL runs yet",
+    "jobs": "No jobs yet",
+}  # fmt: skip
+
+
+def traces(at) -> list[list[str]]:
+    return [[t.get("name", "") for t in json.loads(c.proto.spec)["data"]] for c in at.get("plotly_chart")]
+
+
 @pytest.mark.parametrize("page", PAGES)
 def test_pages_render_on_an_empty_database(store, db_path, monkeypatch, page):
     at = app(db_path, monkeypatch, page)
     assert not at.exception, at.exception
+    if page == "launch":
+        assert [b.label for b in at.button] == ["Launch sweep", "Launch eval", "Launch RL job", "Import"]
+    else:
+        assert [i.value for i in at.info if i.value.startswith(EMPTY[page])], [i.value for i in at.info]
+    assert traces(at) == []
 
 
-@pytest.mark.parametrize("page", PAGES)
-def test_pages_render_on_a_populated_database(populated, db_path, monkeypatch, page):
-    at = app(db_path, monkeypatch, page, {"exp": "exp-dash"})
-    assert not at.exception, at.exception
-    if page in ("frontier", "churn", "passk"):
-        assert at.sidebar.selectbox[0].value == "exp-dash"
+def test_pages_show_the_populated_database(populated, db_path, monkeypatch):
+    """Each page shows what the fixture holds: 6 checkpoints (5 α points and one independent) × 6 problems × 6 samples."""
+    at = app(db_path, monkeypatch, "overview", {"exp": "exp-dash"})
+    assert list(at.dataframe[0].value["id"]) == ["exp-dash"]
+    assert len(traces(at)[0]) == 4  # the four outcome classes
+    at = app(db_path, monkeypatch, "frontier", {"exp": "exp-dash"})
+    assert [len(t) for t in traces(at)] == [4, 2, 2]
+    assert len(at.dataframe[0].value) == 6  # one frontier row per checkpoint
+    at = app(db_path, monkeypatch, "churn", {"exp": "exp-dash"})
+    (heatmap,) = at.get("plotly_chart")
+    grid = json.loads(heatmap.proto.spec)["data"][0]  # square markers, one per (problem, checkpoint)
+    assert len(set(grid["x"])) == 6 and len(set(grid["y"])) == 6 and len(grid["x"]) == 36
+    union = {p for c, p in solved_pairs(populated, 0.5)}
+    assert int(at.metric[1].value) == len(union)
+    at = app(db_path, monkeypatch, "passk", {"exp": "exp-dash"})
+    names = traces(at)[0]
+    assert {"m0", "m1"} <= set(names) and "pool: all interpolated" in names  # endpoints shown by default
+    at = app(db_path, monkeypatch, "problem", {"exp": "exp-dash", "problem": "t/p0"})
+    assert any(s.value == "Outcomes per checkpoint" for s in at.subheader)
+    assert any(len(d.value) == 6 for d in at.dataframe)  # one row per checkpoint
+    for page in ("training", "jobs"):
+        at = app(db_path, monkeypatch, page, {"exp": "exp-dash"})
+        assert at.info[0].value.startswith(EMPTY[page])  # the fixture has no RL run and no job
+    for page in PAGES:
+        assert not app(db_path, monkeypatch, page, {"exp": "exp-dash"}).exception
 
 
 def test_query_params_select_experiment_and_filters(populated, db_path, monkeypatch):
@@ -157,6 +194,8 @@ def test_overview_states_the_lab_findings(store, db_path, monkeypatch):
     table = at.dataframe[-1].value
     assert list(table["finding"].str[:2]) == ["1.", "2.", "3.", "4."]
     assert set(table["shows here?"]) <= {"yes", "no"}
+    styles = next(t for t in traces(at) if "brute-force-style" in t)  # program styles along α
+    assert styles == ["brute-force-style", "reference-style", "buggy-fast-style", "like no SFT program", "no program"]
 
 
 def test_a_bad_exp_link_says_so_and_a_missing_note_shows_nothing(populated, db_path, monkeypatch):
@@ -173,17 +212,17 @@ def test_a_bad_exp_link_says_so_and_a_missing_note_shows_nothing(populated, db_p
 def test_launch_form_messages_are_in_the_forms_words(populated, db_path, monkeypatch):
     at = app(db_path, monkeypatch, "launch")
     at.button(key="FormSubmitter:eval-Launch eval").click().run()
-    assert [e.value for e in at.error] == ["checkpoint folders: give at least one folder, one per line"]
+    assert [e.value for e in at.error] == ["Checkpoint folders: give at least one"]
     at = app(db_path, monkeypatch, "launch")
     at.text_area[0].set_value("/some/checkpoint")
     at.number_input(key="eval-n").set_value(0)
     at.button(key="FormSubmitter:eval-Launch eval").click().run()
-    assert [e.value for e in at.error] == ["samples per problem: at least 1"]
+    assert [e.value for e in at.error] == ["Samples per problem: at least 1"]
     assert populated.count(Job) == 0
 
 
-def solved_by_hand(store, at_least: float) -> dict[str, int]:
-    """Per checkpoint, problems whose pass rate is ≥ at_least, counted from the stored rows."""
+def solved_pairs(store, at_least: float) -> set[tuple[str, str]]:
+    """(checkpoint, problem) pairs whose pass rate is ≥ at_least, counted from the stored rows."""
     from collections import Counter
 
     from backend.records import Evaluation
@@ -192,8 +231,13 @@ def solved_by_hand(store, at_least: float) -> dict[str, int]:
     for e in store.select(Evaluation, {"experiment_id": "exp-dash"}):
         total[e.checkpoint_id, e.problem_id] += 1
         correct[e.checkpoint_id, e.problem_id] += e.outcome == "correct"
-    solved = Counter(c for (c, p), n in total.items() if correct[c, p] / n >= at_least)
-    return dict(solved)
+    return {key for key, n in total.items() if correct[key] / n >= at_least}
+
+
+def solved_by_hand(store, at_least: float) -> dict[str, int]:
+    from collections import Counter
+
+    return dict(Counter(c for c, _ in solved_pairs(store, at_least)))
 
 
 @pytest.mark.parametrize("at_least", [0.5, 0.2])

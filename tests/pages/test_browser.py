@@ -319,10 +319,10 @@ def test_form_messages_in_chromium(server, page, populated, tmp_path):
     assert launch("Launch sweep") == ["α range '2:-1:0.5' is reversed; write -1:2:0.5"]
 
     page.get_by_role("tab", name="Eval checkpoints").click()
-    assert launch("Launch eval") == ["checkpoint folders: give at least one folder, one per line"]
+    assert launch("Launch eval") == ["Checkpoint folders: give at least one"]
     page.get_by_role("textbox", name="Checkpoint folders, one per line").fill(str(low))
     samples = page.get_by_role("spinbutton", name="Samples per problem").first  # the visible tab's: the eval form
     samples.fill("0")
     samples.press("Tab")
-    assert launch("Launch eval") == ["samples per problem: at least 1"]
+    assert launch("Launch eval") == ["Samples per problem: at least 1"]
     assert populated.count(Job) == 0

@@ -36,9 +36,22 @@ def test_tiers_one_to_six_with_three_tests_where_the_format_allows(built):
         assert all(isinstance(t, Test) and t.input_len == len(t.input) for t in tests)
 
 
-def test_generation_is_deterministic():
-    p = get("count-inversions")
-    assert generate_inputs(p) == generate_inputs(p)
+def test_generation_is_deterministic_across_processes():
+    """Another interpreter, with another hash seed, generates the same bytes (a cache built on one
+    machine is valid on another): nothing depends on set order, id() or global random state."""
+    import hashlib
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    code = ("import hashlib, random; random.seed(12345); from backend.problems.builtin import get; "
+            "from backend.problems.build import generate_inputs; "
+            "print(hashlib.sha256(repr(generate_inputs(get('count-inversions'))).encode()).hexdigest())")  # fmt: skip
+    digests = {subprocess.run([sys.executable, "-c", code], cwd=ROOT, env={"PYTHONHASHSEED": seed, "PATH": "/usr/bin:/bin"},
+                              capture_output=True, text=True, check=True).stdout.strip() for seed in ("1", "2")}  # fmt: skip
+    here = hashlib.sha256(repr(generate_inputs(get("count-inversions"))).encode()).hexdigest()
+    assert digests == {here}
 
 
 def test_calibration_holds_through_the_judge(built):

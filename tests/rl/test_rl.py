@@ -7,7 +7,8 @@ from safetensors.torch import load_file
 from backend.errors import UserError
 from backend.records import Checkpoint, Experiment, Metric, Problem, Test
 from backend.rl.rewards import RepairPool, SandboxReward, parse_reward, repair_prompt
-from backend.rl.trainer import RLSpec, run_rl
+from backend.rl.spec import RLSpec
+from backend.rl.trainer import run_rl
 from backend.sandbox.judge import JudgeTest
 from tests.conftest import run_cli
 
@@ -179,7 +180,7 @@ def test_rl_runs_as_a_job_that_resumes_from_its_last_checkpoint_after_kill_9(sto
         time.sleep(0.05)
     os.killpg(os.getpgid(pid), signal.SIGKILL)
     time.sleep(0.5)
-    assert runner.refresh(store, runner.get_job(store, job.id)).status == "failed"
+    assert runner.observed(runner.get_job(store, job.id)).status == "failed"
     first = (out / "checkpoint-2" / "model.safetensors").stat().st_mtime_ns
     runner.resume(store, job.id, detach=False)
     done = store.get(Job, job.id)

@@ -1,7 +1,8 @@
 import pytest
 
 from backend.lab.tiny import make_tiny_checkpoint
-from backend.rollout.engines import TransformersEngine, make_engine, render_plain
+from backend.records import Job
+from backend.rollout.engines import TransformersEngine, make_engine
 from backend.rollout.spec import SamplingSpec
 
 CONVS = [
@@ -47,7 +48,23 @@ def test_stop_strings_end_the_turn(engine):
         assert c.text.count("e") <= 1 and (c.text.endswith("e") or "e" not in c.text)
 
 
-def test_plain_template_and_auto_engine(tmp_path):
-    assert render_plain(CONVS[1]) == "<|system|>\nbe brief\n<|user|>\nhi\n<|assistant|>\n"
+def test_auto_engine_and_one_prompt_format(tmp_path):
     folder = make_tiny_checkpoint(tmp_path / "t")
-    assert isinstance(make_engine("auto", str(folder)), TransformersEngine)  # no CUDA/vllm here
+    engine = make_engine("auto", str(folder))
+    assert isinstance(engine, TransformersEngine)  # no CUDA/vllm here
+    assert engine.render(CONVS[1]) == engine.tokenizer.apply_chat_template(
+        CONVS[1], tokenize=False, add_generation_prompt=True
+    )
+
+
+def test_a_checkpoint_without_a_chat_template_is_refused_before_any_job(tmp_path, store):
+    from backend.errors import UserError
+    from backend.jobs import runner
+    from backend.rl.spec import RLSpec
+
+    folder = make_tiny_checkpoint(tmp_path / "plain")
+    (folder / "chat_template.jinja").unlink()
+    spec = RLSpec(base=str(folder), output_dir=str(tmp_path / "out"))
+    with pytest.raises(UserError, match="has no chat template"):
+        runner.create_job(store, spec)
+    assert store.count(Job) == 0  # nothing was started or written

@@ -124,8 +124,11 @@ def test_rollout_stores_samples_with_transcripts_and_resumes(store, tmp_path):
     again = ByProblem({})
     assert run_rollout(store, spec, engine=again, progress=False) == exp
     assert again.calls == [] and store.count(Sample) == 4  # resumed: nothing left to sample
-    with pytest.raises(Exception, match="unknown setting"):
-        RolloutSpec(checkpoint=str(ckpt), setting="chat")
+    from backend.errors import UserError
+    from backend.specs import cli_flag, validate_spec
+
+    with pytest.raises(UserError, match=r"^--setting: choose one of 'reasoning', 'tool' or 'agentic'$"):
+        validate_spec(RolloutSpec, {"checkpoint": str(ckpt), "setting": "chat"}, cli_flag)
 
 
 @pytest.mark.parametrize("setting", ["reasoning", "tool", "agentic"])

@@ -3,15 +3,18 @@ from local files, list, show and export."""
 
 from __future__ import annotations
 
+import inspect
 import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from backend.cli import DbOption, open_store
+from backend.cli.options import DB, DbOption, open_store, spec_command
 from backend.errors import UserError
-from backend.problems.lcb import VERSIONS_HELP
+from backend.problems.ccplus import CCPlusFilter
+from backend.problems.importing import run_import
+from backend.problems.lcb import LCBFilter
 from backend.records import Problem, Test
 
 app = typer.Typer(help="Problem sets: builtin tiered benchmark, LiveCodeBench, CodeContests+.", no_args_is_help=True)
@@ -77,55 +80,25 @@ def calibrate_command(
         raise UserError(f"{len(bad)} of {len(reports)} problems fail calibration")
 
 
-@import_app.command("lcb")
-def import_lcb(
-    path: Annotated[Path, typer.Argument(help="Folder with test*.jsonl (or a datasets folder, or one file).")],
-    version: Annotated[
-        str | None, typer.Option("--version", help=f"{VERSIONS_HELP}; default: all the source holds (release_latest)")
-    ] = None,
-    since: Annotated[str | None, typer.Option("--since", help="contest_date >= YYYY-MM-DD")] = None,
-    until: Annotated[
-        str | None, typer.Option("--until", help="contest_date <= YYYY-MM-DD (included, as in LCB)")
-    ] = None,
-    split: Annotated[str, typer.Option("--split", help="split of a save_to_disk DatasetDict")] = "test",
-    difficulty: Annotated[str | None, typer.Option("--difficulty")] = None,
-    platform: Annotated[str | None, typer.Option("--platform")] = None,
-    db: DbOption = None,
-) -> None:
-    """Import LiveCodeBench code_generation_lite (stdin and functional problems), judged by LCB's rules."""
-    from backend.problems.importing import import_lcb
-    from backend.problems.lcb import LCBFilter
+def path_argument(what: str) -> inspect.Parameter:
+    return inspect.Parameter("path", inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                             annotation=Annotated[Path, typer.Argument(help=what)])  # fmt: skip
 
-    report = import_lcb(open_store(db), path, LCBFilter(version, since, until, difficulty, platform, split))
-    typer.echo(report.line("LiveCodeBench"))
+
+@import_app.command("lcb")
+@spec_command(LCBFilter, path_argument("Folder with test*.jsonl (or a datasets folder, or one file)."), DB)
+def import_lcb(flt: LCBFilter, path: Path, db=None) -> None:
+    """Import LiveCodeBench code_generation_lite (stdin and functional problems), judged by LCB's rules."""
+    typer.echo(run_import(open_store(db), "lcb", path, flt))
 
 
 @import_app.command("ccplus")
-def import_ccplus(
-    path: Annotated[
-        Path, typer.Argument(help="The dataset root (ccplus_1x … ccplus_5x folders), a config folder or a shard.")
-    ],
-    config: Annotated[
-        str, typer.Option("--config", help="1x|2x|3x|4x|5x: how many tests per problem (1x as in the paper)")
-    ] = "1x",
-    min_tests: Annotated[int, typer.Option("--min-tests")] = 1,
-    max_time_limit: Annotated[float | None, typer.Option("--max-time-limit", help="seconds")] = None,
-    max_memory: Annotated[int | None, typer.Option("--max-memory", help="MB")] = None,
-    min_tpr: Annotated[
-        float | None,
-        typer.Option("--min-tpr", help="keep problems whose tests accept >= this share of correct submissions"),
-    ] = None,
-    min_tnr: Annotated[
-        float | None, typer.Option("--min-tnr", help="... and reject >= this share of incorrect ones")
-    ] = None,
-    db: DbOption = None,
-) -> None:
+@spec_command(
+    CCPlusFilter, path_argument("The dataset root (ccplus_1x … ccplus_5x folders), a config folder or a shard."), DB
+)
+def import_ccplus(flt: CCPlusFilter, path: Path, db=None) -> None:
     """Import CodeContests+ with its limits; every testlib checker is compiled now (cached)."""
-    from backend.problems.ccplus import CCPlusFilter
-    from backend.problems.importing import import_ccplus as run_import
-
-    flt = CCPlusFilter(min_tests, max_time_limit, max_memory, min_tpr, min_tnr)
-    typer.echo(run_import(open_store(db), path, flt, config).line("CodeContests+"))
+    typer.echo(run_import(open_store(db), "ccplus", path, flt))
 
 
 @app.command("list")

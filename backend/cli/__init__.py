@@ -1,29 +1,20 @@
-"""`python -m backend ...`: every backend action, headless. Stages register sub-commands here."""
+"""`python -m backend ...`: every backend action, headless. One module per stage's commands; no
+library module imports this package (tests/test_imports.py)."""
 
 from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from backend.cli.options import DbOption, open_store
 from backend.errors import UserError
-from backend.store import Store, default_db_path
 
 app = typer.Typer(help="frontier-lab: weight-averaging sweeps for code RL, judged in a sandbox.", no_args_is_help=True)
 db_app = typer.Typer(help="The embedded DuckDB database.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
-
-DbOption = Annotated[
-    Path | None,
-    typer.Option("--db", envvar="FLAB_DB", help="Database file (default: db/frontier.duckdb)."),
-]
-
-
-def open_store(db: Path | None) -> Store:
-    return Store(db or default_db_path())
 
 
 @db_app.command("init")
@@ -46,16 +37,25 @@ def db_info(db: DbOption = None, as_json: Annotated[bool, typer.Option("--json")
         typer.echo(f"{table:<15} {n}")
 
 
+@app.command("options-table", hidden=True)
+def options_table_command() -> None:
+    """Print the README's table of job options, rendered from the specs."""
+    from backend.cli.options import job_commands
+    from backend.specs import options_table
+
+    typer.echo(options_table(job_commands()))
+
+
 def _register_stages() -> None:
     """Each pipeline stage owns its sub-commands and registers them here."""
-    from backend.analysis import cli as analysis_cli
-    from backend.jobs import cli as jobs_cli
-    from backend.lab import cli as lab_cli
-    from backend.merge import cli as merge_cli
-    from backend.problems import cli as problems_cli
-    from backend.rl import cli as rl_cli
-    from backend.rollout import cli as rollout_cli
-    from backend.sandbox import cli as sandbox_cli
+    from backend.cli import analysis as analysis_cli
+    from backend.cli import jobs as jobs_cli
+    from backend.cli import lab as lab_cli
+    from backend.cli import merge as merge_cli
+    from backend.cli import problems as problems_cli
+    from backend.cli import rl as rl_cli
+    from backend.cli import rollout as rollout_cli
+    from backend.cli import sandbox as sandbox_cli
 
     problems_cli.register(app)
     rollout_cli.register(app)

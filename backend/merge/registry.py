@@ -1,9 +1,12 @@
-"""Checkpoint folders as `checkpoints` rows: one id per content, whoever registers it."""
+"""Checkpoint folders as `checkpoints` rows: one id per content, whoever registers it; the id
+formulas of trained and merged checkpoints live here and nowhere else."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from backend.merge.io import Checkpoint as Folder
+from backend.merge.io import content_hash
 from backend.records import Checkpoint
 from backend.store import Store
 
@@ -12,11 +15,14 @@ def checkpoint_id(content_hash: str) -> str:
     return f"ckpt-{content_hash[:16]}"
 
 
+def merged_id(merge_key: str) -> str:
+    """A merged point's id from its merge key (inputs' content + α): the same for a merged folder
+    and for a live α switch, so both modes of one sweep share their rows."""
+    return f"merged-{merge_key[:16]}"
+
+
 def ensure_registered(store: Store, path: str | Path, kind: str = "trained", label: str | None = None) -> Checkpoint:
     """The row for a checkpoint folder, created on first sight (keyed by its content hash)."""
-    from backend.merge.io import Checkpoint as Folder
-    from backend.merge.io import content_hash
-
     digest = content_hash(Folder(path))
     row = store.get(Checkpoint, checkpoint_id(digest))
     if row is None:

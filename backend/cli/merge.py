@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from backend.cli import DbOption, open_store
+from backend.cli.options import DbOption, open_store
 from backend.errors import UserError
 from backend.merge.cache import register_merged
 from backend.merge.engine import SHARD_BYTES, sweep

@@ -8,11 +8,12 @@ from typing import Annotated
 
 import typer
 
-from backend.cli import DbOption, open_store
+from backend.cli.options import DbOption, open_store
 from backend.errors import UserError
 from backend.records import Problem, Test
 from backend.sandbox.judge import JudgeTest, Program, SpecialJudge, judge, judge_setup
 from backend.sandbox.limits import JudgeLimits
+from backend.specs import validate_spec
 
 CPP_SUFFIXES = (".cpp", ".cc", ".cxx", ".c++")
 
@@ -85,7 +86,9 @@ def judge_command(
         setup = judge_setup(stored, time_limit, memory_limit)
         limits, check, func = setup.limits, setup.checker, setup.func_name
     else:
-        limits, check, func = JudgeLimits(time_limit_s=time_limit or 2.0, memory_mb=memory_limit or 256), "exact", None
+        given = {"time_limit_s": time_limit, "memory_mb": memory_limit}  # the others: JudgeLimits' defaults
+        limits = validate_spec(JudgeLimits, {k: v for k, v in given.items() if v is not None}, lambda n, f: n)
+        check, func = "exact", None
     if checker:  # an explicit --checker wins over the stored problem's
         path = Path(checker)
         check = SpecialJudge(_read(path, "checker"), _language_of(path, None)) if path.is_file() else checker

@@ -13,7 +13,7 @@ from backend.analysis.churn import churn_stats, solve_matrix
 from backend.analysis.ensembles import gain_ks, gain_table, greedy_pool, passk_curves, standard_pools, unique_solves
 from backend.analysis.frame import SOLVED_AT, to_outcomes
 from backend.analysis.frontier import AVERAGING, frontier_table
-from backend.cli import DbOption, open_store
+from backend.cli.options import DbOption, open_store
 from backend.errors import UserError
 
 WHAT = ("frontier", "churn", "passk", "ensembles")

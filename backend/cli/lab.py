@@ -9,7 +9,8 @@ from typing import Annotated
 
 import typer
 
-from backend.cli import DbOption, open_store
+from backend.cli.jobs import watch
+from backend.cli.options import DbOption, open_store
 from backend.errors import UserError
 from backend.lab.artifacts import ARTIFACTS, import_results
 
@@ -29,7 +30,7 @@ def lab_build(
 
     recipe = LabRecipe.smoke() if smoke else LabRecipe()
     out = out or (ARTIFACTS.with_name("lab-smoke") if smoke else ARTIFACTS)
-    manifest = build(recipe, out, progress=not quiet)
+    manifest = build(recipe, out, progress=not quiet, watch_job=None if quiet else watch)
     typer.echo(f"lab build done in {manifest['timings_s']['total']:.0f} s: {out}")
     typer.echo((out / "report.md").read_text())
 

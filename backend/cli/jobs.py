@@ -1,0 +1,132 @@
+"""`python -m backend sweep|eval ...` and `python -m backend jobs list|show|logs|cancel|resume`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+from backend.cli.options import DB, DETACH, JOB_SKIP, DbOption, open_store, spec_command
+from backend.errors import UserError
+from backend.jobs import runner
+from backend.jobs.spec import EvalSpec, SweepSpec
+from backend.records import Job
+from backend.store import Store
+
+jobs_app = typer.Typer(help="Jobs: list, show, logs, cancel, resume.", no_args_is_help=True)
+
+
+@spec_command(SweepSpec, DETACH, DB, skip=JOB_SKIP)
+def sweep_command(spec: SweepSpec, detach: bool = False, db=None) -> None:
+    """Merge θ_low/θ_high at every α, sample, judge and store: one resumable job."""
+    launch(open_store(db), spec, detach)
+
+
+@spec_command(EvalSpec, DETACH, DB, skip=JOB_SKIP)
+def eval_command(spec: EvalSpec, detach: bool = False, db=None) -> None:
+    """Evaluate existing checkpoints (e.g. independently trained R_k runs) as one job."""
+    launch(open_store(db), spec, detach)
+
+
+def launch(store: Store, spec, detach: bool) -> None:
+    job = runner.create_job(store, spec)
+    pid = runner.start(store, job.id)
+    typer.echo(f"job {job.id} (experiment {job.experiment_id}) started, pid {pid}; log: {job.log_path}")
+    if not detach:
+        watch(store, job.id)
+
+
+def watch(store: Store, job_id: str) -> None:
+    """Progress bars per stage until the job ends. Ctrl-C stops watching, not the job."""
+    columns = (TextColumn("{task.description:<8}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+               TimeRemainingColumn())  # fmt: skip
+    try:
+        with Progress(*columns) as bars:
+            job = runner.wait(store, job_id, stage_bars(bars))
+    except KeyboardInterrupt:
+        typer.echo(f"stopped watching; the job runs on (python -m backend jobs show {job_id})")
+        return
+    typer.echo(f"job {job_id}: {job.status}" + (f" ({job.error})" if job.error else ""))
+    if job.status == "failed":
+        raise UserError(f"job {job_id} failed: {job.error}; see its log, then `python -m backend jobs resume {job_id}`")
+
+
+def stage_bars(bars: Progress):
+    tasks: dict[str, int] = {}
+
+    def update(job: Job) -> None:
+        for stage, p in (job.progress or {}).items():
+            if stage not in tasks:
+                tasks[stage] = bars.add_task(stage, total=p["total"] or 1)
+            bars.update(tasks[stage], completed=p["done"], total=p["total"] or 1)
+
+    return update
+
+
+@jobs_app.command("list")
+def jobs_list(db: DbOption = None, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    jobs = runner.list_jobs(open_store(db))
+    if as_json:
+        typer.echo(
+            json.dumps(
+                [
+                    {"id": j.id, "kind": j.kind, "status": j.status, "stage": j.stage, "experiment_id": j.experiment_id}
+                    for j in jobs
+                ]
+            )
+        )
+        return
+    for j in jobs:
+        typer.echo(f"{j.id}  {j.kind:<6} {j.status:<10} {j.stage or '-':<8} {j.experiment_id}  {j.error or ''}")
+
+
+@jobs_app.command("show")
+def jobs_show(job_id: str, db: DbOption = None) -> None:
+    job = runner.observed(runner.get_job(open_store(db), job_id))
+    typer.echo(
+        json.dumps(
+            {k: v for k, v in job.__dict__.items() if k not in ("created_at", "updated_at")}
+            | {"updated_at": str(job.updated_at)},
+            indent=2,
+        )
+    )
+
+
+@jobs_app.command("logs")
+def jobs_logs(job_id: str, tail: Annotated[int, typer.Option("--tail")] = 50, db: DbOption = None) -> None:
+    job = runner.get_job(open_store(db), job_id)
+    try:
+        lines = Path(job.log_path).read_text().splitlines()
+    except OSError as exc:
+        raise UserError(f"no log for {job_id} at {job.log_path}") from exc
+    typer.echo("\n".join(lines[-tail:]))
+
+
+@jobs_app.command("cancel")
+def jobs_cancel(job_id: str, db: DbOption = None) -> None:
+    job = runner.cancel(open_store(db), job_id)
+    typer.echo(f"job {job.id}: {job.status}")
+
+
+@jobs_app.command("resume")
+def jobs_resume(job_id: str, detach: Annotated[bool, typer.Option("--detach")] = False, db: DbOption = None) -> None:
+    store = open_store(db)
+    pid = runner.resume(store, job_id)
+    typer.echo(f"job {job_id} resumed, pid {pid}")
+    if not detach:
+        watch(store, job_id)
+
+
+@jobs_app.command("run-job", hidden=True)
+def jobs_run(job_id: str, db: DbOption = None) -> None:
+    """The body of a detached job process (started by sweep/eval/resume)."""
+    runner.run_job_here(open_store(db), job_id)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("sweep")(sweep_command)
+    app.command("eval")(eval_command)
+    app.add_typer(jobs_app, name="jobs")

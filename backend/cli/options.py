@@ -1,0 +1,115 @@
+"""Typer options derived from a spec's fields (backend/specs.py): type, default, bounds, choices,
+help and flag come from the field, so adding an option to a job means editing one field."""
+
+from __future__ import annotations
+
+import enum
+import functools
+import inspect
+import typing
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from pydantic import BaseModel
+from pydantic.fields import FieldInfo
+
+from backend.specs import (
+    bounds_text,
+    cli_flag,
+    extra,
+    help_text,
+    literal_choices,
+    ordered_fields,
+    unwrap,
+    validate_spec,
+)
+from backend.store import Store, default_db_path
+
+DbOption = Annotated[
+    Path | None,
+    typer.Option("--db", envvar="FLAB_DB", help="Database file (default: db/frontier.duckdb)."),
+]
+DETACH = inspect.Parameter(
+    "detach",
+    inspect.Parameter.KEYWORD_ONLY,
+    default=False,
+    annotation=Annotated[bool, typer.Option("--detach", help="Return at once; the job runs on.")],
+)
+DB = inspect.Parameter("db", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=DbOption)
+
+
+JOB_SKIP = ("kind", "stop", "allow_same_endpoints")  # set by code (the lab's smoke build), never typed
+
+
+def job_commands() -> dict:
+    """The job commands and the specs their options come from (README's options table)."""
+    from backend.jobs.spec import EvalSpec, SweepSpec
+    from backend.rl.spec import RLSpec
+    from backend.rollout.run import RolloutSpec
+    from backend.rollout.spec import SamplingSpec
+
+    return {"sweep": [(SweepSpec, JOB_SKIP)], "eval": [(EvalSpec, JOB_SKIP)], "rl": [(RLSpec, JOB_SKIP)],
+            "rollout": [(RolloutSpec, ("sampling", "limits")), (SamplingSpec, JOB_SKIP)]}  # fmt: skip
+
+
+def open_store(db: Path | None) -> Store:
+    return Store(db or default_db_path())
+
+
+def parameter(name: str, field: FieldInfo) -> inspect.Parameter:
+    base, optional = unwrap(field.annotation)
+    # the spec checks the bounds (one line naming the flag); click's range errors would arrive as
+    # tracebacks through Typer's own parsing
+    options: dict = {"help": help_text(field) + bounds_text(field)}
+    choices = literal_choices(field)  # a field's suggested `choices` (e.g. rewards) stay free text here
+    if choices:  # Typer shows an Enum as a choice list; the command gets the value back
+        base = enum.Enum(f"{name}_choices", {str(c): str(c) for c in choices}, type=str)
+    elif typing.get_origin(base) is list:
+        base = list[str]  # repeatable; a list of floats (the α grid) is typed as text
+        if extra(field).get("text"):
+            base = str
+    required = field.is_required()
+    default = ... if required else field.get_default(call_default_factory=True)
+    if choices and default not in (None, ...):
+        default = base(str(default))
+    if base == list[str]:
+        default = None if not required else ...
+    annotation = Annotated[
+        (base | None) if optional or default is None else base, typer.Option(cli_flag(name, field), **options)
+    ]
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+
+
+def spec_parameters(model: type[BaseModel], skip: tuple[str, ...] = ()) -> list[inspect.Parameter]:
+    return [
+        parameter(name, field)
+        for name, field in ordered_fields(model)
+        if name not in skip and extra(field).get("cli", True) is not False
+    ]
+
+
+def spec_command(model: type[BaseModel], *extras: inspect.Parameter, skip: tuple[str, ...] = ()) -> Callable:
+    """Decorate `body(spec, **extras)`: the command's options are the spec's fields plus `extras`;
+    the spec arrives validated, its errors naming the flags the user typed."""
+
+    def wrap(body: Callable) -> Callable:
+        positional = [p for p in extras if p.kind is not inspect.Parameter.KEYWORD_ONLY]  # e.g. a PATH argument
+        params = positional + spec_parameters(model, skip) + [p for p in extras if p not in positional]
+        extra_names = {p.name for p in extras}
+
+        @functools.wraps(body)
+        def command(**kwargs):
+            values = {k: v.value if isinstance(v, enum.Enum) else v for k, v in kwargs.items() if k not in extra_names}
+            values = {k: ([] if v is None and typing.get_origin(unwrap(model.model_fields[k].annotation)[0]) is list else v)
+                      for k, v in values.items()}  # fmt: skip
+            spec = validate_spec(model, values, cli_flag)
+            return body(spec, **{k: kwargs[k] for k in extra_names})
+
+        command.__signature__ = inspect.Signature(params)
+        command.__annotations__ = {p.name: p.annotation for p in params}
+        del command.__wrapped__  # Typer reads the signature above, not the body's
+        return command
+
+    return wrap

@@ -1,0 +1,88 @@
+"""Which of the SFT programs a sampled program is a variant of: reference-style (efficient and
+correct), brute-force-style (correct, too slow on large inputs) or buggy-fast; "other" when it is
+close to none. This is how the lab tells whether its two RL endpoints differ for the paper's
+reason (θ_low, rewarded by R_k for a small k, keeps brute force; θ_high does not).
+
+A program is compared with each SFT source of its problem after both are reduced to a token
+sequence with the program's own names replaced by one placeholder (SFT renamed them at random,
+and a tiny model renames them too): the nearest source's kind wins if the similarity
+(difflib's ratio) is at least MATCH, else "other".
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import io
+import tokenize
+
+from backend.lab.augment import own_names
+
+MATCH = 0.75  # fixed before the build; below it a program resembles no SFT variant enough to be named
+STYLES = ("reference", "brute", "buggy", "other", "no program")
+
+
+def shape(code: str) -> list[str] | None:
+    """Tokens with the program's own names folded to one placeholder; None if it does not parse."""
+    try:
+        names = own_names(ast.parse(code))
+        tokens = tokenize.generate_tokens(io.StringIO(code).readline)
+        return [("NAME" if t.string in names else t.string) for t in tokens
+                if t.type not in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER)]  # fmt: skip
+    except (SyntaxError, tokenize.TokenError, IndentationError, ValueError):
+        return None
+
+
+def style_of(code: str | None, sources: dict[str, list[str]]) -> str:
+    """The kind of the SFT source nearest to `code` ({kind: [source, …]} of its problem)."""
+    return nearest(code, {kind: [shape(s) for s in programs] for kind, programs in sources.items()})
+
+
+def nearest(code: str | None, shapes: dict[str, list[list[str] | None]]) -> str:
+    if not code:
+        return "no program"
+    mine = shape(code)
+    if mine is None:
+        return "other"
+    best, kind = 0.0, "other"
+    matcher = difflib.SequenceMatcher(None, autojunk=False)
+    matcher.set_seq2(mine)  # difflib caches facts about the second sequence
+    for name, theirs_list in shapes.items():
+        for theirs in theirs_list:
+            if not theirs:
+                continue
+            matcher.set_seq1(theirs)
+            if matcher.real_quick_ratio() > best and matcher.quick_ratio() > best and (r := matcher.ratio()) > best:
+                best, kind = r, name
+    return kind if best >= MATCH else "other"
+
+
+def sft_sources(problem_id: str) -> dict[str, list[str]]:
+    """The SFT programs of a builtin problem (lab problems are builtin ones), by kind."""
+    from backend.problems.builtin import get
+
+    module = get(problem_id.split("/", 1)[1]).module
+    return {"reference": [module.REFERENCE], "brute": [module.BRUTE], "buggy": list(module.BUGGY)}
+
+
+def style_shares(store, experiment: str):
+    """Per checkpoint on the α axis, the share of its samples in each style: a polars frame with
+    label, alpha, style, share (the Overview's chart, and bench/lab_targets.py's figures)."""
+    import polars as pl
+
+    from backend.records import Checkpoint, Sample
+
+    points = {c.id: c for c in store.select(Checkpoint) if c.alpha is not None}
+    shapes: dict[str, dict] = {}
+    counts: dict[str, dict[str, int]] = {}
+    for s in store.select(Sample, {"experiment_id": experiment}):
+        if s.checkpoint_id not in points:
+            continue
+        if s.problem_id not in shapes:
+            shapes[s.problem_id] = {k: [shape(p) for p in v] for k, v in sft_sources(s.problem_id).items()}
+        style = nearest(s.code, shapes[s.problem_id])
+        counts.setdefault(s.checkpoint_id, dict.fromkeys(STYLES, 0))[style] += 1
+    rows = [{"label": points[c].label, "alpha": points[c].alpha, "style": style, "share": n / sum(by.values())}
+            for c, by in counts.items() for style, n in by.items()]  # fmt: skip
+    schema = {"label": pl.String, "alpha": pl.Float64, "style": pl.String, "share": pl.Float64}
+    return pl.DataFrame(rows, schema=schema).sort("alpha")

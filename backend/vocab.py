@@ -1,0 +1,27 @@
+"""The product's enumerations, each written once. Specs use the Literal aliases as field types;
+everything else iterates the tuples derived from them (`choices(Setting)`)."""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+Setting = Literal["reasoning", "tool", "agentic"]
+Difficulty = Literal["easy", "medium", "hard"]
+SandboxBackend = Literal["bwrap", "docker", "none"]
+EngineName = Literal["auto", "transformers", "vllm"]
+ExecutorName = Literal["local", "ray"]
+OutcomeClass = Literal["correct", "optimization_failure", "correctness_failure", "format_failure"]
+Verdict = Literal["AC", "WA", "TLE", "MLE", "RE", "CE", "OLE", "SE"]
+LossType = Literal["dapo", "grpo", "bnpo", "dr_grpo"]
+ImportSource = Literal["builtin", "lcb", "ccplus"]
+
+
+def choices(alias) -> tuple[str, ...]:
+    return get_args(alias)
+
+
+SETTINGS = choices(Setting)
+DIFFICULTIES = choices(Difficulty)
+BACKENDS = choices(SandboxBackend)
+ENGINES = choices(EngineName)
+OUTCOME_CLASSES = choices(OutcomeClass)

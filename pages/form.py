@@ -1,0 +1,61 @@
+"""Streamlit form widgets derived from a spec's fields (backend/specs.py): label, default, bounds,
+choices and help come from the field, so a new spec option appears in the form with no edit here."""
+
+from __future__ import annotations
+
+import typing
+
+import streamlit as st
+from pydantic import BaseModel
+from pydantic.fields import FieldInfo
+
+from backend.specs import bounds, bounds_text, extra, form_label, help_text, literal_choices, ordered_fields, unwrap
+
+
+def widget(container, name: str, field: FieldInfo, key: str):
+    """One field's widget; returns the value the spec takes (None where the field's None is meant)."""
+    base, optional = unwrap(field.annotation)
+    label, help_ = form_label(name, field), help_text(field) + bounds_text(field)
+    default = None if field.is_required() else field.get_default(call_default_factory=True)
+    none_word = extra(field).get("none")
+    choices = literal_choices(field) or extra(field).get("choices")
+    if choices:
+        options = [None, *choices] if optional else list(choices)
+        index = options.index(default) if default in options else 0
+        return container.selectbox(label, options, index=index, key=key, help=help_,
+                                   format_func=lambda v: none_word or "none" if v is None else str(v))  # fmt: skip
+    if base is bool:
+        return container.checkbox(label, value=bool(default), key=key, help=help_)
+    if base in (int, float):
+        return _number(container, base, label, field, default, optional, none_word, key, help_)
+    if extra(field).get("text"):  # a list typed as text, such as the α grid
+        return container.text_input(label, str(default or ""), key=key, help=help_)
+    if typing.get_origin(base) is list:
+        text = container.text_area(f"{label}, one per line", "\n".join(map(str, default or [])), key=key, help=help_)
+        return [line.strip() for line in text.splitlines() if line.strip()]
+    text = container.text_input(label, "" if default is None else str(default), key=key, help=help_).strip()
+    return text or (None if optional else text)
+
+
+def _number(container, base, label, field, default, optional, none_word, key, help_):
+    # Bounds go to the spec, which says in one line what is wrong: a widget minimum would silently
+    # replace a typed 0 with the minimum and launch that.
+    b = bounds(field)
+    if optional:  # 0 stands for None: "(0 = all)"
+        value = container.number_input(f"{label} (0 = {none_word or 'none'})", min_value=base(0),
+                                       max_value=base(b["le"]) if "le" in b else None,
+                                       value=base(default or 0), key=key, help=help_)  # fmt: skip
+        return value or None
+    step = 1 if base is int else (0.01 if abs(default or 0) >= 0.01 or not default else float(default))
+    fmt = "%.2e" if base is float and default and abs(default) < 1e-3 else None
+    return container.number_input(label, value=base(default), step=base(step), key=key, help=help_, format=fmt)
+
+
+def spec_widgets(model: type[BaseModel], key: str, only: list[str] | None = None, skip: tuple[str, ...] = (),
+                 columns: int = 4) -> dict:  # fmt: skip
+    """Widgets for the spec's form fields in `columns` columns: {field: value}. `only` picks and
+    orders fields; fields marked form=False, and those in `skip`, are left to the page."""
+    fields = dict(ordered_fields(model))
+    names = only or [n for n, f in fields.items() if extra(f).get("form", True) is not False and n not in skip]
+    cols = st.columns(columns)
+    return {name: widget(cols[i % columns], name, fields[name], f"{key}-{name}") for i, name in enumerate(names)}

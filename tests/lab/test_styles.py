@@ -1,0 +1,45 @@
+"""Telling brute-force, reference-style and buggy-fast programs apart (backend/lab/styles.py)."""
+
+import random
+
+import pytest
+
+from backend.lab.augment import augment
+from backend.lab.styles import sft_sources, style_of, style_shares
+from backend.records import Checkpoint, Experiment, Sample
+
+PROBLEMS = ["builtin/max-subarray", "builtin/two-sum-exists", "builtin/count-inversions"]
+
+
+@pytest.mark.parametrize("problem", PROBLEMS)
+def test_each_sft_program_and_its_renamed_variants_keep_their_style(problem):
+    sources = sft_sources(problem)
+    for kind, programs in sources.items():
+        for source in programs:
+            assert style_of(source, sources) == kind
+            for seed in range(3):  # renamed, reformatted, idioms rewritten: still the same program
+                assert style_of(augment(source, random.Random(seed), rename_p=1.0), sources) == kind, (kind, seed)
+
+
+def test_broken_and_foreign_programs_are_named_as_such():
+    sources = sft_sources("builtin/max-subarray")
+    assert style_of(None, sources) == "no program"
+    assert style_of("def f(:\n  return", sources) == "other"  # does not parse
+    assert style_of("import sys\nprint(sum(map(int, sys.stdin.read().split())) ** 3)\n", sources) == "other"
+
+
+def test_style_shares_per_alpha_from_the_store(store):
+    sources = sft_sources("builtin/max-subarray")
+    store.put([Experiment(id="e", kind="sweep", name="t")])
+    store.put(
+        [Checkpoint(id=c, path=f"/x/{c}", kind="merged", alpha=a, label=c) for c, a in (("lo", 0.0), ("hi", 1.0))]
+    )
+    codes = {
+        "lo": [sources["brute"][0]] * 3 + [sources["reference"][0]],
+        "hi": [sources["reference"][0]] * 2 + [None, "x = ("],
+    }
+    store.put([Sample(experiment_id="e", checkpoint_id=c, problem_id="builtin/max-subarray", sample_idx=i, setting="reasoning",
+                      completion="", code=code) for c, cs in codes.items() for i, code in enumerate(cs)])  # fmt: skip
+    shares = {(r["label"], r["style"]): r["share"] for r in style_shares(store, "e").to_dicts()}
+    assert shares["lo", "brute"] == 0.75 and shares["lo", "reference"] == 0.25
+    assert shares["hi", "reference"] == 0.5 and shares["hi", "no program"] == 0.25 and shares["hi", "other"] == 0.25

@@ -1,0 +1,86 @@
+"""One declaration per option: a field added to a spec appears, with its default, bounds and help,
+as a CLI option and as a form widget, with no other edit; and defaults stated elsewhere come from the specs."""
+
+import re
+
+import typer
+from pydantic import Field
+from streamlit.testing.v1 import AppTest
+from typer.testing import CliRunner
+
+from backend.cli.options import spec_command
+from backend.jobs.spec import EvalSpec, SweepSpec
+from backend.rl.spec import RLSpec
+from tests.conftest import ROOT
+
+
+class WithWarmup(EvalSpec):
+    warmup_steps: int = Field(3, ge=1, le=9, title="Warm-up steps")
+    """Steps of warm-up before sampling, to check that a new option reaches every surface."""
+
+
+def cli_of(model):
+    app, seen = typer.Typer(), {}
+
+    @app.command()
+    @spec_command(model, skip=("kind", "stop"))
+    def run(spec) -> None:
+        seen["spec"] = spec
+
+    return app, seen
+
+
+def test_a_new_field_is_a_cli_option_with_its_default_bounds_and_help():
+    app, seen = cli_of(WithWarmup)
+    runner = CliRunner()
+    shown = re.sub(r"[\s│]+", " ", runner.invoke(app, ["--help"], env={"COLUMNS": "300"}).output)
+    assert "--warmup-steps" in shown
+    assert "Steps of warm-up before sampling" in shown and "[≥ 1, ≤ 9]" in shown and "[default: 3]" in shown
+    assert runner.invoke(app, ["--checkpoint", "x", "--warmup-steps", "5"]).exit_code == 0
+    assert seen["spec"].warmup_steps == 5 and seen["spec"].checkpoints == ["x"]
+    runner.invoke(app, ["--checkpoint", "x"])
+    assert seen["spec"].warmup_steps == 3  # the field's default
+    refused = runner.invoke(app, ["--checkpoint", "x", "--warmup-steps", "0"])
+    assert refused.exit_code != 0 and "--warmup-steps: at least 1" in str(refused.exception)
+
+
+def form_script():
+    import streamlit as st
+    from pydantic import Field
+
+    from backend.jobs.spec import EvalSpec
+    from pages.form import spec_widgets
+
+    class WithWarmup(EvalSpec):
+        warmup_steps: int = Field(3, ge=1, le=9, title="Warm-up steps")
+        """Steps of warm-up before sampling, to check that a new option reaches every surface."""
+
+    st.session_state["values"] = spec_widgets(WithWarmup, "t", skip=("checkpoints",))
+
+
+def test_a_new_field_is_a_form_widget_with_its_default_bounds_and_help():
+    at = AppTest.from_function(form_script).run()
+    assert not at.exception, at.exception
+    (box,) = [w for w in at.number_input if w.label == "Warm-up steps"]
+    assert box.value == 3
+    assert "Steps of warm-up before sampling" in box.help and "[≥ 1, ≤ 9]" in box.help
+    assert at.session_state["values"]["warmup_steps"] == 3
+
+
+def test_help_shows_each_spec_default():
+    runner = CliRunner()
+    for model in (SweepSpec, EvalSpec, RLSpec):
+        app, _ = cli_of(model)
+        shown = re.sub(r"[\s│]+", " ", runner.invoke(app, ["--help"], env={"COLUMNS": "400"}).output)
+        for name in ("seed", "bench"):
+            assert f"[default: {model.model_fields[name].default}]" in shown, (model.__name__, name)
+
+
+def test_the_readme_options_table_is_rendered_from_the_specs():
+    """README's table of job options and defaults between its markers is exactly what the specs render."""
+    from backend.cli.options import job_commands
+    from backend.specs import options_table
+
+    readme = (ROOT / "README.md").read_text()
+    table = readme.split("<!-- options:start -->\n", 1)[1].split("\n<!-- options:end -->", 1)[0]
+    assert table == options_table(job_commands()), "regenerate with: python -m backend options-table"
