@@ -136,7 +136,7 @@ def _ensemble(o: Outcomes, seed: int) -> dict:
     return {
         "finding": "4. ensemble gain at a matched budget",
         "shows": _positive(d),
-        "criterion": f"pass@{k} of the pool '{pool}' ({r['members']} checkpoints, k/M samples each) beats the best "
+        "criterion": f"pass@{k} of the pool '{pool}' ({r['members']} checkpoints, ⌊k/M⌋ samples each, the remainder to random members) beats the best "
         f"single checkpoint's pass@{k} (CI > 0)",
         "numbers": {f"pass@{k} gain": d, f"pool pass@{k}": r["pass_at_k"], f"best single pass@{k}": best["best single"]["pass_at_k"]},
     }  # fmt: skip

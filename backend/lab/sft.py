@@ -28,7 +28,8 @@ def as_completion(code: str) -> str:
     return f"```python\n{code.strip()}\n```"
 
 
-def examples(problems: list[tuple[Problem, tuple]], mix: dict[str, int], epochs: int, seed: int) -> list[dict]:
+def examples(problems: list[tuple[Problem, tuple]], mix: dict[str, int], epochs: int, seed: int,
+             rename_p: float = 0.0) -> list[dict]:  # fmt: skip
     """(prompt conversation, completion) pairs: per problem and epoch, mix[kind] augmented copies of
     each kind of solution (cycling through the buggy variants)."""
     rng = random.Random(seed)
@@ -40,16 +41,20 @@ def examples(problems: list[tuple[Problem, tuple]], mix: dict[str, int], epochs:
                 sources = solutions(problem)[kind]
                 for c in range(copies):
                     source = sources[(epoch * copies + c) % len(sources)]
-                    rows.append({"prompt": prompt, "completion": as_completion(augment(source, rng)), "kind": kind})
+                    rows.append(
+                        {"prompt": prompt, "completion": as_completion(augment(source, rng, rename_p)), "kind": kind}
+                    )
     return rows
 
 
-def code_rows(problems: list[Problem], count: int, seed: int) -> list[dict]:
+def code_rows(problems: list[Problem], count: int, seed: int, rename_p: float = 0.0) -> list[dict]:
     """Completion-only rows (no prompt): augmented solutions, so the model first learns to write
     these programs at all; sequences are a third as long as prompted ones, so this is cheap."""
     rng = random.Random(seed + 1)
     sources = [s for p in problems for kind in solutions(p).values() for s in kind]
-    return [{"prompt": None, "completion": as_completion(augment(rng.choice(sources), rng))} for _ in range(count)]
+    return [
+        {"prompt": None, "completion": as_completion(augment(rng.choice(sources), rng, rename_p))} for _ in range(count)
+    ]
 
 
 def tokenizer_corpus(problems: list[Problem], seed: int) -> list[str]:
@@ -85,8 +90,8 @@ def train_sft(recipe, problems: list[tuple[Problem, tuple]], out: Path, progress
     tokenizer = train_tokenizer(tokenizer_corpus([p for p, _ in problems], recipe.seed), recipe.vocab_size)
     model = tiny_qwen2(tokenizer, recipe.seed, recipe.hidden_size, recipe.num_layers, recipe.num_heads,
                        recipe.num_kv_heads)  # fmt: skip
-    rows = examples(problems, recipe.mix, recipe.sft_epochs, recipe.seed)
-    rows += code_rows([p for p, _ in problems], recipe.code_sequences, recipe.seed)
+    rows = examples(problems, recipe.mix, recipe.sft_epochs, recipe.seed, recipe.rename_probability)
+    rows += code_rows([p for p, _ in problems], recipe.code_sequences, recipe.seed, recipe.rename_probability)
     random.Random(recipe.seed).shuffle(rows)
     data = Dataset.from_list([encode(tokenizer, r, 1024) for r in rows])
     args = TrainingArguments(

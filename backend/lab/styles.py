@@ -15,6 +15,7 @@ import ast
 import difflib
 import io
 import tokenize
+import warnings
 
 from backend.lab.augment import own_names
 
@@ -25,7 +26,9 @@ STYLES = ("reference", "brute", "buggy", "other", "no program")
 def shape(code: str) -> list[str] | None:
     """Tokens with the program's own names folded to one placeholder; None if it does not parse."""
     try:
-        names = own_names(ast.parse(code))
+        with warnings.catch_warnings():  # a sampled program may hold odd literals: it is data here
+            warnings.simplefilter("ignore", SyntaxWarning)
+            names = own_names(ast.parse(code))
         tokens = tokenize.generate_tokens(io.StringIO(code).readline)
         return [("NAME" if t.string in names else t.string) for t in tokens
                 if t.type not in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER)]  # fmt: skip

@@ -149,14 +149,21 @@ def test_miniature_lab_in_chromium(lab_server, page):
         const box = (sel) => { const r = gd.querySelector(sel).getBoundingClientRect();
                                return [r.left, r.top, r.right, r.bottom]; };
         return {x: gd._fullLayout.xaxis.range, y: gd._fullLayout.yaxis.range,
+                xpx: gd._fullLayout.xaxis._length, ypx: gd._fullLayout.yaxis._length,
                 xs: gd._fullData.flatMap(t => Array.from(t.x)), ys: gd._fullData.flatMap(t => Array.from(t.y)),
                 legend: box('.legend'), colorbar: box('.colorbar'),
                 labels: gd._fullData[0].text.filter(t => t).length};
     }""")
+    widest = max(max(scatter[k]) - min(scatter[k]) for k in ("xs", "ys"))
+    spans = {}
     for axis, values in (("x", scatter["xs"]), ("y", scatter["ys"])):
         lo, hi = scatter[axis]
         assert lo <= min(values) and max(values) <= hi  # every point is on the plot
-        assert hi - lo < 0.5  # fitted to the data, not 0–100 %
+        spans[axis] = hi - lo
+    # equal scales (a point of either failure is as long on screen), so plotly widens the longer
+    # side of the plot; the other side is fitted to the data with a margin, not a fixed 0–100 %
+    assert spans["x"] / scatter["xpx"] == pytest.approx(spans["y"] / scatter["ypx"], rel=0.02)
+    assert min(spans.values()) <= 1.3 * widest + 1e-6
     (l1, t1, r1, b1), (l2, t2, r2, b2) = scatter["legend"], scatter["colorbar"]
     assert r1 <= l2 or r2 <= l1 or b1 <= t2 or b2 <= t1  # the legend clears the colour bar
     assert scatter["labels"] == 4  # 11 α points: the endpoints and the extremes are labelled, all on hover
