@@ -2,6 +2,7 @@
 as a CLI option and as a form widget, with no other edit; and defaults stated elsewhere come from the specs."""
 
 import re
+import sys
 
 import typer
 from pydantic import Field
@@ -58,7 +59,10 @@ def form_script():
     st.session_state["values"] = spec_widgets(WithWarmup, "t", skip=("checkpoints",))
 
 
-def test_a_new_field_is_a_form_widget_with_its_default_bounds_and_help():
+def test_a_new_field_is_a_form_widget_with_its_default_bounds_and_help(monkeypatch):
+    # AppTest.from_function leaves its script as __main__, which later spawn()ed processes would
+    # re-run: restore the real __main__ afterwards
+    monkeypatch.setitem(sys.modules, "__main__", sys.modules["__main__"])
     at = AppTest.from_function(form_script).run()
     assert not at.exception, at.exception
     (box,) = [w for w in at.number_input if w.label == "Warm-up steps"]
