@@ -117,7 +117,9 @@ def _verdict(res: dict, limits: JudgeLimits) -> str | None:
     if res.get("oom_killed"):  # the cgroup's cap was exceeded at some point: whatever came after
         return "MLE"
     if res["timed_out"] or res["cpu_s"] > limits.time_limit_s or sig == signal.SIGXCPU:
-        return "TLE"
+        # a program held at its memory cap can spend its time in the kernel's reclaim before the
+        # OOM kill comes (seen under CPU load): the cap, reached first, is the verdict
+        return "MLE" if res.get("cap_hit") else "TLE"
     if sig == signal.SIGXFSZ or len(res["stdout"]) > limits.output_mb << 20:
         return "OLE"
     failed = sig is not None or res["exit_code"] != 0
