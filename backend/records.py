@@ -72,7 +72,7 @@ class Checkpoint:
 @dataclass
 class Experiment:
     id: str
-    kind: str  # sweep | eval | rl | import | rollout | lab
+    kind: str  # sweep | eval | rl | rollout
     name: str
     spec: dict | None = None
     note: str | None = None

@@ -106,8 +106,12 @@ def newest_with_results() -> tuple[str, str] | None:
 
 def warm_up() -> None:
     """Compute the newest experiment's default views once, in the background, when the server
-    starts: the first visit to Frontier, Churn or pass@k then finds them cached."""
+    starts: the first visit to the Overview (the lab's program styles, ~10 s to match), Frontier,
+    Churn or pass@k then finds them cached."""
     try:
+        lab_experiment, lab_rows = lab_findings()
+        if lab_rows:
+            lab_styles(lab_experiment)
         newest = newest_with_results()
         if newest is None:
             return

@@ -29,3 +29,36 @@ def test_help_lists_db_commands():
     result = run_cli("--help")
     assert result.returncode == 0
     assert "db" in result.stdout
+
+
+def test_rollout_command_takes_its_options_from_both_specs(tmp_path, db_path):
+    """`rollout` builds RolloutSpec and SamplingSpec from one flag list: the stored experiment holds
+    what was typed, the samples are there, and a bad choice is one line naming its flag."""
+    from backend.lab.tiny import make_tiny_checkpoint
+    from backend.records import Experiment, Problem, Sample, Test
+    from backend.store import Store
+
+    ckpt = make_tiny_checkpoint(tmp_path / "ckpt")
+    store = Store(db_path)
+    store.put([Problem(id=f"t/p{i}", bench="t", title=f"P{i}", statement="print 2") for i in range(2)])
+    store.put([Test(problem_id=f"t/p{i}", idx=0, input="1\n", output="2\n", input_len=2, tier=1) for i in range(2)])
+    flags = ["--checkpoint", str(ckpt), "--bench", "t", "-n", "3", "--max-tokens", "8", "--temperature", "0.7"]
+    result = run_cli("rollout", *flags, "--setting", "reasoning", "--db", str(db_path), timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    (exp,) = store.select(Experiment)
+    assert (exp.kind, exp.spec["setting"], exp.spec["problems"]) == ("rollout", "reasoning", [])
+    assert (exp.spec["sampling"]["n"], exp.spec["sampling"]["temperature"], exp.spec["sampling"]["max_tokens"]) == (
+        3,
+        0.7,
+        8,
+    )
+    assert sorted((s.problem_id, s.sample_idx) for s in store.select(Sample)) == [
+        (f"t/p{i}", j) for i in range(2) for j in range(3)
+    ]
+    bad = run_cli("rollout", *flags, "--setting", "chat", "--db", str(db_path))
+    assert bad.returncode == 2, bad.stderr
+    assert bad.stderr.strip() == (
+        "error: Invalid value for '--setting': 'chat' is not one of 'reasoning', 'tool', 'agentic'. (see --help)"
+    )
+    typo = run_cli("rollout", *flags, "--tempreature", "0.3", "--db", str(db_path))
+    assert typo.returncode == 2 and typo.stderr.startswith("error: No such option: --tempreature"), typo.stderr

@@ -77,10 +77,7 @@ def main() -> None:
     except (typer.Abort, KeyboardInterrupt):
         typer.echo("aborted", err=True)
         sys.exit(130)
-    except Exception as exc:  # click usage errors arrive here in non-standalone mode
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(2)
-        raise
+    except typer.TyperException as exc:  # usage errors (a bad flag, value or choice) in non-standalone mode
+        message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+        typer.echo(f"error: {' '.join(message.replace('Value error, ', '').split())} (see --help)", err=True)
+        sys.exit(2)

@@ -90,6 +90,21 @@ def spec_parameters(model: type[BaseModel], skip: tuple[str, ...] = ()) -> list[
     ]
 
 
+def spec_values(model: type[BaseModel], typed: dict, skip=()) -> dict:
+    """The values Typer passed for `model`'s fields, as the spec takes them: a choice Enum as its
+    value, an omitted repeatable option as []."""
+    values = {}
+    for name, value in typed.items():
+        if name in skip or name not in model.model_fields:
+            continue
+        if isinstance(value, enum.Enum):
+            value = value.value
+        elif value is None and typing.get_origin(unwrap(model.model_fields[name].annotation)[0]) is list:
+            value = []
+        values[name] = value
+    return values
+
+
 def spec_command(model: type[BaseModel], *extras: inspect.Parameter, skip: tuple[str, ...] = ()) -> Callable:
     """Decorate `body(spec, **extras)`: the command's options are the spec's fields plus `extras`;
     the spec arrives validated, its errors naming the flags the user typed."""
@@ -101,10 +116,7 @@ def spec_command(model: type[BaseModel], *extras: inspect.Parameter, skip: tuple
 
         @functools.wraps(body)
         def command(**kwargs):
-            values = {k: v.value if isinstance(v, enum.Enum) else v for k, v in kwargs.items() if k not in extra_names}
-            values = {k: ([] if v is None and typing.get_origin(unwrap(model.model_fields[k].annotation)[0]) is list else v)
-                      for k, v in values.items()}  # fmt: skip
-            spec = validate_spec(model, values, cli_flag)
+            spec = validate_spec(model, spec_values(model, kwargs, skip=extra_names), cli_flag)
             return body(spec, **{k: kwargs[k] for k in extra_names})
 
         command.__signature__ = inspect.Signature(params)

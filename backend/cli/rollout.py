@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import enum
 import inspect
 
 import typer
 
-from backend.cli.options import DB, JOB_SKIP, open_store, spec_parameters
+from backend.cli.options import DB, JOB_SKIP, open_store, spec_parameters, spec_values
 from backend.records import Sample
 from backend.rollout.run import RolloutSpec, run_rollout
 from backend.rollout.spec import SamplingSpec
@@ -19,12 +18,9 @@ OWN = spec_parameters(RolloutSpec, skip=("sampling", "limits"))
 
 def rollout_command(**options) -> None:
     """Sample n solutions per problem and store them (re-running the same command resumes)."""
-    db = options.pop("db")
-    options = {k: v.value if isinstance(v, enum.Enum) else v for k, v in options.items()}
-    sampling = validate_spec(SamplingSpec, {p.name: options.pop(p.name) for p in SAMPLING}, cli_flag)
-    options["problems"] = options["problems"] or []
-    spec = validate_spec(RolloutSpec, {**options, "sampling": sampling}, cli_flag)
-    store = open_store(db)
+    sampling = validate_spec(SamplingSpec, spec_values(SamplingSpec, options), cli_flag)
+    spec = validate_spec(RolloutSpec, {**spec_values(RolloutSpec, options), "sampling": sampling}, cli_flag)
+    store = open_store(options["db"])
     exp = run_rollout(store, spec)
     typer.echo(f"experiment {exp}: {store.count(Sample, {'experiment_id': exp})} samples stored")
 

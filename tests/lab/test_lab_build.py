@@ -2,6 +2,7 @@
 then `lab import` into a fresh database and `lab report` on it; and the committed artifacts import."""
 
 import json
+from collections import Counter
 
 import pyarrow.parquet as pq
 import pytest
@@ -10,6 +11,7 @@ from backend.lab.artifacts import ARTIFACTS
 from backend.lab.recipe import LabRecipe
 from backend.records import Checkpoint, Evaluation, Experiment, Metric, Sample
 from backend.store import Store
+from tests.by_hand import solved_pairs
 from tests.conftest import run_cli
 
 
@@ -98,13 +100,6 @@ def test_committed_lab_artifacts_import(tmp_path):
 def recount_solved(store, sweep: str) -> tuple[int, int]:
     """(union of solved problems, best single checkpoint's count) on the α axis, counted from the
     stored evaluations: solved = at least half the samples correct (SOLVED_AT)."""
-    from collections import Counter
-
     on_axis = {c.id for c in store.select(Checkpoint) if c.alpha is not None}
-    correct, total = Counter(), Counter()
-    for e in store.select(Evaluation, {"experiment_id": sweep}):
-        if e.checkpoint_id in on_axis:
-            total[e.checkpoint_id, e.problem_id] += 1
-            correct[e.checkpoint_id, e.problem_id] += e.outcome == "correct"
-    solved = {key for key, n in total.items() if correct[key] / n >= 0.5}
+    solved = solved_pairs(store, sweep, 0.5, on_axis)
     return len({p for _, p in solved}), max(Counter(c for c, _ in solved).values(), default=0)

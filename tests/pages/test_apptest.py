@@ -6,6 +6,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from backend.records import Job
+from tests.by_hand import solved_pairs
 from tests.conftest import ROOT
 
 PAGES = ["overview", "frontier", "churn", "passk", "problem", "training", "launch", "jobs"]
@@ -54,7 +55,7 @@ def test_pages_show_the_populated_database(populated, db_path, monkeypatch):
     (heatmap,) = at.get("plotly_chart")
     grid = json.loads(heatmap.proto.spec)["data"][0]  # square markers, one per (problem, checkpoint)
     assert len(set(grid["x"])) == 6 and len(set(grid["y"])) == 6 and len(grid["x"]) == 36
-    union = {p for c, p in solved_pairs(populated, 0.5)}
+    union = {p for c, p in solved_pairs(populated, "exp-dash", 0.5)}
     assert int(at.metric[1].value) == len(union)
     at = app(db_path, monkeypatch, "passk", {"exp": "exp-dash"})
     names = traces(at)[0]
@@ -221,23 +222,10 @@ def test_launch_form_messages_are_in_the_forms_words(populated, db_path, monkeyp
     assert populated.count(Job) == 0
 
 
-def solved_pairs(store, at_least: float) -> set[tuple[str, str]]:
-    """(checkpoint, problem) pairs whose pass rate is ≥ at_least, counted from the stored rows."""
-    from collections import Counter
-
-    from backend.records import Evaluation
-
-    correct, total = Counter(), Counter()
-    for e in store.select(Evaluation, {"experiment_id": "exp-dash"}):
-        total[e.checkpoint_id, e.problem_id] += 1
-        correct[e.checkpoint_id, e.problem_id] += e.outcome == "correct"
-    return {key for key, n in total.items() if correct[key] / n >= at_least}
-
-
 def solved_by_hand(store, at_least: float) -> dict[str, int]:
     from collections import Counter
 
-    return dict(Counter(c for c, _ in solved_pairs(store, at_least)))
+    return dict(Counter(c for c, _ in solved_pairs(store, "exp-dash", at_least)))
 
 
 @pytest.mark.parametrize("at_least", [0.5, 0.2])
