@@ -103,10 +103,9 @@ def rename_map(names: set[str], rng: random.Random, p: float = 0.3) -> dict[str,
 
 
 def reformat(source: str, rng: random.Random) -> str:
-    """Indentation of 4 or 2 spaces, with or without blank lines around top-level definitions."""
+    """With or without blank lines before top-level blocks. Indentation stays at 4 spaces: with 2
+    or 4 at random (the first two builds), the tiny model mixed both within one program."""
     lines = source.splitlines()
-    if rng.random() < 0.3:
-        lines = [_reindent(line, 2) for line in lines]
     if rng.random() < 0.5:
         spaced = []
         for line in lines:
@@ -115,12 +114,6 @@ def reformat(source: str, rng: random.Random) -> str:
             spaced.append(line)
         lines = spaced
     return "\n".join(lines) + "\n"
-
-
-def _reindent(line: str, width: int) -> str:
-    stripped = line.lstrip(" ")
-    depth = (len(line) - len(stripped)) // 4
-    return " " * (width * depth) + stripped
 
 
 def augment(source: str, rng: random.Random, rename_p: float = 0.3) -> str:

@@ -97,7 +97,7 @@ def _train_endpoint(store, recipe, sft, reward, staging, name, problems, progres
         base=str(sft), output_dir=str(work), reward=reward, bench=BENCH, problems=problems, steps=recipe.rl_steps,
         num_generations=recipe.num_generations, per_device_train_batch_size=recipe.rl_batch_size,
         max_completion_length=recipe.max_completion_length, learning_rate=recipe.rl_learning_rate, beta=0.0,
-        temperature=recipe.temperature, save_steps=recipe.rl_steps, seed=recipe.seed,
+        temperature=recipe.rl_temperature, save_steps=recipe.rl_steps, seed=recipe.seed,
     )  # fmt: skip
     exp = run_rl(store, spec, progress)
     folder = staging / "checkpoints" / name

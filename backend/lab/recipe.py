@@ -36,6 +36,12 @@ class LabRecipe:
     # the first build), the 0.8M-parameter model did not keep them consistent through a program
     # and a third of its samples were NameErrors; formatting and idiom rewrites stay
     rename_probability: float = 0.0
+    # each answer first restates the problem's title ("Problem: Balanced Brackets."), a brief thought
+    # as the reasoning prompt asks for: in build 2 over half the broken samples were another
+    # problem's program, because a 4-layer model has to pick the problem at the program's first
+    # diverging token, ~200 tokens after the statement; copying the title is easy, and the program
+    # then follows the title right before it
+    restate_title: bool = True
     # RL endpoints (backend.rl, TRL GRPOTrainer)
     low_reward: str = "R_3"
     high_reward: str = "R_inf"
@@ -47,9 +53,11 @@ class LabRecipe:
     # the sweep
     alphas: list[float] = field(default_factory=lambda: [-1, -0.5, -0.25, 0, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 2])
     n: int = 16
-    temperature: float = (
-        0.5  # RL and the sweep: a few-MB model writes broken programs at T = 1 (0.7 in the first build)
-    )
+    # sampling temperature of the sweep: at 0.5 a few-MB model still writes broken programs in a
+    # fifth of its samples (a trial SFT with the title restated: 20 % at 0.5, 12 % at 0.3, with
+    # pass@16 85 % and 68 %); 0.7 in the first build, 0.5 in the second
+    temperature: float = 0.3
+    rl_temperature: float = 0.5  # GRPO's groups need varied samples to compare; build 2 used 0.5 too
     max_tokens: int = 384
 
     @classmethod

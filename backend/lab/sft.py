@@ -24,37 +24,48 @@ def solutions(problem: Problem) -> dict[str, list[str]]:
     return {"reference": [module.REFERENCE], "brute": [module.BRUTE], "buggy": list(module.BUGGY)}
 
 
-def as_completion(code: str) -> str:
-    return f"```python\n{code.strip()}\n```"
+def restatement(title: str) -> str:
+    return f"Problem: {title}.\n"
 
 
-def examples(problems: list[tuple[Problem, tuple]], mix: dict[str, int], epochs: int, seed: int,
-             rename_p: float = 0.0) -> list[dict]:  # fmt: skip
-    """(prompt conversation, completion) pairs: per problem and epoch, mix[kind] augmented copies of
-    each kind of solution (cycling through the buggy variants)."""
-    rng = random.Random(seed)
+def as_completion(code: str, title: str | None = None) -> str:
+    """The answer: the program in a fenced block, after a one-line restatement of the problem's
+    title when `title` is given (LabRecipe.restate_title says why)."""
+    block = f"```python\n{code.strip()}\n```"
+    return restatement(title) + block if title else block
+
+
+def examples(problems: list[tuple[Problem, tuple]], recipe) -> list[dict]:
+    """(prompt conversation, completion) pairs: per problem and epoch, recipe.mix[kind] augmented
+    copies of each kind of solution (cycling through the buggy variants)."""
+    rng = random.Random(recipe.seed)
     rows = []
-    for epoch in range(epochs):
+    for epoch in range(recipe.sft_epochs):
         for problem, example in problems:
             prompt = conversation(problem, "reasoning", example)
-            for kind, copies in mix.items():
+            title = problem.title if recipe.restate_title else None
+            for kind, copies in recipe.mix.items():
                 sources = solutions(problem)[kind]
                 for c in range(copies):
-                    source = sources[(epoch * copies + c) % len(sources)]
-                    rows.append(
-                        {"prompt": prompt, "completion": as_completion(augment(source, rng, rename_p)), "kind": kind}
-                    )
+                    code = augment(sources[(epoch * copies + c) % len(sources)], rng, recipe.rename_probability)
+                    rows.append({"prompt": prompt, "completion": as_completion(code, title), "kind": kind})
     return rows
 
 
-def code_rows(problems: list[Problem], count: int, seed: int, rename_p: float = 0.0) -> list[dict]:
+def code_rows(problems: list[Problem], recipe) -> list[dict]:
     """Completion-only rows (no prompt): augmented solutions, so the model first learns to write
-    these programs at all; sequences are a third as long as prompted ones, so this is cheap."""
-    rng = random.Random(seed + 1)
-    sources = [s for p in problems for kind in solutions(p).values() for s in kind]
-    return [
-        {"prompt": None, "completion": as_completion(augment(rng.choice(sources), rng, rename_p))} for _ in range(count)
-    ]
+    these programs at all; sequences are a third as long as prompted ones, so this is cheap. With
+    restate_title the title line comes first as context, not learned: these rows teach "this title,
+    this program", while only prompted rows teach which title to write (the one in the statement)."""
+    rng = random.Random(recipe.seed + 1)
+    sources = [(p, s) for p in problems for kind in solutions(p).values() for s in kind]
+    rows = []
+    for _ in range(recipe.code_sequences):
+        problem, source = rng.choice(sources)
+        context = restatement(problem.title) if recipe.restate_title else None
+        rows.append({"prompt": None, "context": context,
+                     "completion": as_completion(augment(source, rng, recipe.rename_probability))})  # fmt: skip
+    return rows
 
 
 def tokenizer_corpus(problems: list[Problem], seed: int) -> list[str]:
@@ -64,16 +75,17 @@ def tokenizer_corpus(problems: list[Problem], seed: int) -> list[str]:
     for p in problems:
         texts += [p.title, p.statement, p.input_spec or "", p.output_spec or ""]
         for sources in solutions(p).values():
-            texts += [as_completion(augment(s, rng)) for s in sources for _ in range(3)]
+            texts += [as_completion(augment(s, rng), p.title) for s in sources for _ in range(3)]
     return texts
 
 
 def encode(tokenizer, row: dict, max_len: int) -> dict:
-    if row["prompt"] is None:
-        p_ids = []
-    else:
+    """Token ids and labels: the prompt (a chat) or the context (plain text) is seen, not learned."""
+    if row["prompt"] is not None:
         prompt = tokenizer.apply_chat_template(row["prompt"], tokenize=False, add_generation_prompt=True)
-        p_ids = tokenizer(prompt)["input_ids"]
+    else:
+        prompt = row.get("context") or ""
+    p_ids = tokenizer(prompt)["input_ids"] if prompt else []
     c_ids = tokenizer(row["completion"])["input_ids"] + [tokenizer.eos_token_id]
     ids = (p_ids + c_ids)[:max_len]
     labels = ([IGNORE] * len(p_ids) + c_ids)[:max_len]
@@ -90,8 +102,7 @@ def train_sft(recipe, problems: list[tuple[Problem, tuple]], out: Path, progress
     tokenizer = train_tokenizer(tokenizer_corpus([p for p, _ in problems], recipe.seed), recipe.vocab_size)
     model = tiny_qwen2(tokenizer, recipe.seed, recipe.hidden_size, recipe.num_layers, recipe.num_heads,
                        recipe.num_kv_heads)  # fmt: skip
-    rows = examples(problems, recipe.mix, recipe.sft_epochs, recipe.seed, recipe.rename_probability)
-    rows += code_rows([p for p, _ in problems], recipe.code_sequences, recipe.seed, recipe.rename_probability)
+    rows = examples(problems, recipe) + code_rows([p for p, _ in problems], recipe)
     random.Random(recipe.seed).shuffle(rows)
     data = Dataset.from_list([encode(tokenizer, r, 1024) for r in rows])
     args = TrainingArguments(
