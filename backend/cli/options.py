@@ -90,12 +90,12 @@ def spec_parameters(model: type[BaseModel], skip: tuple[str, ...] = ()) -> list[
     ]
 
 
-def spec_values(model: type[BaseModel], typed: dict, skip=()) -> dict:
-    """The values Typer passed for `model`'s fields, as the spec takes them: a choice Enum as its
-    value, an omitted repeatable option as []."""
+def spec_values(model: type[BaseModel], typed: dict) -> dict:
+    """The values Typer passed for `model`'s fields (other parameters are left out), as the spec
+    takes them: a choice Enum as its value, an omitted repeatable option as []."""
     values = {}
     for name, value in typed.items():
-        if name in skip or name not in model.model_fields:
+        if name not in model.model_fields:
             continue
         if isinstance(value, enum.Enum):
             value = value.value
@@ -116,7 +116,7 @@ def spec_command(model: type[BaseModel], *extras: inspect.Parameter, skip: tuple
 
         @functools.wraps(body)
         def command(**kwargs):
-            spec = validate_spec(model, spec_values(model, kwargs, skip=extra_names), cli_flag)
+            spec = validate_spec(model, spec_values(model, kwargs), cli_flag)
             return body(spec, **{k: kwargs[k] for k in extra_names})
 
         command.__signature__ = inspect.Signature(params)

@@ -24,15 +24,14 @@ def solutions(problem: Problem) -> dict[str, list[str]]:
     return {"reference": [module.REFERENCE], "brute": [module.BRUTE], "buggy": list(module.BUGGY)}
 
 
-def restatement(title: str) -> str:
-    return f"Problem: {title}.\n"
+def restatement(problem: Problem, recipe) -> str:
+    """The answer's first line, "Problem: <title>.", or nothing (LabRecipe.restate_title says why)."""
+    return f"Problem: {problem.title}.\n" if recipe.restate_title else ""
 
 
-def as_completion(code: str, title: str | None = None) -> str:
-    """The answer: the program in a fenced block, after a one-line restatement of the problem's
-    title when `title` is given (LabRecipe.restate_title says why)."""
-    block = f"```python\n{code.strip()}\n```"
-    return restatement(title) + block if title else block
+def as_completion(code: str, restated: str = "") -> str:
+    """The answer: the restatement (if any), then the program in a fenced block."""
+    return f"{restated}```python\n{code.strip()}\n```"
 
 
 def examples(problems: list[tuple[Problem, tuple]], recipe) -> list[dict]:
@@ -43,12 +42,12 @@ def examples(problems: list[tuple[Problem, tuple]], recipe) -> list[dict]:
     for epoch in range(recipe.sft_epochs):
         for problem, example in problems:
             prompt = conversation(problem, "reasoning", example)
-            title = problem.title if recipe.restate_title else None
+            restated = restatement(problem, recipe)
             for kind, copies in recipe.mix.items():
                 sources = solutions(problem)[kind]
                 for c in range(copies):
                     code = augment(sources[(epoch * copies + c) % len(sources)], rng, recipe.rename_probability)
-                    rows.append({"prompt": prompt, "completion": as_completion(code, title), "kind": kind})
+                    rows.append({"prompt": prompt, "completion": as_completion(code, restated), "kind": kind})
     return rows
 
 
@@ -62,20 +61,19 @@ def code_rows(problems: list[Problem], recipe) -> list[dict]:
     rows = []
     for _ in range(recipe.code_sequences):
         problem, source = rng.choice(sources)
-        context = restatement(problem.title) if recipe.restate_title else None
-        rows.append({"prompt": None, "context": context,
+        rows.append({"prompt": None, "context": restatement(problem, recipe),
                      "completion": as_completion(augment(source, rng, recipe.rename_probability))})  # fmt: skip
     return rows
 
 
-def tokenizer_corpus(problems: list[Problem], seed: int) -> list[str]:
-    """Statements, specs, prompts and (augmented) solutions of every builtin problem."""
-    rng = random.Random(seed)
+def tokenizer_corpus(problems: list[Problem], recipe) -> list[str]:
+    """Statements, specs, prompts and (augmented) answers of every training problem."""
+    rng = random.Random(recipe.seed)
     texts = list(SYSTEM.values())
     for p in problems:
         texts += [p.title, p.statement, p.input_spec or "", p.output_spec or ""]
         for sources in solutions(p).values():
-            texts += [as_completion(augment(s, rng), p.title) for s in sources for _ in range(3)]
+            texts += [as_completion(augment(s, rng), restatement(p, recipe)) for s in sources for _ in range(3)]
     return texts
 
 
@@ -99,7 +97,7 @@ def train_sft(recipe, problems: list[tuple[Problem, tuple]], out: Path, progress
     from datasets import Dataset
     from transformers import DataCollatorForSeq2Seq, Trainer, TrainingArguments
 
-    tokenizer = train_tokenizer(tokenizer_corpus([p for p, _ in problems], recipe.seed), recipe.vocab_size)
+    tokenizer = train_tokenizer(tokenizer_corpus([p for p, _ in problems], recipe), recipe.vocab_size)
     model = tiny_qwen2(tokenizer, recipe.seed, recipe.hidden_size, recipe.num_layers, recipe.num_heads,
                        recipe.num_kv_heads)  # fmt: skip
     rows = examples(problems, recipe) + code_rows([p for p, _ in problems], recipe)
