@@ -27,12 +27,14 @@ def live_jobs() -> None:
     for job in jobs:
         with st.container(border=True):
             st.markdown(f"**{job.id}** · {job.kind} · `{job.status}` · experiment `{job.experiment_id}`")
-            for stage, p in (job.progress or {}).items():
+            for stage, p in runner.stages(job).items():
                 eta = f", ETA {p['eta_s']:.0f}s" if p.get("eta_s") and job.status == "running" else ""
                 st.progress(
                     min(1.0, p["done"] / max(p["total"], 1)),
                     text=f"{stage}: {p['done']}/{p['total']} ({p['rate']:.2f}/s{eta})",
                 )
+            for line in runner.actor_lines(job):
+                st.caption(line)
             if job.error:
                 st.error(job.error)
             c1, c2 = st.columns(2)

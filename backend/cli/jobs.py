@@ -58,10 +58,15 @@ def stage_bars(bars: Progress):
     tasks: dict[str, int] = {}
 
     def update(job: Job) -> None:
-        for stage, p in (job.progress or {}).items():
+        for stage, p in runner.stages(job).items():
             if stage not in tasks:
                 tasks[stage] = bars.add_task(stage, total=p["total"] or 1)
             bars.update(tasks[stage], completed=p["done"], total=p["total"] or 1)
+        for line in runner.actor_lines(job):  # a Ray job's engine actors: node, GPU, point, rate
+            name = line.split(" ", 1)[0]
+            if name not in tasks:
+                tasks[name] = bars.add_task(line, total=None)
+            bars.update(tasks[name], description=line)
 
     return update
 

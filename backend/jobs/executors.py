@@ -2,33 +2,40 @@
 results to it and never write.
 
 - local: rollouts in the driver (the model stays loaded), judging in a process pool over all cores.
-- ray:   rollouts in an actor (num_gpus=1 when the cluster has GPUs, else a CPU actor), judging as
-         many CPU tasks; `ray_address` None starts a local cluster, `auto` joins a running one.
+- ray:   an engine pool (backend/jobs/pool.py): one engine actor per GPU, α points handed to
+         whichever actor is free; merges and judging as CPU tasks. `ray_address` None starts a
+         local cluster that listens on 127.0.0.1 only, `auto` joins a running one.
+
+Both run a job's points through `rollout_points(points, work)`: `work` says what each point still
+lacks and stores what comes back, so resume is the same computation either way.
 """
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
+from backend.merge.cache import MergeCache
+from backend.merge.spec import MergeSpec
 from backend.rollout.engines import make_engine
 from backend.rollout.settings import SettingLimits, run_episodes
 from backend.rollout.spec import SamplingSpec
-from backend.sandbox.pool import JudgeJob, JudgePool, run_job
+from backend.sandbox.pool import JudgeJob, JudgePool
 
 
 class Engines:
     """One loaded engine at a time. For a live α switch the endpoint θ_low stays loaded and its
     weights are rewritten in place (backend/merge/live.py) instead of loading a merged folder."""
 
-    def __init__(self, engine_name: str):
-        self.engine_name = engine_name
+    def __init__(self, engine_name: str, **engine_kw):
+        self.engine_name, self.engine_kw = engine_name, engine_kw
         self.engine, self.path, self.switch = None, None, None
 
     def get(self, checkpoint: str, alpha_switch: tuple[str, str, float] | None = None):
         target = alpha_switch[0] if alpha_switch else checkpoint
         if self.path != target or (self.switch is None) != (alpha_switch is None):
-            engine = make_engine(self.engine_name, target, alpha_switch=alpha_switch is not None)
+            engine = make_engine(self.engine_name, target, alpha_switch=alpha_switch is not None, **self.engine_kw)
             self.engine, self.path, self.switch = engine, target, None
         if alpha_switch:
             low, high, alpha = alpha_switch
@@ -50,13 +57,28 @@ class Engines:
         return run_episodes(self.get(checkpoint, alpha_switch), conversations, setting, sampling, limits, backend)
 
 
+def engine_options(spec) -> dict:
+    """Engine keywords a job spec sets (only those that differ from the engine's own default)."""
+    return {"tensor_parallel_size": spec.tensor_parallel_size} if spec.tensor_parallel_size > 1 else {}
+
+
 class LocalExecutor:
-    def __init__(self, engine_name: str = "auto", judge_workers: int | None = None):
-        self.engines = Engines(engine_name)
+    def __init__(self, engine_name: str = "auto", judge_workers: int | None = None, **engine_kw):
+        self.engines = Engines(engine_name, **engine_kw)
         self.judging = JudgePool(judge_workers)
 
-    def rollout(self, checkpoint, conversations, setting, sampling, limits, backend, alpha_switch=None):
-        return self.engines.rollout(checkpoint, conversations, setting, sampling, limits, backend, alpha_switch)
+    def merge(self, specs: list[MergeSpec]) -> list[Path]:
+        return MergeCache().get(specs, progress=False)  # one pass over the inputs for every missing α
+
+    def rollout_points(self, points: list, work) -> None:
+        """One point after another in this process; the model stays loaded between points."""
+        for point in points:
+            for batch in work.todo(point):
+                episodes = self.engines.rollout(
+                    point.path, work.conversations(batch), *work.request, point.alpha_switch
+                )
+                work.stored(point, batch, episodes)
+            work.finished(point)
 
     def submit_judging(self, jobs: list[JudgeJob]) -> None:
         self.judging.submit(jobs)
@@ -72,48 +94,30 @@ class LocalExecutor:
         self.judging.close()
 
 
-def connect_ray(address: str | None):
-    """The one Ray start: join `address` (auto | HOST:PORT), or start a local cluster on every core."""
+def connect_ray(address: str | None, **init_kw):
+    """The one Ray start: join `address` (auto | HOST:PORT), or start a local cluster on every core
+    that only this machine can reach. Ray has no authentication (whoever reaches its ports runs code
+    on it), and by default a new cluster listens on the machine's network interface; with Ray's
+    multi-node mode off it binds every port to 127.0.0.1. `RAY_OVERRIDE_RESOURCES` (Ray's own
+    variable) may declare resources, e.g. fake GPUs for tests."""
     import ray
 
-    if not ray.is_initialized():
-        ray.init(address=address, num_cpus=None if address else os.cpu_count(), include_dashboard=False,
-                 log_to_driver=False)  # fmt: skip
+    if ray.is_initialized():
+        return ray
+    if address:
+        ray.init(address=address, log_to_driver=False, **init_kw)
+        return ray
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"  # the processes Ray starts read it too
+    ray._private.ray_constants.ENABLE_RAY_CLUSTER = False  # read at import, which may have happened
+    ray.init(num_cpus=None if "RAY_OVERRIDE_RESOURCES" in os.environ else os.cpu_count(),
+             _node_ip_address="127.0.0.1", include_dashboard=False, dashboard_host="127.0.0.1",
+             log_to_driver=False, **init_kw)  # fmt: skip
     return ray
 
 
-class RayExecutor:
-    def __init__(self, engine_name: str = "auto", address: str | None = None):
-        ray = connect_ray(address)
-        self.ray = ray
-        gpus = 1 if ray.cluster_resources().get("GPU", 0) >= 1 else 0
-        self._actor = ray.remote(num_gpus=gpus, num_cpus=0 if gpus else 1)(Engines).remote(engine_name)
-        self._judge = ray.remote(num_cpus=1)(run_job)
-        self._pending: list = []
+def make_executor(spec):
+    if spec.executor == "ray":
+        from backend.jobs.pool import RayExecutor
 
-    def rollout(self, checkpoint, conversations, setting, sampling, limits, backend, alpha_switch=None):
-        return self.ray.get(
-            self._actor.rollout.remote(checkpoint, conversations, setting, sampling, limits, backend, alpha_switch)
-        )
-
-    def submit_judging(self, jobs: list[JudgeJob]) -> None:
-        self._pending += [self._judge.remote(j) for j in jobs]
-
-    def collect(self, block: bool = False) -> list[tuple[Any, Any]]:
-        if not self._pending:
-            return []
-        ready, self._pending = self.ray.wait(
-            self._pending, num_returns=1 if block else len(self._pending), timeout=None if block else 0
-        )
-        return self.ray.get(ready)
-
-    @property
-    def pending(self) -> int:
-        return len(self._pending)
-
-    def close(self) -> None:
-        self.ray.kill(self._actor)
-
-
-def make_executor(name: str, engine_name: str, ray_address: str | None = None):
-    return RayExecutor(engine_name, ray_address) if name == "ray" else LocalExecutor(engine_name)
+        return RayExecutor(spec.engine, spec.ray_address, spec.gpus, spec.tensor_parallel_size, engine_options(spec))
+    return LocalExecutor(spec.engine, **engine_options(spec))

@@ -2,23 +2,25 @@
 
 Resumable by construction: each stage computes what is missing (merged folders not yet in the
 cache, problems without all their samples, samples without an evaluation) and does only that.
-Judging of one point runs in the executor's pool while the next point is being generated.
+Judging of one point runs in the executor's pool while the next point is being generated. The
+executor decides where points are sampled (backend/jobs/executors.py, backend/jobs/pool.py).
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from backend.jobs.executors import make_executor
 from backend.jobs.spec import EvalSpec, SweepSpec
-from backend.merge.cache import MergeCache, merge_key, register_merged
+from backend.merge.cache import merge_key, register_merged
 from backend.merge.io import Checkpoint as Folder
 from backend.merge.io import content_hash
 from backend.merge.registry import ensure_registered, merged_id
 from backend.merge.spec import MergeSpec
 from backend.records import Checkpoint, Evaluation, Job, Problem, Sample, Test
-from backend.rollout.run import sample_problems, select_problems
+from backend.rollout.run import conversations, missing_batches, select_problems, store_batch
 from backend.rollout.settings import SettingLimits
 from backend.sandbox.judge import JudgeResult, JudgeTest, Program, judge_setup
 from backend.sandbox.pool import JudgeJob
@@ -31,6 +33,8 @@ class Progress:
     def __init__(self, store: Store, job_id: str):
         self.store, self.job_id = store, job_id
         self.stages: dict[str, dict] = {}
+        self.stage: str | None = None
+        self.actors: dict[str, dict] = {}  # engine actors of the Ray pool: where they run, what they do
         self._last = 0.0
 
     def set_total(self, stage: str, total: int) -> None:
@@ -45,12 +49,26 @@ class Progress:
         self.stages[stage]["done"] = done
         self.flush(stage, force=True)
 
+    def actor(self, name: str, batch_samples: int = 0, began: float | None = None, ended: float | None = None,
+              **fields) -> None:  # fmt: skip
+        """An engine actor's node, GPUs, state and point; its rate is samples per second since its first call."""
+        a = self.actors.setdefault(name, {"samples": 0, "points": 0})
+        a.update(fields)
+        if fields.get("state") == "idle":
+            a["points"] += 1
+        if began is not None:
+            a.setdefault("began", began)
+            a["ended"], a["samples"] = ended, a["samples"] + batch_samples
+            a["rate"] = round(a["samples"] / max(ended - a["began"], 1e-6), 3)
+        self.flush(self.stage or "rollout", force=True)
+
     def flush(self, stage: str, force: bool = False) -> None:
         now = time.time()
         if not force and now - self._last < 1.0:
             return
         self._last = now
-        out = {}
+        self.stage = stage
+        out: dict = {"actors": self.actors} if self.actors else {}
         for name, s in self.stages.items():
             if s.get("total") and s["done"] >= s["total"]:
                 s.setdefault("ended", now)  # a finished stage's rate stops where it ended
@@ -72,9 +90,11 @@ class Point:
     checkpoint_id: str
     path: str
     alpha_switch: tuple[str, str, float] | None = None
+    label: str = ""
 
 
-def sweep_points(store: Store, spec: SweepSpec, progress: Progress) -> list[Point]:
+def sweep_points(store: Store, spec: SweepSpec, progress: Progress, merge) -> list[Point]:
+    """merge(specs) → folders: the executor's (in this process, or one Ray task per α)."""
     specs = [MergeSpec.alpha(spec.low, spec.high, a) for a in spec.alphas]
     progress.set_total("merge", len(specs))
     if spec.live_switch:  # live α switch: no folders, the same ids a disk merge would get
@@ -87,37 +107,35 @@ def sweep_points(store: Store, spec: SweepSpec, progress: Progress) -> list[Poin
             store.put([Checkpoint(id=cid, path=f"live:{spec.low}|{spec.high}", kind="merged", label=f"α={s.label['alpha']:g}",
                                   low_id=low_id, high_id=high_id, alpha=s.label["alpha"], content_hash=merge_key(hashes, s), model_type=model_type)],
                       replace=False)  # another experiment's row with this content stays as it is  # fmt: skip
-            points.append(Point(cid, spec.low, (spec.low, spec.high, s.label["alpha"])))
+            points.append(Point(cid, spec.low, (spec.low, spec.high, s.label["alpha"]), f"α={s.label['alpha']:g}"))
         progress.advance("merge", len(specs))
         return points
-    folders = MergeCache().get(specs, progress=False)  # one pass over the inputs for every missing α
+    folders = merge(specs)
     progress.advance("merge", len(specs))
-    return [Point(register_merged(store, f, s).id, str(f)) for f, s in zip(folders, specs, strict=True)]
+    return [Point(register_merged(store, f, s).id, str(f), label=f"α={s.label['alpha']:g}")
+            for f, s in zip(folders, specs, strict=True)]  # fmt: skip
 
 
-def eval_points(store: Store, spec: EvalSpec) -> list[Point]:
-    return [Point(ensure_registered(store, p).id, p) for p in spec.checkpoints]
+def eval_points(store: Store, folders: list[str]) -> list[Point]:
+    return [Point(ensure_registered(store, p).id, p, label=Path(p).name) for p in folders]
 
 
 def run_pipeline(store: Store, job_id: str, experiment_id: str, spec: SweepSpec | EvalSpec) -> dict:
     progress = Progress(store, job_id)
-    if isinstance(spec, SweepSpec):
-        points = sweep_points(store, spec, progress) + [
-            Point(ensure_registered(store, p).id, p) for p in spec.independent
-        ]
-    else:
-        points = eval_points(store, spec)
     problems = select_problems(store, spec)
-    sampling = spec.sampling()
     judge_inputs = {p.id: _judge_inputs(store, p, spec) for p in problems}
-    executor = make_executor(spec.executor, spec.engine, spec.ray_address)
-    progress.set_total("rollout", len(points) * len(problems) * spec.n)
-    progress.set_total("judge", len(points) * len(problems) * spec.n)
+    executor = make_executor(spec)
     try:
+        if isinstance(spec, SweepSpec):
+            points = sweep_points(store, spec, progress, executor.merge) + eval_points(store, spec.independent)
+        else:
+            points = eval_points(store, spec.checkpoints)
+        progress.set_total("rollout", len(points) * len(problems) * spec.n)
+        progress.set_total("judge", len(points) * len(problems) * spec.n)
         for point in points:
-            _rollout_point(store, executor, experiment_id, point, problems, spec, sampling, progress)
-            _queue_judging(store, executor, experiment_id, point, judge_inputs, spec, progress)
-            _drain(store, executor, experiment_id, progress, block=False)
+            done = store.sample_keys(experiment_id, point.checkpoint_id)
+            progress.advance("rollout", sum(1 for p in problems for i in range(spec.n) if (p.id, i) in done))
+        executor.rollout_points(points, Work(store, executor, experiment_id, problems, spec, judge_inputs, progress))
         while executor.pending:
             _drain(store, executor, experiment_id, progress, block=True)
         progress.flush("judge", force=True)
@@ -127,16 +145,43 @@ def run_pipeline(store: Store, job_id: str, experiment_id: str, spec: SweepSpec 
             "evaluations": store.count(Evaluation, {"experiment_id": experiment_id})}  # fmt: skip
 
 
-def _rollout_point(store, executor, exp, point, problems, spec, sampling, progress) -> None:
-    done = store.sample_keys(exp, point.checkpoint_id)
-    progress.advance("rollout", sum(1 for p in problems for i in range(spec.n) if (p.id, i) in done))
+@dataclass
+class Work:
+    """What an executor needs of the pipeline: what a point still lacks, and where results go. The
+    executor calls stored() with each batch as it arrives, in the driver, the only writer."""
 
-    def generate(conversations):
-        return executor.rollout(point.path, conversations, spec.setting, sampling, SettingLimits(), spec.judge_backend,
-                                point.alpha_switch)  # fmt: skip
+    store: Store
+    executor: object
+    exp: str
+    problems: list[Problem]
+    spec: SweepSpec | EvalSpec
+    judge_inputs: dict
+    progress: Progress
 
-    sample_problems(store, exp, point.checkpoint_id, problems, spec.setting, spec.n, generate,
-                    lambda _, stored: progress.advance("rollout", stored))  # fmt: skip
+    @property
+    def request(self) -> tuple:
+        """The rest of an engine call: setting, sampling, limits, sandbox."""
+        return (self.spec.setting, self.spec.sampling(), SettingLimits(), self.spec.judge_backend)
+
+    def todo(self, point: Point) -> list[list[Problem]]:
+        return missing_batches(self.store, self.exp, point.checkpoint_id, self.problems, self.spec.n)
+
+    def conversations(self, batch: list[Problem]) -> list[list[dict]]:
+        return conversations(self.store, batch, self.spec.setting)
+
+    def stored(self, point: Point, batch: list[Problem], episodes) -> None:
+        stored = store_batch(self.store, self.exp, point.checkpoint_id, batch, episodes, self.spec.setting)
+        self.progress.advance("rollout", stored)
+
+    def finished(self, point: Point) -> None:
+        _queue_judging(self.store, self.executor, self.exp, point, self.judge_inputs, self.spec, self.progress)
+        self.idle()
+
+    def idle(self) -> None:
+        _drain(self.store, self.executor, self.exp, self.progress, block=False)
+
+    def actor(self, name: str, **fields) -> None:
+        self.progress.actor(name, **fields)
 
 
 def _queue_judging(store, executor, exp, point, judge_inputs, spec, progress) -> None:

@@ -161,6 +161,22 @@ def observed(job: Job) -> Job:
     return job
 
 
+def stages(job: Job) -> dict[str, dict]:
+    """The job's progress per stage (merge, rollout, judge), without its engine actors."""
+    return {k: v for k, v in (job.progress or {}).items() if k != "actors"}
+
+
+def actor_lines(job: Job) -> list[str]:
+    """One line per engine actor of a Ray job: where it runs, what it samples, how fast."""
+    lines = []
+    for name, a in (job.progress or {}).get("actors", {}).items():
+        where = f"{a.get('node', '?')} GPU {','.join(a['gpus'])}" if a.get("gpus") else a.get("node", "?")
+        rate = f", {a['rate']:.2f} samples/s" if a.get("rate") else ""
+        doing = f" {a['point']}" if a.get("state") == "sampling" else ""
+        lines.append(f"{name} on {where}: {a.get('state', '?')}{doing}, {a['points']} point(s) done{rate}")
+    return lines
+
+
 def list_jobs(store: Store) -> list[Job]:
     return [observed(j) for j in store.select(Job, newest_first=True)]
 

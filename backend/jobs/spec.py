@@ -62,7 +62,15 @@ class RunOptions(BaseModel):
     executor: ExecutorName = Field("local", title="Executor")
     """local: rollouts in the job's process, judging on every core; ray: an actor and CPU tasks."""
     ray_address: str | None = Field(None, title="Ray address", json_schema_extra={"form": False})
-    """auto (join a running cluster) or HOST:PORT; none starts a local Ray."""
+    """auto (join a running cluster) or HOST:PORT; none starts a local Ray on 127.0.0.1 only."""
+    gpus: int | None = Field(
+        None, ge=1, le=4096, title="GPUs (ray)", json_schema_extra={"none": "every GPU of the cluster"}
+    )
+    """Ray executor: GPUs the engine pool uses, one engine actor per tensor_parallel_size of them; none:
+    every GPU of the cluster. Never more actors than points to sample (α points, checkpoints)."""
+    tensor_parallel_size: int = Field(1, ge=1, le=64, title="Tensor parallel size (vLLM)")
+    """GPUs one vLLM engine shards the model over (vLLM's tensor_parallel_size); for models too large
+    for one GPU. 1: one engine per GPU."""
     judge_backend: SandboxBackend = Field("bwrap", title="Sandbox", json_schema_extra={"cli": "--backend"})
     """Judge sandbox: bwrap (default, no daemon), docker, or none (no isolation: trusted code only)."""
     time_limit_s: float | None = Field(None, gt=0, le=60, title="Time limit override (s)",
@@ -89,6 +97,12 @@ class JobSpec(ProblemSelection, SettingChoice, SamplingSpec, RunOptions):
     """What sweeps and evals share: the problems, the sampling, where it runs."""
 
     model_config = ConfigDict(frozen=False, use_attribute_docstrings=True)
+
+    @model_validator(mode="after")
+    def _tensor_parallel(self):
+        if self.tensor_parallel_size > 1 and self.engine != "vllm":
+            raise ValueError("tensor_parallel_size > 1 needs engine vllm (transformers runs one model per device)")
+        return self
 
     def sampling(self) -> SamplingSpec:
         return SamplingSpec(**self.model_dump(include=set(SamplingSpec.model_fields)))
@@ -134,6 +148,11 @@ class SweepSpec(JobSpec):
     def _distinct(self):
         if not self.low.strip() or not self.high.strip():
             raise ValueError("choose both endpoints, θ_low and θ_high")
+        if self.live_switch and self.tensor_parallel_size > 1:
+            raise ValueError(
+                "the live α switch keeps whole θ_low and θ_high on every GPU and does not shard them as vLLM shards "
+                "the model; with tensor_parallel_size > 1 turn live_switch off (merged folders)"
+            )
         if not self.allow_same_endpoints and same_checkpoint(self.low, self.high):
             raise ValueError("θ_low and θ_high are the same checkpoint (identical content); choose two different ones")
         return self

@@ -105,17 +105,33 @@ def sample_problems(store: Store, exp: str, checkpoint_id: str, problems: list[P
     """The one rollout loop (rollout CLI, sweeps, evals): the problems still missing samples, in
     batches of PROBLEMS_PER_BATCH; generate(conversations) → episodes per conversation; each
     batch's new samples stored in one short transaction; on_batch(batch, rows stored) after it."""
+    for batch in missing_batches(store, exp, checkpoint_id, problems, n):
+        episodes = generate(conversations(store, batch, setting))
+        stored = store_batch(store, exp, checkpoint_id, batch, episodes, setting)
+        if on_batch:
+            on_batch(batch, stored)
+
+
+def missing_batches(store: Store, exp: str, checkpoint_id: str, problems: list[Problem], n: int) -> list[list[Problem]]:
+    """The problems still missing samples, in batches of PROBLEMS_PER_BATCH (a batch is one generate
+    call: the same batches give the same samples for the same seed, wherever they run)."""
     done = store.sample_keys(exp, checkpoint_id)
     todo = [p for p in problems if any((p.id, i) not in done for i in range(n))]
-    for start in range(0, len(todo), PROBLEMS_PER_BATCH):
-        batch = todo[start : start + PROBLEMS_PER_BATCH]
-        episodes = generate([conversation(p, setting, public_example(store, p)) for p in batch])
-        rows = [to_sample(exp, checkpoint_id, p, i, ep, setting)
-                for p, eps in zip(batch, episodes, strict=True) for i, ep in enumerate(eps)]  # fmt: skip
-        new = [r for r in rows if (r.problem_id, r.sample_idx) not in done]
-        store.put(new, replace=False)
-        if on_batch:
-            on_batch(batch, len(new))
+    return [todo[start : start + PROBLEMS_PER_BATCH] for start in range(0, len(todo), PROBLEMS_PER_BATCH)]
+
+
+def conversations(store: Store, batch: list[Problem], setting: str) -> list[list[dict]]:
+    return [conversation(p, setting, public_example(store, p)) for p in batch]
+
+
+def store_batch(store: Store, exp: str, checkpoint_id: str, batch: list[Problem], episodes, setting: str) -> int:
+    """A batch's samples not yet stored, in one short transaction; returns how many."""
+    done = store.sample_keys(exp, checkpoint_id)
+    rows = [to_sample(exp, checkpoint_id, p, i, ep, setting)
+            for p, eps in zip(batch, episodes, strict=True) for i, ep in enumerate(eps)]  # fmt: skip
+    new = [r for r in rows if (r.problem_id, r.sample_idx) not in done]
+    store.put(new, replace=False)
+    return len(new)
 
 
 def public_example(store: Store, problem: Problem) -> tuple[str, str] | None:

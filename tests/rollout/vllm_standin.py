@@ -233,3 +233,13 @@ def install(monkeypatch) -> types.ModuleType:
 
 def signature_of(cls, method: str) -> list[str]:
     return list(inspect.signature(getattr(cls, method)).parameters)
+
+
+def install_in_ray_worker() -> None:
+    """Ray's worker_process_setup_hook: the stand-in (and a CUDA that looks present) in every worker
+    process, so engine actors on a fake-GPU local cluster build it as they would build vLLM."""
+    module = types.ModuleType("vllm")
+    module.__spec__ = importlib.machinery.ModuleSpec("vllm", None)
+    module.LLM, module.SamplingParams = LLM, SamplingParams
+    sys.modules["vllm"] = module
+    torch.cuda.is_available = lambda: True

@@ -1,0 +1,143 @@
+"""The Ray engine pool on this machine's own local cluster: pinned to 127.0.0.1, four fake GPUs
+(Ray's RAY_OVERRIDE_RESOURCES), the transformers engine on the CPU. Each test starts its own
+cluster (in the job's process, or in this one for the vLLM stand-in) and shuts it down."""
+
+import json
+import os
+import signal
+import time
+
+import psutil
+import pytest
+
+from backend.jobs import runner
+from backend.jobs.spec import SweepSpec, validate_spec
+from backend.records import Evaluation, Job, Sample
+from tests.jobs.conftest import PROBLEMS, wait_for
+
+FOUR_GPUS = json.dumps({"CPU": 2, "GPU": 4})
+LOOPBACK = {"127.0.0.1", "::ffff:127.0.0.1", "::1"}
+
+
+def sweep(endpoints, **kw):
+    low, high = endpoints
+    data = {"low": low, "high": high, "alphas": "-0.5,0.5,1,1.5", "problems": PROBLEMS, "n": 2, "max_tokens": 24, **kw}
+    return validate_spec(SweepSpec, data)
+
+
+def finished(job):
+    return job.status in ("done", "failed", "cancelled")
+
+
+def run(store, spec, detach=True, on_running=None) -> Job:
+    job = runner.create_job(store, spec)
+    runner.start(store, job.id, detach=detach)
+    if on_running:
+        on_running(job)
+    job = wait_for(store, job.id, finished, timeout=600)
+    assert job.status == "done", job.error
+    return job
+
+
+def rows(store, job) -> dict:
+    """Every stored sample and verdict of the job, keyed as the store keys them."""
+    samples = store.select(Sample, {"experiment_id": job.experiment_id})
+    keys = [(s.checkpoint_id, s.problem_id, s.sample_idx) for s in samples]
+    assert len(keys) == len(set(keys))  # no sample stored twice
+    verdicts = {(e.checkpoint_id, e.problem_id, e.sample_idx): e.verdict for e in store.select(Evaluation, {"experiment_id": job.experiment_id})}  # fmt: skip
+    return {k: (s.completion, s.code, verdicts[k]) for k, s in zip(keys, samples, strict=True)}
+
+
+def test_local_cluster_listens_on_loopback_only(monkeypatch):
+    from backend.jobs.executors import connect_ray
+
+    monkeypatch.setenv("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "1")  # restored after the test
+    ray = connect_ray(None)
+    try:
+        listening = set()
+        for proc in psutil.Process().children(recursive=True):
+            try:
+                listening |= {(proc.name(), c.laddr.ip) for c in proc.net_connections("inet") if c.status == psutil.CONN_LISTEN}  # fmt: skip
+            except psutil.NoSuchProcess:
+                continue
+        assert {name for name, _ in listening} >= {"gcs_server", "raylet"}
+        assert {ip for _, ip in listening} <= LOOPBACK, listening
+        assert ray.nodes()[0]["NodeManagerAddress"] == "127.0.0.1"
+    finally:
+        ray.shutdown()
+
+
+def test_four_actors_share_a_sweep_and_store_what_the_local_executor_stores(jobs_db, endpoints, monkeypatch):
+    reference = rows(jobs_db, run(jobs_db, sweep(endpoints)))
+    monkeypatch.setenv("RAY_OVERRIDE_RESOURCES", FOUR_GPUS)  # the job's process starts the cluster
+    job = run(jobs_db, sweep(endpoints, executor="ray"))
+    assert rows(jobs_db, job) == reference and len(reference) == 4 * 2 * 2
+    actors = job.progress["actors"]
+    assert len(actors) == 4
+    assert sorted(g for a in actors.values() for g in a["gpus"]) == ["0", "1", "2", "3"]
+    assert all(a["points"] == 1 and a["samples"] == 2 * 2 and a["node"] == "127.0.0.1" for a in actors.values())
+    # they worked at once: some moment lies inside every actor's span of work
+    assert max(a["began"] for a in actors.values()) < min(a["ended"] for a in actors.values())
+
+
+def test_a_killed_actors_point_is_redone_elsewhere(jobs_db, endpoints, monkeypatch):
+    spec = dict(max_tokens=48)
+    reference = rows(jobs_db, run(jobs_db, sweep(endpoints, **spec)))
+    monkeypatch.setenv("RAY_OVERRIDE_RESOURCES", FOUR_GPUS)
+    killed = {}
+
+    def kill_one(job):
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and not killed:
+            actors = (jobs_db.get(Job, job.id).progress or {}).get("actors", {})
+            for name, a in actors.items():
+                if a.get("pid") and a.get("state") == "sampling" and not a["points"]:
+                    os.kill(a["pid"], signal.SIGKILL)  # mid-point: loading its model or sampling
+                    killed[name] = a["point"]
+                    break
+            time.sleep(0.05)
+
+    job = run(jobs_db, sweep(endpoints, executor="ray", **spec), on_running=kill_one)
+    assert rows(jobs_db, job) == reference  # nothing twice, nothing missing, the same samples
+    (name,) = killed
+    actors = job.progress["actors"]
+    assert actors[name]["state"] == "died" and actors[name]["points"] == 0
+    assert sum(a["points"] for a in actors.values()) == 4  # its point was sampled by another actor
+
+
+def test_vllm_standin_with_tensor_parallel_2(jobs_db, endpoints, monkeypatch):
+    """Two engines of two GPUs each, through the vLLM stand-in in every Ray worker."""
+    from backend.jobs.executors import connect_ray
+    from tests.rollout import vllm_standin
+
+    vllm_standin.install(monkeypatch)  # for the local reference, in this process
+    spec = dict(engine="vllm", tensor_parallel_size=2)
+    reference = rows(jobs_db, run(jobs_db, sweep(endpoints, **spec), detach=False))
+    monkeypatch.setenv("RAY_OVERRIDE_RESOURCES", FOUR_GPUS)
+    monkeypatch.setenv("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "1")
+    ray = connect_ray(
+        None, runtime_env={"worker_process_setup_hook": "tests.rollout.vllm_standin.install_in_ray_worker"}
+    )
+    try:
+        job = run(jobs_db, sweep(endpoints, executor="ray", **spec), detach=False)
+    finally:
+        ray.shutdown()
+    assert rows(jobs_db, job) == reference and len(reference) == 4 * 2 * 2
+    actors = job.progress["actors"]
+    assert sorted(sorted(a["gpus"]) for a in actors.values()) == [["0", "1"], ["2", "3"]]
+    assert sum(a["points"] for a in actors.values()) == 4
+
+
+@pytest.mark.parametrize(
+    ("kw", "message"),
+    [
+        ({"tensor_parallel_size": 2}, "tensor_parallel_size > 1 needs engine vllm"),
+        ({"tensor_parallel_size": 2, "engine": "vllm", "live_switch": True}, "does not shard them"),
+    ],
+)
+def test_tensor_parallel_refusals_are_one_line(endpoints, kw, message):
+    from backend.errors import UserError
+
+    with pytest.raises(UserError, match=message) as err:
+        sweep(endpoints, **kw)
+    assert "\n" not in str(err.value)
