@@ -60,14 +60,14 @@ class RunOptions(BaseModel):
     engine: EngineName = Field("auto", title="Engine")
     """auto: vLLM when it is installed and a GPU is present, else transformers."""
     executor: ExecutorName = Field("local", title="Executor")
-    """local: rollouts in the job's process, judging on every core; ray: an actor and CPU tasks."""
+    """local: rollouts in the job's process, judging on every core; ray: one engine actor per GPU, merges and judging as CPU tasks."""
     ray_address: str | None = Field(None, title="Ray address", json_schema_extra={"form": False})
     """auto (join a running cluster) or HOST:PORT; none starts a local Ray on 127.0.0.1 only."""
     gpus: int | None = Field(
         None, ge=1, le=4096, title="GPUs (ray)", json_schema_extra={"none": "every GPU of the cluster"}
     )
-    """Ray executor: GPUs the engine pool uses, one engine actor per tensor_parallel_size of them; none:
-    every GPU of the cluster. Never more actors than points to sample (α points, checkpoints)."""
+    """Ray executor: GPUs the engine pool uses, one engine actor per tensor_parallel_size of them and never
+    more actors than points to sample (α points, checkpoints); none: every GPU of the cluster."""
     tensor_parallel_size: int = Field(1, ge=1, le=64, title="Tensor parallel size (vLLM)")
     """GPUs one vLLM engine shards the model over (vLLM's tensor_parallel_size); for models too large
     for one GPU. 1: one engine per GPU."""

@@ -48,6 +48,20 @@ def rows(store, job) -> dict:
     return {k: (s.completion, s.code, verdicts[k]) for k, s in zip(keys, samples, strict=True)}
 
 
+@pytest.fixture(scope="module")
+def reference(endpoints, tmp_path_factory):
+    """The local executor's rows for the default test sweep: the same seed, so the same samples."""
+    from backend.problems.build import build_builtin
+    from backend.store import Store
+
+    root = tmp_path_factory.mktemp("reference")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("FLAB_CACHE", str(root / "cache"))
+        store = Store(root / "jobs.duckdb")
+        build_builtin(store, only=[p.split("/")[1] for p in PROBLEMS], progress=False)
+        return rows(store, run(store, sweep(endpoints)))
+
+
 def test_local_cluster_listens_on_loopback_only(monkeypatch):
     from backend.jobs.executors import connect_ray
 
@@ -67,8 +81,7 @@ def test_local_cluster_listens_on_loopback_only(monkeypatch):
         ray.shutdown()
 
 
-def test_four_actors_share_a_sweep_and_store_what_the_local_executor_stores(jobs_db, endpoints, monkeypatch):
-    reference = rows(jobs_db, run(jobs_db, sweep(endpoints)))
+def test_four_actors_share_a_sweep_and_store_what_the_local_executor_stores(jobs_db, endpoints, reference, monkeypatch):
     monkeypatch.setenv("RAY_OVERRIDE_RESOURCES", FOUR_GPUS)  # the job's process starts the cluster
     job = run(jobs_db, sweep(endpoints, executor="ray"))
     assert rows(jobs_db, job) == reference and len(reference) == 4 * 2 * 2
@@ -80,9 +93,7 @@ def test_four_actors_share_a_sweep_and_store_what_the_local_executor_stores(jobs
     assert max(a["began"] for a in actors.values()) < min(a["ended"] for a in actors.values())
 
 
-def test_a_killed_actors_point_is_redone_elsewhere(jobs_db, endpoints, monkeypatch):
-    spec = dict(max_tokens=48)
-    reference = rows(jobs_db, run(jobs_db, sweep(endpoints, **spec)))
+def test_a_killed_actors_point_is_redone_elsewhere(jobs_db, endpoints, reference, monkeypatch):
     monkeypatch.setenv("RAY_OVERRIDE_RESOURCES", FOUR_GPUS)
     killed = {}
 
@@ -97,7 +108,7 @@ def test_a_killed_actors_point_is_redone_elsewhere(jobs_db, endpoints, monkeypat
                     break
             time.sleep(0.05)
 
-    job = run(jobs_db, sweep(endpoints, executor="ray", **spec), on_running=kill_one)
+    job = run(jobs_db, sweep(endpoints, executor="ray"), on_running=kill_one)
     assert rows(jobs_db, job) == reference  # nothing twice, nothing missing, the same samples
     (name,) = killed
     actors = job.progress["actors"]
