@@ -63,7 +63,9 @@ def main() -> None:
     progress = Progress(store, "bench")
     points = sweep_points(store, spec, progress, LocalExecutor("transformers").merge)
     ray = connect_ray(None)
-    print(f"cluster: {ray.cluster_resources()}; {os.cpu_count()} cores; {len(points)} α × {len(problems)} problems × n={args.n}")
+    print(
+        f"cluster: {ray.cluster_resources()}; {os.cpu_count()} cores; {len(points)} α × {len(problems)} problems × n={args.n}"
+    )
     seconds = {}
     for gpus in (1, args.gpus):
         executor = RayExecutor("transformers", None, gpus)

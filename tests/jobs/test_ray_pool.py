@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import time
+from pathlib import Path
 
 import psutil
 import pytest
@@ -126,6 +127,7 @@ def test_vllm_standin_with_tensor_parallel_2(jobs_db, endpoints, monkeypatch):
     reference = rows(jobs_db, run(jobs_db, sweep(endpoints, **spec), detach=False))
     monkeypatch.setenv("RAY_OVERRIDE_RESOURCES", FOUR_GPUS)
     monkeypatch.setenv("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "1")
+    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).resolve().parents[2]))  # the hook runs before Ray adds it
     ray = connect_ray(
         None, runtime_env={"worker_process_setup_hook": "tests.rollout.vllm_standin.install_in_ray_worker"}
     )
