@@ -154,3 +154,26 @@ def test_tensor_parallel_refusals_are_one_line(endpoints, kw, message):
     with pytest.raises(UserError, match=message) as err:
         sweep(endpoints, **kw)
     assert "\n" not in str(err.value)
+
+
+def test_progress_names_each_actor_where_it_runs_and_how_fast(tmp_path):
+    """What the Jobs page and `jobs watch` print for a Ray job's actors, from the job row."""
+    from backend.jobs.pipeline import Progress
+    from backend.store import Store
+
+    store = Store(tmp_path / "p.duckdb")
+    store.put([Job(id="j", kind="sweep", status="running", experiment_id="e")])
+    progress = Progress(store, "j")
+    progress.set_total("rollout", 8)
+    progress.actor("engine-0", state="starting")
+    progress.actor("engine-0", node="10.0.0.7", gpus=["3"], pid=1)
+    progress.actor("engine-0", point="α=0.5", state="sampling")
+    progress.actor("engine-0", batch_samples=4, began=100.0, ended=102.0)
+    progress.actor("engine-1", node="10.0.0.8", gpus=["0", "1"], point="α=1", state="sampling")
+    progress.actor("engine-1", state="idle")
+    job = store.get(Job, "j")
+    assert list(runner.stages(job)) == ["rollout"]
+    assert runner.actor_lines(job) == [
+        "engine-0 on 10.0.0.7 GPU 3: sampling α=0.5, 0 point(s) done, 2.00 samples/s",
+        "engine-1 on 10.0.0.8 GPU 0,1: idle, 1 point(s) done",
+    ]
