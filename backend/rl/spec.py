@@ -58,7 +58,7 @@ class RLSpec(ProblemSelection):
     executor: ExecutorName = Field("local", title="Executor")
     """local: train in the job's process; ray: a Ray task asking for num_gpus (lands on a GPU node)."""
     ray_address: str | None = Field(None, title="Ray address", json_schema_extra={"form": False})
-    """auto (join a running cluster) or HOST:PORT; none starts a local Ray."""
+    """auto (join a running cluster) or HOST:PORT; none starts a local Ray on 127.0.0.1 only."""
     num_gpus: float = Field(1.0, ge=0, le=8, title="GPUs (ray)")
     """GPUs the ray executor asks for; 0 trains on CPUs."""
     repair_max_chars: int = Field(600, ge=50, le=100_000, title="Repair context (chars)",
