@@ -81,7 +81,7 @@ class RayExecutor:
         """One task per α; the cache's atomic rename makes a folder appear whole or not at all."""
         root = str(MergeCache().root)
         task = self.ray.remote(num_cpus=1)(_merge_task)
-        return [Path(p) for p in self.ray.get([task.remote(s, root) for s in specs])]
+        return [Path(p) for p in self._get([task.remote(s, root) for s in specs])]
 
     def rollout_points(self, points: list, work) -> None:
         """Every point's missing samples, spread over the pool; returns when all are stored."""
@@ -110,7 +110,7 @@ class RayExecutor:
             for ref in ready:
                 name, point, batch, later = in_flight.pop(ref)
                 try:
-                    episodes, times = self.ray.get(ref)
+                    episodes, times = self._get(ref)
                 except self._died as exc:
                     failures[point.checkpoint_id] += 1
                     if failures[point.checkpoint_id] >= ATTEMPTS:
@@ -128,6 +128,15 @@ class RayExecutor:
                     work.finished(point)
                     work.actor(name, state="idle")
                     free.append(name)
+
+    def _get(self, refs):
+        """ray.get, with a user's mistake raised as its own one line (not Ray's wrapped traceback)."""
+        try:
+            return self.ray.get(refs)
+        except self.ray.exceptions.RayTaskError as exc:
+            if isinstance(exc.cause, UserError):
+                raise exc.cause from None
+            raise
 
     @property
     def _died(self) -> tuple[type[Exception], ...]:

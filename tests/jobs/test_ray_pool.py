@@ -63,8 +63,11 @@ def reference(endpoints, tmp_path_factory):
         return rows(store, run(store, sweep(endpoints)))
 
 
-def test_local_cluster_listens_on_loopback_only(monkeypatch):
+def test_local_cluster_listens_on_loopback_only(monkeypatch, endpoints, tmp_path):
+    from backend.errors import UserError
     from backend.jobs.executors import connect_ray
+    from backend.jobs.pool import RayExecutor
+    from backend.merge.spec import MergeSpec
 
     monkeypatch.setenv("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "1")  # restored after the test
     ray = connect_ray(None)
@@ -78,6 +81,13 @@ def test_local_cluster_listens_on_loopback_only(monkeypatch):
         assert {name for name, _ in listening} >= {"gcs_server", "raylet"}
         assert {ip for _, ip in listening} <= LOOPBACK, listening
         assert ray.nodes()[0]["NodeManagerAddress"] == "127.0.0.1"
+        # on this cluster (no GPUs), and a user's mistake inside a task, each come back as one line
+        with pytest.raises(UserError, match="the Ray cluster has no GPUs"):
+            RayExecutor("transformers", gpus=2)
+        monkeypatch.setenv("FLAB_CACHE", str(tmp_path / "cache"))
+        with pytest.raises(UserError, match="missing") as err:
+            RayExecutor("transformers").merge([MergeSpec.alpha(endpoints[0], str(tmp_path / "missing"), 0.5)])
+        assert "\n" not in str(err.value) and "ray::" not in str(err.value)
     finally:
         ray.shutdown()
 
