@@ -69,6 +69,7 @@ def main() -> None:
     seconds = {}
     for gpus in (1, args.gpus):
         executor = RayExecutor("transformers", None, gpus)
+        progress.set_total("rollout", len(points) * len(problems) * args.n)
         began = time.perf_counter()
         executor.rollout_points(points, RolloutOnly(store, executor, f"bench-{gpus}", problems, spec, {}, progress))
         seconds[gpus] = time.perf_counter() - began
