@@ -23,7 +23,7 @@ import pyarrow as pa
 from backend.errors import UserError
 from backend.records import TABLES
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 DB_DIR = Path(__file__).resolve().parent.parent / "db"
 DEFAULT_DB = DB_DIR / "frontier.duckdb"
 LOCK_RETRY_S = 15.0  # long enough for any writer's short transaction to finish
