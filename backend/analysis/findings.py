@@ -80,7 +80,16 @@ class Finding:
     parts: list[Part] = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """JSON-ready: an undefined number (NaN, e.g. a share of zero failures) is None."""
+        return _no_nan(asdict(self))
+
+
+def _no_nan(value):
+    if isinstance(value, dict):
+        return {k: _no_nan(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_no_nan(v) for v in value]
+    return None if isinstance(value, float) and np.isnan(value) else value
 
 
 def check_findings(o: Outcomes, spec: FindingsSpec | None = None) -> list[Finding]:
@@ -113,10 +122,7 @@ def _ci(reps: np.ndarray, level: float) -> tuple[float, float]:
 def above_zero(name: str, point: float, reps: np.ndarray, spec: FindingsSpec, criterion: str) -> Part:
     """Shows when the CI's lower bound is above 0; underpowered when its half-width exceeds min_effect."""
     lo, hi = _ci(reps, spec.ci_level)
-    if lo > 0:
-        status = "shows"
-    else:
-        status = "underpowered" if (hi - lo) / 2 > spec.min_effect else "does_not_show"
+    status = "shows" if lo > 0 else "underpowered" if (hi - lo) / 2 > spec.min_effect else "does_not_show"
     return Part(name, status, float(point), lo, hi, f"{criterion}: {spec.ci_level:.0%} CI lower bound > 0")
 
 
@@ -282,10 +288,7 @@ def _churn(o: Outcomes, h: Halves, rng: np.random.Generator, spec: FindingsSpec)
     W = bootstrap_weights(len(o.problems), spec.replicates, spec.seed + 1)
     lo, hi = _ci(W @ per_problem - centre, spec.ci_level)
     excess = float(per_problem.sum() - centre)
-    if excess > needed:
-        status = "shows"
-    else:
-        status = "underpowered" if (hi - lo) / 2 > needed else "does_not_show"
+    status = "shows" if excess > needed else "underpowered" if (hi - lo) / 2 > needed else "does_not_show"
     criterion = (
         f"problems solved (≥ {spec.solved_at:.0%} of samples) by some α but not by the best single, both measured on "
         f"the half of the samples the best was not chosen on, minus the mean under a no-churn model "
@@ -324,14 +327,16 @@ def _ensemble(o: Outcomes, h: Halves, spec: FindingsSpec) -> Finding:
 # -- presentation ------------------------------------------------------------------------------
 
 
-def findings_table(rows: list[Finding]) -> str:
-    """Markdown: one line per finding, then its parts."""
+def findings_table(rows: list[dict]) -> str:
+    """Markdown of Finding.to_dict() rows: one line per finding, then its parts."""
     lines = ["| finding | status | statistic | CI | criterion |", "|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| **{r.finding}** | **{r.status}** | {_num(r.statistic)} | {_ci_text(r)} | {r.criterion} |")
-        if len(r.parts) > 1:
-            lines += [f"| ↳ {p.name} | {p.status} | {_num(p.statistic)} | {_ci_text(p)} | {p.criterion} |"
-                      for p in r.parts]  # fmt: skip
+        lines.append(
+            f"| **{r['finding']}** | **{r['status']}** | {_num(r['statistic'])} | {_ci_text(r)} | {r['criterion']} |"
+        )
+        if len(r["parts"]) > 1:
+            lines += [f"| ↳ {p['name']} | {p['status']} | {_num(p['statistic'])} | {_ci_text(p)} | {p['criterion']} |"
+                      for p in r["parts"]]  # fmt: skip
     return "\n".join(lines)
 
 
@@ -339,5 +344,5 @@ def _num(v: float | None) -> str:
     return "–" if v is None else f"{v:+.3f}"
 
 
-def _ci_text(r) -> str:
-    return "–" if r.ci_low is None else f"[{r.ci_low:+.3f}, {r.ci_high:+.3f}]"
+def _ci_text(r: dict) -> str:
+    return "–" if r["ci_low"] is None else f"[{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]"
