@@ -95,20 +95,15 @@ def _no_nan(value):
 def check_findings(o: Outcomes, spec: FindingsSpec | None = None) -> list[Finding]:
     """The four findings of one experiment; needs its endpoints α = 0 (θ_low) and α = 1 (θ_high)."""
     spec = spec or FindingsSpec()
+    frontier = check_frontier(o, spec)
+    return [frontier, check_extrapolation(o, spec, frontier), check_churn(o, spec), check_ensemble(o, spec)]
+
+
+def _endpoints(o: Outcomes) -> tuple[int, int]:
     low, high = _index(o, 0.0), _index(o, 1.0)
     if low is None or high is None:
         raise UserError("the findings need the endpoints α = 0 and α = 1 in this experiment; sweep both")
-    rng = np.random.default_rng(spec.seed)
-    W = bootstrap_weights(len(o.problems), spec.replicates, spec.seed)
-    frontier = _frontier(o, W, low, high, spec)
-    axis = _complete_axis(o)
-    halves = _halves(axis, spec.splits, rng)
-    return [
-        frontier,
-        _extrapolation(o, W, low, high, frontier, spec),
-        _churn(axis, halves, rng, spec),
-        _ensemble(axis, halves, spec),
-    ]
+    return low, high
 
 
 # -- the three kinds of test -------------------------------------------------------------------
@@ -181,8 +176,10 @@ def _diff(values: tuple[np.ndarray, np.ndarray], a: int, b: int) -> tuple[float,
     return float(point[a] - point[b]), reps[:, a] - reps[:, b]
 
 
-def _frontier(o: Outcomes, W: np.ndarray, low: int, high: int, spec: FindingsSpec) -> Finding:
-    s = _shares(o, W)
+def check_frontier(o: Outcomes, spec: FindingsSpec) -> Finding:
+    """F1: optimization failures fall and correctness failures rise from θ_low to θ_high, at a flat solve rate."""
+    low, high = _endpoints(o)
+    s = _shares(o, bootstrap_weights(len(o.problems), spec.replicates, spec.seed))
     parts = [
         above_zero("optimization failures fall from θ_low to θ_high", *_diff(s["opt"], low, high), spec,
                    "opt(α=0) − opt(α=1), share of samples"),
@@ -195,7 +192,10 @@ def _frontier(o: Outcomes, W: np.ndarray, low: int, high: int, spec: FindingsSpe
                    f"({spec.equivalence_level:.0%} CI)")  # fmt: skip
 
 
-def _extrapolation(o: Outcomes, W: np.ndarray, low: int, high: int, f1: Finding, spec: FindingsSpec) -> Finding:
+def check_extrapolation(o: Outcomes, spec: FindingsSpec, f1: Finding | None = None) -> Finding:
+    """F2, tested only where F1's direction holds: beyond each endpoint the frontier goes on."""
+    low, high = _endpoints(o)
+    f1 = f1 or check_frontier(o, spec)
     criterion = (
         "beyond each endpoint the optimization share of failures, opt/(opt+corr), is more extreme than at it "
         f"({spec.ci_level:.0%} CI > 0) and the solve rate stays within ±{spec.margin:g} of that endpoint"
@@ -205,7 +205,7 @@ def _extrapolation(o: Outcomes, W: np.ndarray, low: int, high: int, f1: Finding,
         status = "does_not_show" if any(p.status == "does_not_show" for p in direction) else "underpowered"
         return Finding("extrapolation", status, None, None, None, "not tested: F1's direction does not hold here; "
                        + criterion)  # fmt: skip
-    s = _shares(o, W)
+    s = _shares(o, bootstrap_weights(len(o.problems), spec.replicates, spec.seed))
     below = _beyond(o, spec.extrapolation_alphas[0], below=True)
     above = _beyond(o, spec.extrapolation_alphas[1], below=False)
     parts = []
@@ -275,7 +275,12 @@ def _excess_churn(n_a, c_a, n_b, c_b, alphas: list, solved_at: float) -> np.ndar
     return (solved_b.any(axis=-1) & ~by_best[..., 0]).mean(axis=-2)
 
 
-def _churn(o: Outcomes, h: Halves, rng: np.random.Generator, spec: FindingsSpec) -> Finding:
+def check_churn(o: Outcomes, spec: FindingsSpec) -> Finding:
+    """F3: more problems solved somewhere on the α axis than by the best single α, beyond what
+    sampling noise gives when every α moves every problem alike."""
+    rng = np.random.default_rng(spec.seed)
+    o = _complete_axis(o)
+    h = _halves(o, spec.splits, rng)
     per_problem = _excess_churn(h.n_a, h.c_a, h.n_b, h.c_b, o.alphas, spec.solved_at)
     p_null = fit_additive_logit(o.n, o.correct)
     null = []
@@ -299,7 +304,10 @@ def _churn(o: Outcomes, h: Halves, rng: np.random.Generator, spec: FindingsSpec)
     return Finding("churn", status, excess, lo, hi, criterion, [part])
 
 
-def _ensemble(o: Outcomes, h: Halves, spec: FindingsSpec) -> Finding:
+def check_ensemble(o: Outcomes, spec: FindingsSpec) -> Finding:
+    """F4: a matched-budget pool of the stable α beats the best single at pass@k, k below the half's samples."""
+    o = _complete_axis(o)
+    h = _halves(o, spec.splits, np.random.default_rng(spec.seed))
     k = int(spec.ensemble_k_fraction * int(h.n_b.min()))
     if k < 1:
         return Finding("ensemble", "underpowered", None, None, None, "too few samples per cell for pass@k below the "

@@ -18,7 +18,7 @@ CHUNK_CELLS = 2_000_000  # cells per resampling chunk: bounds memory whatever th
 def half_correct(n: np.ndarray, c: np.ndarray, splits: int, rng: np.random.Generator) -> np.ndarray:
     """cA[s, ...]: correct samples among ⌊n/2⌋ drawn without replacement from each cell, for
     `splits` independent random halves. numpy's hypergeometric sampler costs ~200 ns a draw; an
-    inverse CDF over the few distinct (n, c) pairs costs a few comparisons."""
+    inverse CDF over the few distinct (n, c) pairs costs one binary search."""
     n = np.broadcast_to(n, c.shape).ravel().astype(np.int64)
     key = n * (int(n.max(initial=0)) + 1) + c.ravel()  # one integer per distinct (n, c) pair
     pairs, inverse = np.unique(key, return_inverse=True)
@@ -27,33 +27,48 @@ def half_correct(n: np.ndarray, c: np.ndarray, splits: int, rng: np.random.Gener
     x = np.arange(int(half.max(initial=0)) + 1)
     cdf = hypergeom.cdf(x[None, :], total[:, None], good[:, None], half[:, None])
     cdf = np.where(x[None, :] >= np.minimum(good, half)[:, None], 1.0, np.nan_to_num(cdf, nan=1.0))
-    u = rng.random((splits, n.size))
-    drawn = np.zeros((splits, n.size), dtype=np.int64)
-    for value in x[:-1]:  # cA = how many CDF steps u passes (the last step's CDF is 1)
-        drawn += u > cdf[inverse, value]
+    # Row i's CDF shifted by i is sorted when flattened, so one searchsorted finds every cell's draw
+    width = len(x)
+    flat = (cdf + np.arange(len(pairs))[:, None]).ravel()
+    u = rng.random((splits, n.size)) + inverse.ravel()[None, :]
+    drawn = np.searchsorted(flat, u, side="right") - inverse.ravel()[None, :] * width
     return drawn.reshape((splits, *c.shape))
 
 
 def fit_additive_logit(n: np.ndarray, c: np.ndarray, iterations: int = 60, ridge: float = 1e-2) -> np.ndarray:
-    """p[p, α] = expit(a_p + b_α), the binomial maximum-likelihood fit by alternating Newton steps.
-    The no-churn null: every α moves every problem's log-odds by the same amount, so which
-    problems an α solves differs only by sampling noise. The small ridge keeps a problem that no
-    sample (or every sample) solved at a finite, tiny (or near-one) rate."""
+    """p[p, α] = expit(a_p + b_α), the no-churn null: every α moves every problem's log-odds by the
+    same amount, so which problems an α solves differs only by sampling noise.
+
+    a and b are the binomial maximum-likelihood fit (alternating Newton steps; the small ridge
+    keeps a problem no sample, or every sample, solved at a finite rate). b is then shrunk
+    towards 0 by its empirical-Bayes factor τ²/(τ² + se²): the fitted b of identical checkpoints
+    differ by noise alone, and a null world that took that noise for real differences would make
+    one α reliably best, churn less than the truth, and so call noise churn (measured: 11 % of
+    runs at a 5 % test before the shrinkage)."""
     n, c = n.astype(np.float64), c.astype(np.float64)
     a = np.log((c.sum(axis=1) + 0.5) / (n.sum(axis=1) - c.sum(axis=1) + 0.5))
     b = np.zeros(n.shape[1])
     for _ in range(iterations):
-        for axis in (1, 0):
-            mu = expit(a[:, None] + b[None, :])
-            grad = (c - n * mu).sum(axis=axis)
-            hess = (n * mu * (1 - mu)).sum(axis=axis) + ridge
-            if axis == 1:
-                a += np.clip((grad - ridge * a) / hess, -2.0, 2.0)
-            else:
-                b += np.clip((grad - ridge * b) / hess, -2.0, 2.0)
+        a = _newton(a, b, n, c, ridge, axis=1)
+        b = _newton(b, a, n, c, ridge, axis=0)
         shift = b.mean()  # only a_p + b_α is identified
         a, b = a + shift, b - shift
+    mu = expit(a[:, None] + b[None, :])
+    se2 = 1.0 / ((n * mu * (1 - mu)).sum(axis=0) + ridge)
+    tau2 = max(0.0, float(b.var(ddof=1) - se2.mean())) if len(b) > 1 else 0.0
+    b = b * tau2 / (tau2 + se2)
+    for _ in range(iterations // 4):  # refit each problem's level to the shrunk b
+        a = _newton(a, b, n, c, ridge, axis=1)
     return expit(a[:, None] + b[None, :])
+
+
+def _newton(theta: np.ndarray, other: np.ndarray, n, c, ridge: float, axis: int) -> np.ndarray:
+    """One clipped Newton step for the problem levels (axis=1, other = b) or the α shifts (axis=0, other = a)."""
+    eta = theta[:, None] + other[None, :] if axis == 1 else other[:, None] + theta[None, :]
+    mu = expit(eta)
+    grad = (c - n * mu).sum(axis=axis) - ridge * theta
+    hess = (n * mu * (1 - mu)).sum(axis=axis) + ridge
+    return theta + np.clip(grad / hess, -2.0, 2.0)
 
 
 def null_draws(n: np.ndarray, p: np.ndarray, replicates: int, rng: np.random.Generator):
