@@ -11,12 +11,10 @@ import typer
 
 from backend.analysis.churn import churn_stats, solve_matrix
 from backend.analysis.ensembles import gain_ks, gain_table, greedy_pool, passk_curves, standard_pools, unique_solves
-from backend.analysis.findings import findings_table
 from backend.analysis.frame import SOLVED_AT, to_outcomes
 from backend.analysis.frontier import AVERAGING, frontier_table
 from backend.cli.options import DbOption, open_store
 from backend.errors import UserError
-from backend.lab.report import findings
 from backend.records import Experiment
 
 WHAT = ("frontier", "churn", "passk", "ensembles", "findings")
@@ -52,6 +50,9 @@ def analyze_command(
     counts = store.outcome_counts(experiment, difficulty=difficulty, platform=platform, setting=setting)
     o = to_outcomes(counts)
     if what == "findings":
+        from backend.analysis.findings import findings_table
+        from backend.lab.report import findings
+
         rows = findings(o)
         typer.echo(json.dumps(rows) if as_json else findings_table(rows))
     elif what == "frontier":

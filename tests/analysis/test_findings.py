@@ -1,6 +1,7 @@
 """The four findings' statistics against simulated sweeps whose truth is known (independent
 references: the simulation's own parameters, exact hypergeometric expectations)."""
 
+import json
 from math import comb
 
 import numpy as np
@@ -141,3 +142,23 @@ def test_best_single_rule_count_then_pass1_then_alpha_nearest_half():
     assert best_single(np.array([5, 5, 1]), np.array([0.4, 0.4, 0.4]), [1.0, 0.0, 0.5]) == 0
     batched = best_single(np.array([[1, 2], [2, 1]]), np.zeros((2, 2)), [0.0, 1.0])
     assert batched.tolist() == [1, 0]
+
+
+def test_analyze_findings_prints_one_json_list_and_one_line_errors(store, db_path, synthetic_outcomes, capsys):
+    """The command's body in this process (a subprocess would spend most of a minute importing
+    under load; tests/test_cli.py checks that main() prints a UserError as one line, exit 2)."""
+    from backend.cli.analysis import analyze_command
+    from tests.analysis.conftest import fill_experiment
+
+    fill_experiment(store, *synthetic_outcomes)
+    analyze_command("findings", experiment="exp-a", as_json=True, db=db_path)
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["finding"] for r in rows] == ["frontier", "extrapolation", "churn", "ensemble"]
+    for r in rows:
+        assert {"finding", "status", "statistic", "ci_low", "ci_high", "criterion"} <= set(r)
+        assert r["status"] in ("shows", "does_not_show", "underpowered")
+    # the synthetic sweep's optimization share falls with α at every problem (conftest): F1's first part
+    assert rows[0]["parts"][0]["status"] == "shows" and rows[0]["parts"][0]["ci_low"] > 0
+    with pytest.raises(UserError, match="no experiment 'no-such'") as err:
+        analyze_command("findings", experiment="no-such", db=db_path)
+    assert "\n" not in str(err.value)
