@@ -162,3 +162,17 @@ def test_analyze_findings_prints_one_json_list_and_one_line_errors(store, db_pat
     with pytest.raises(UserError, match="no experiment 'no-such'") as err:
         analyze_command("findings", experiment="no-such", db=db_path)
     assert "\n" not in str(err.value)
+
+
+def test_half_splits_are_hypergeometric():
+    """Correct samples in a random half of a cell: C(c, x)·C(n−c, h−x)/C(n, h), counted exactly."""
+    from backend.analysis.resampling import half_correct
+
+    n, c = np.array([[16, 17, 16, 16]]), np.array([[7, 5, 0, 16]])
+    draws = half_correct(n, c, 100_000, np.random.default_rng(2))
+    for j in range(4):
+        total, good = int(n[0, j]), int(c[0, j])
+        half = total // 2
+        exact = [comb(good, x) * comb(total - good, half - x) / comb(total, half) for x in range(half + 1)]
+        seen = np.bincount(draws[:, 0, j], minlength=half + 1) / len(draws)
+        assert np.abs(seen - exact).max() < 0.01, (j, seen, exact)
