@@ -109,14 +109,14 @@ def connect_ray(address: str | None, **init_kw):
         return ray
     os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"  # the processes Ray starts read it too
     ray._private.ray_constants.ENABLE_RAY_CLUSTER = False  # read at import, which may have happened
-    for attempt in (1, 2):
+    for attempt in (1, 2, 3):
         try:
             ray.init(num_cpus=None if "RAY_OVERRIDE_RESOURCES" in os.environ else os.cpu_count(),
                      _node_ip_address="127.0.0.1", include_dashboard=False, dashboard_host="127.0.0.1",
                      log_to_driver=False, **init_kw)  # fmt: skip
             return ray
         except Exception as exc:  # Ray waits a fixed 30 s for its raylet, which a busy machine can miss
-            if "timed out during startup" not in str(exc) or attempt == 2:
+            if "timed out during startup" not in str(exc) or attempt == 3:
                 raise
             ray.shutdown()
     return ray
