@@ -34,10 +34,9 @@ from backend.merge.io import (
     copy_aux_files,
     plan_shards,
 )
-from backend.merge.spec import MergeSpec
+from backend.merge.spec import SHARD_BYTES, MergeSpec
 
 CHUNK_ELEMS = 4 << 20  # 16 MB of float32 per input per chunk
-SHARD_BYTES = 1 << 30
 
 
 @dataclass
