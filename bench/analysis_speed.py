@@ -136,7 +136,9 @@ def baseline(df: pd.DataFrame) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--db", default="/tmp/flab-analysis-bench.duckdb")
-    parser.add_argument("--smoke", action="store_true", help="60 problems x 20 samples: checks the script, times nothing")
+    parser.add_argument(
+        "--smoke", action="store_true", help="60 problems x 20 samples: checks the script, times nothing"
+    )
     args = parser.parse_args()
     global CKPTS, PROBLEMS, SAMPLES
     CKPTS, PROBLEMS, SAMPLES = SMOKE if args.smoke else FULL
