@@ -31,7 +31,9 @@ from backend.store import Store, default_db_path
 # say where the data lives, how to print a result or whether to wait for a job, never what the
 # command computes (a spec is stored with its job, and these would make two equal jobs differ).
 DB_HELP = "Database file (default: db/frontier.duckdb)."
-DbOption = Annotated[Path | None, typer.Option("--db", envvar="FLAB_DB", help=DB_HELP)]  # no spec can hold this: see above
+DbOption = Annotated[
+    Path | None, typer.Option("--db", envvar="FLAB_DB", help=DB_HELP)
+]  # no spec can hold this: see above
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]  # no spec can hold this: see above
 CsvOption = Annotated[bool, typer.Option("--csv", help="Print CSV.")]  # no spec can hold this: see above
 DetachOption = Annotated[
