@@ -1,4 +1,4 @@
-"""`python -m backend analyze frontier|churn|passk|ensembles --experiment ID ...`: the options are
+"""`python -m backend analyze frontier|churn|passk|ensembles|findings --experiment ID ...`: the options are
 AnalysisSpec's fields (backend/analysis/spec.py)."""
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from backend.analysis.frontier import frontier_table
 from backend.analysis.spec import AnalysisSpec
 from backend.cli.options import AS_CSV, AS_JSON, DB, open_store, spec_command
 from backend.errors import UserError
+from backend.records import Experiment
 from backend.vocab import Analysis, choices
 
 WHAT = choices(Analysis)
@@ -29,14 +30,24 @@ ANALYSIS = inspect.Parameter(
 
 @spec_command(AnalysisSpec, ANALYSIS, AS_JSON, AS_CSV, DB)
 def analyze_command(spec: AnalysisSpec, what: str, as_json: bool, as_csv: bool, db) -> None:
-    """Frontier table, churn, pass@k curves or matched-budget ensembles of one experiment."""
+    """Frontier table, churn, pass@k curves, matched-budget ensembles or the paper's four findings of one experiment."""
     if what not in WHAT:
         raise UserError(f"unknown analysis {what!r}; choose one of {', '.join(WHAT)}")
     store = open_store(db)
+    if store.get(Experiment, spec.experiment) is None:
+        raise UserError(
+            f"no experiment {spec.experiment!r} in {store.path}; `python -m backend db info` counts what is there"
+        )
     counts = store.outcome_counts(spec.experiment, difficulty=spec.difficulty, platform=spec.platform,
                                   setting=spec.setting)  # fmt: skip
     o = to_outcomes(counts)
-    if what == "frontier":
+    if what == "findings":
+        from backend.analysis.findings import findings_table
+        from backend.lab.report import findings
+
+        rows = findings(o)
+        typer.echo(json.dumps(rows) if as_json else findings_table(rows))
+    elif what == "frontier":
         table = frontier_table(o, spec.averaging)
         if not (as_json or as_csv):  # the terminal gets the headline columns; --json/--csv get all
             table = table.select("label", "alpha", "point_kind", "correct", "optimization_failure", "correctness_failure",
