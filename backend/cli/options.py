@@ -31,9 +31,8 @@ from backend.store import Store, default_db_path
 # say where the data lives, how to print a result or whether to wait for a job, never what the
 # command computes (a spec is stored with its job, and these would make two equal jobs differ).
 DB_HELP = "Database file (default: db/frontier.duckdb)."
-DbOption = Annotated[
-    Path | None, typer.Option("--db", envvar="FLAB_DB", help=DB_HELP)
-]  # no spec can hold this: see above
+# no spec can hold this: see above
+DbOption = Annotated[Path | None, typer.Option("--db", envvar="FLAB_DB", help=DB_HELP)]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]  # no spec can hold this: see above
 CsvOption = Annotated[bool, typer.Option("--csv", help="Print CSV.")]  # no spec can hold this: see above
 DetachOption = Annotated[
@@ -126,12 +125,14 @@ def spec_command(model: type[BaseModel], *extras: inspect.Parameter, skip: tuple
     def wrap(body: Callable) -> Callable:
         positional = [p for p in extras if p.kind is not inspect.Parameter.KEYWORD_ONLY]  # e.g. a PATH argument
         params = positional + spec_parameters(model, skip) + [p for p in extras if p not in positional]
-        extra_names = {p.name for p in extras}
 
         @functools.wraps(body)
-        def command(**kwargs):
+        def command(*args, **kwargs):
+            # Typer passes keywords; a caller in Python may pass the arguments by position and leave
+            # options out, which then take their declared defaults
+            kwargs.update(zip((p.name for p in positional), args, strict=False))
             spec = validate_spec(model, spec_values(model, kwargs), cli_flag)
-            return body(spec, **{k: kwargs[k] for k in extra_names})
+            return body(spec, **{p.name: kwargs.get(p.name, p.default) for p in extras})
 
         command.__signature__ = inspect.Signature(params)
         command.__annotations__ = {p.name: p.annotation for p in params}
