@@ -1,0 +1,151 @@
+"""Fault injection: each case breaks a write on purpose and states what must survive it.
+
+| fault | what survives |
+| --- | --- |
+| ENOSPC in a merge (a 1 MB tmpfs) | one line; no folder in the merge cache, registered or hidden |
+| kill -9 of a merge mid-write | the next sweep rebuilds the merge whole and never uses the half-written folder |
+| a database held by another writer | CLI reads give one line naming the holder, in bounded time; a store write waits, then lands once the holder leaves, or stops with one line and keeps every earlier row |
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from backend.errors import UserError
+from backend.merge.cache import MergeCache
+from backend.merge.spec import MergeSpec
+from backend.records import Checkpoint as CheckpointRow
+from backend.store import Store
+from tests.conftest import ROOT, run_cli
+from tests.merge.conftest import make_checkpoint
+
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small tmpfs needs root")
+
+
+@pytest.fixture
+def small_tmpfs(tmp_path):
+    where = tmp_path / "full"
+    where.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(where)], check=True)
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], check=False)
+
+
+@needs_root
+def test_merge_into_a_full_disk_gives_one_line_and_caches_nothing(tmp_path, small_tmpfs):
+    low = make_checkpoint(tmp_path / "low", seed=1, hidden_size=128, intermediate_size=512, vocab_size=2048)
+    high = make_checkpoint(tmp_path / "high", seed=2, hidden_size=128, intermediate_size=512, vocab_size=2048)
+    cache = MergeCache(small_tmpfs / "merges")
+    with pytest.raises(UserError) as err:
+        cache.get([MergeSpec.alpha(low, high, 0.5)], progress=False)
+    assert "\n" not in str(err.value) and "no space left" in str(err.value)
+    assert cache.entries() == []
+    assert list((small_tmpfs / "merges").iterdir()) == []  # no partial folder either
+
+
+KILLABLE_MERGE = textwrap.dedent("""
+    import sys
+    from backend.merge.cache import MergeCache
+    from backend.merge.spec import MergeSpec
+    root, low, high = sys.argv[1:]
+    MergeCache(root).get([MergeSpec.alpha(low, high, 1.5)], progress=False, chunk_elems=256)
+""")
+
+
+def test_merge_killed_mid_write_is_never_used_and_rebuilt_whole(tmp_path):
+    sizes = {"hidden_size": 256, "intermediate_size": 1024, "vocab_size": 4096, "num_hidden_layers": 4}
+    low = make_checkpoint(tmp_path / "low", seed=1, **sizes)
+    high = make_checkpoint(tmp_path / "high", seed=2, **sizes)
+    root = tmp_path / "merges"
+    proc = subprocess.Popen([sys.executable, "-c", KILLABLE_MERGE, str(root), str(low), str(high)], cwd=ROOT)
+    deadline = time.monotonic() + 120
+    while not any(f.stat().st_size for f in root.glob(".*.partial-*/*.safetensors")):
+        assert proc.poll() is None and time.monotonic() < deadline, "the merge ended before it could be killed"
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    cache = MergeCache(root)
+    assert cache.entries() == [] and list(root.glob(".*.partial-*"))  # half-written, hidden, unused
+
+    spec = MergeSpec.alpha(low, high, 1.5)
+    (folder,) = cache.get([spec], progress=False)
+    assert list(root.glob(".*.partial-*")) == []  # the dead merge's folder is gone
+    merged = load_file(folder / "model.safetensors")
+    lo, hi = load_file(low / "model.safetensors"), load_file(high / "model.safetensors")
+    assert merged.keys() == lo.keys()
+    for name, tensor in merged.items():  # every tensor whole: (1-α)·low + α·high, rounded to bf16
+        expected = (-0.5 * lo[name].float() + 1.5 * hi[name].float()).to(torch.bfloat16)
+        assert torch.allclose(tensor.float(), expected.float(), rtol=1e-2, atol=1e-2), name
+
+
+HOLD_LOCK = textwrap.dedent("""
+    import sys, time, duckdb
+    con = duckdb.connect(sys.argv[1])
+    print("holding", flush=True)
+    time.sleep(float(sys.argv[2]))
+""")
+
+
+def hold_lock(db: Path, seconds: float) -> subprocess.Popen:
+    """Another writer (as a `duckdb` shell would be) holding the database file."""
+    proc = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(db), str(seconds)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "holding"
+    return proc
+
+
+@pytest.fixture
+def stored_db(db_path):
+    store = Store(db_path)
+    store.put([CheckpointRow(id="ck-1", path="/x", kind="trained", label="one")])
+    return db_path
+
+
+def test_cli_read_of_a_locked_database_names_the_holder(stored_db):
+    holder = hold_lock(stored_db, 60)
+    try:
+        start = time.monotonic()
+        res = run_cli("problems", "list", "--db", str(stored_db), env={"FLAB_DB_LOCK_RETRY_S": "2"})
+        took = time.monotonic() - start
+    finally:
+        holder.kill()
+        holder.wait()
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode == 2 and len(lines) == 1, res.stderr
+    assert f"(PID {holder.pid})" in lines[0] and "locked" in lines[0]
+    assert took < 30
+    assert run_cli("problems", "list", "--db", str(stored_db)).returncode == 0  # free again: reads work
+
+
+def test_store_write_waits_for_the_holder_then_lands(stored_db, monkeypatch):
+    holder = hold_lock(stored_db, 1.5)
+    Store(stored_db, migrate=False).put([CheckpointRow(id="ck-2", path="/y", kind="trained", label="two")])
+    holder.wait()
+    store = Store(stored_db, migrate=False)
+    assert {c.id for c in store.select(CheckpointRow)} == {"ck-1", "ck-2"}
+
+
+def test_store_write_stops_with_one_line_and_keeps_every_row(stored_db, monkeypatch):
+    import backend.store as store_module
+
+    monkeypatch.setattr(store_module, "LOCK_RETRY_S", 1.0)
+    holder = hold_lock(stored_db, 60)
+    try:
+        start = time.monotonic()
+        with pytest.raises(UserError) as err:
+            Store(stored_db, migrate=False).put([CheckpointRow(id="ck-2", path="/y", kind="trained", label="two")])
+        assert time.monotonic() - start < 10  # bounded retries
+    finally:
+        holder.kill()
+        holder.wait()
+    assert "\n" not in str(err.value) and f"(PID {holder.pid})" in str(err.value)
+    assert {c.id for c in Store(stored_db, migrate=False).select(CheckpointRow)} == {"ck-1"}
