@@ -11,7 +11,7 @@ REQ_HASH := $(shell cat requirements.txt | sha256sum | cut -c1-16)
 STAMP := $(VENV)/.installed-$(REQ_HASH)
 PORT ?= 8501
 
-.PHONY: lab lab-smoke run test setup debs db lint clean-venv sandbox-image bench gpu-env gpu-env-check screenshots
+.PHONY: lab lab-smoke run test stress setup debs db lint clean-venv sandbox-image bench gpu-env gpu-env-check screenshots
 
 run: setup db
 	$(PY) -m streamlit run app.py --server.headless true --server.port $(PORT) \
@@ -21,6 +21,11 @@ test: setup
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m pytest
+
+# The verdict table under CPU hogs and memory churn, 20 times (`make test` runs it 3 times).
+STRESS_REPEATS ?= 20
+stress: setup
+	FLAB_STRESS_REPEATS=$(STRESS_REPEATS) $(PY) -m pytest -m stress -q -rA tests/stress
 
 # The README's screenshots, from the committed lab in Chromium; `make test` never writes them.
 screenshots: setup
