@@ -27,7 +27,7 @@ STRESS_REPEATS ?= 20
 stress: setup
 	FLAB_STRESS_REPEATS=$(STRESS_REPEATS) $(PY) -m pytest -m stress -q -rA tests/stress
 
-# The README's screenshots, from the committed lab in Chromium; `make test` never writes them.
+# The docs' screenshots (docs/screenshots/), from the committed lab in Chromium; `make test` never writes them.
 screenshots: setup
 	FLAB_SCREENSHOTS=docs/screenshots $(PY) -m pytest -q tests/pages/test_browser.py -k "miniature_lab or reaches_done"
 
