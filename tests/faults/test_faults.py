@@ -149,3 +149,47 @@ def test_store_write_stops_with_one_line_and_keeps_every_row(stored_db, monkeypa
         holder.wait()
     assert "\n" not in str(err.value) and f"(PID {holder.pid})" in str(err.value)
     assert {c.id for c in Store(stored_db, migrate=False).select(CheckpointRow)} == {"ck-1"}
+
+
+SERVER = textwrap.dedent("""
+    import sys, time
+    from backend.jobs import runner
+    from backend.jobs.spec import SweepSpec, validate_spec
+    from backend.store import Store
+    db, low, high, *problems = sys.argv[1:]
+    store = Store(db)
+    spec = validate_spec(SweepSpec, {"low": low, "high": high, "alphas": "0,1", "problems": problems, "n": 2,
+                                     "max_tokens": 24})
+    job = runner.create_job(store, spec)  # what the Launch page's button calls
+    runner.start(store, job.id)
+    print(job.id, flush=True)
+    time.sleep(600)
+""")
+
+
+def test_a_job_outlives_the_server_that_started_it(jobs_db, endpoints):
+    """The dashboard server (here: a process making the Launch page's calls) is killed with its
+    whole process group mid-job; the detached job finishes, and a new reader through the Jobs
+    page's API (`runner.list_jobs`) shows it running, then done."""
+    from backend.jobs import runner
+    from tests.jobs.conftest import PROBLEMS
+
+    server = subprocess.Popen(
+        [sys.executable, "-c", SERVER, str(jobs_db.path), *endpoints, *PROBLEMS],
+        cwd=ROOT, stdout=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    job_id = server.stdout.readline().strip()
+    assert job_id, "the server started no job"
+    os.killpg(server.pid, signal.SIGKILL)
+    server.wait()
+
+    def shown():
+        return {j.id: j for j in runner.list_jobs(Store(jobs_db.path, migrate=False))}[job_id]
+
+    seen, deadline = [], time.monotonic() + 300
+    while time.monotonic() < deadline and (not seen or seen[-1] not in ("done", "failed")):
+        status = shown().status
+        if not seen or seen[-1] != status:
+            seen.append(status)
+        time.sleep(0.2)
+    assert "running" in seen and seen[-1] == "done", (seen, shown().error)
