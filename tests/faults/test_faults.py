@@ -193,3 +193,55 @@ def test_a_job_outlives_the_server_that_started_it(jobs_db, endpoints):
             seen.append(status)
         time.sleep(0.2)
     assert "running" in seen and seen[-1] == "done", (seen, shown().error)
+
+
+def _fill(folder: Path) -> Path:
+    """Fill the file system under folder until it reports ENOSPC."""
+    filler = folder / "filler"
+    with open(filler, "wb") as f:
+        try:
+            while True:
+                f.write(b"\0" * (1 << 20))
+                f.flush()
+        except OSError:
+            pass
+    return filler
+
+
+@needs_root
+def test_a_sweep_whose_store_fills_the_disk_resumes_without_loss(endpoints, tmp_path, monkeypatch):
+    """The database's disk fills up mid-sweep: the job stops; once space is back, resume computes
+    only what is missing and every (checkpoint, problem, sample) is there exactly once."""
+    from backend.jobs import runner
+    from backend.problems.build import build_builtin
+    from backend.records import Evaluation, Job, Sample
+    from tests.jobs.conftest import PROBLEMS, wait_for
+    from tests.jobs.test_jobs import finished, sweep
+
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=48m", "tmpfs", str(disk)], check=True)
+    try:
+        monkeypatch.setenv("FLAB_CACHE", str(tmp_path / "cache"))
+        store = Store(disk / "jobs.duckdb")
+        build_builtin(store, only=[p.split("/")[1] for p in PROBLEMS], progress=False)
+        spec = sweep(endpoints, n=4, max_tokens=64, alphas="-0.5,0,0.5,1,1.5")
+        job = runner.create_job(store, spec)
+        runner.start(store, job.id)
+        wait_for(store, job.id, lambda j: (j.progress or {}).get("rollout", {}).get("done", 0) >= 4)
+        filler = _fill(disk)
+        stopped = wait_for(store, job.id, lambda j: runner.observed(j).status in ("failed", "done"))
+        filler.unlink()
+        if runner.observed(stopped).status == "done":
+            pytest.skip("the sweep wrote nothing more after the disk filled")
+        runner.resume(store, job.id)
+        done = wait_for(store, job.id, finished, timeout=600)
+        assert done.status == "done", done.error
+        total = 5 * 2 * 4
+        samples = store.select(Sample, {"experiment_id": job.experiment_id})
+        keys = [(s.checkpoint_id, s.problem_id, s.sample_idx) for s in samples]
+        assert len(keys) == len(set(keys)) == total
+        assert store.count(Evaluation, {"experiment_id": job.experiment_id}) == total
+        assert store.get(Job, job.id).status == "done"
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
