@@ -167,6 +167,7 @@ SERVER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_a_job_outlives_the_server_that_started_it(jobs_db, endpoints):
     """The dashboard server (here: a process making the Launch page's calls) is killed with its
     whole process group mid-job; the detached job finishes, and a new reader through the Jobs
@@ -208,6 +209,7 @@ def _fill(folder: Path) -> Path:
     return filler
 
 
+@pytest.mark.slow
 @needs_root
 def test_a_sweep_whose_store_fills_the_disk_resumes_without_loss(endpoints, tmp_path, monkeypatch):
     """The database's disk fills up mid-sweep: the job stops; once space is back, resume computes

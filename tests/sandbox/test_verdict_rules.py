@@ -71,6 +71,7 @@ def test_reaching_the_cap_is_read_from_the_cgroup(backend, request):
     assert _verdict(res, limits) == "MLE"
 
 
+@pytest.mark.docker
 def test_docker_without_a_readable_cgroup_says_so(docker_ready, monkeypatch):
     """A host that cannot read the container's cgroup: rlimits inside the container, announced in
     `accounting`; a 1 GB allocation is still MLE (address-space cap) and a sum still AC."""

@@ -75,7 +75,7 @@ def p99(values: list[float]) -> float:
     return ordered[max(0, math.ceil(0.99 * len(ordered)) - 1)]
 
 
-@pytest.mark.parametrize("backend", ["bwrap", "docker"])
+@pytest.mark.parametrize("backend", ["bwrap", pytest.param("docker", marks=pytest.mark.docker)])
 def test_verdict_table_is_stable_under_load(request, backend):
     if backend == "docker":
         request.getfixturevalue("docker_ready")
