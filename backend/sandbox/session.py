@@ -13,6 +13,7 @@ import struct
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 from backend.sandbox import admission, cgroups
@@ -20,6 +21,10 @@ from backend.sandbox import admission, cgroups
 LAUNCHER_SOURCE = (Path(__file__).parent / "launcher.py").read_text()
 SANDBOX_PYTHON = "/usr/bin/python3"  # Debian's interpreter: readable by nobody, outside our venv
 NOBODY = 65534
+# Host-side seconds spent in each phase of every test run in this process (setup: input staged,
+# memory admitted and the cgroup armed; run: the launcher's fork, run and wait; teardown: usage
+# collected, output read), and the number of tests. bench/judge_speed.py reads it.
+PHASES: Counter = Counter()
 
 
 class SandboxError(RuntimeError):
@@ -76,6 +81,7 @@ class Session:
     ) -> dict:  # fmt: skip
         """One test: stage its input, run it under its cap, return the measurements and output.
         `cmd` runs a shell command instead of the loaded program (agentic rollouts)."""
+        t0 = time.perf_counter()
         self.call({"op": "stage", "input": input, "files": files or {}, "keep_dir": keep_dir or cmd is not None}, 30)
         msg = (
             {"op": "shell", "cmd": cmd, "limits": limits}
@@ -83,6 +89,7 @@ class Session:
             else {"op": "run", "limits": limits, "args": args or []}
         )
         with self._capped(limits) as usage:
+            t1 = time.perf_counter()
             try:
                 reply = self.call(msg, timeout=limits["wall_s"] + 10)
             except SandboxError:
@@ -92,12 +99,14 @@ class Session:
                 # the kernel's OOM killer took the launcher itself: still the program's memory
                 reply = {"exit_code": None, "signal": 9, "cpu_s": 0.0, "wall_s": 0.0, "mem_mb": 0.0,
                          "timed_out": False, "stdout_bytes": 0, "stderr": ""}  # fmt: skip
+            t2 = time.perf_counter()
             reply["stdout"] = self._read_stdout(reply.pop("stdout_bytes"))
         reply["accounting"] = self.accounting
         reply["oom_killed"] = bool(usage.get("oom_killed"))
         reply["cap_hit"] = bool(usage.get("cap_hit"))
         if usage.get("mem_mb") is not None:
             reply["mem_mb"] = usage["mem_mb"]
+        PHASES.update(setup=t1 - t0, run=t2 - t1, teardown=time.perf_counter() - t2, tests=1)
         return reply
 
     @contextlib.contextmanager
