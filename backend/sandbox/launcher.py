@@ -146,6 +146,7 @@ def reset_child_state():
 
 
 def exec_python(code, args=()):
+    gc.enable()  # the program runs with the usual collector
     sys.stdin = open(0, closefd=False)  # noqa: SIM115 - fds were just replaced
     sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
     sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
@@ -423,6 +424,9 @@ def make_untraceable():
 
 
 def main():
+    # This process's own garbage is freed by reference counting; a collection here would write to
+    # every tracked object, and after each fork every page written is a copy-on-write fault.
+    gc.disable()
     make_untraceable()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN if PID1 else signal.SIG_DFL)
