@@ -30,6 +30,7 @@ The host keeps expected outputs; this process only ever holds the current test's
 
 import _signal
 import base64
+import contextlib
 import functools
 import gc
 import json
@@ -52,7 +53,9 @@ CTRL_IN, CTRL_OUT = os.dup(0), os.dup(1)
 STDERR_KEEP = 8192
 TICKS = os.sysconf("SC_CLK_TCK")
 CHUNK = 1 << 20
-RUN_DIR_MODE = None  # set at start: the run folder's mode as made
+FOLDER_MODES = {}  # set at start: the work, .io and run folders' modes as made
+IO_NAMES = {"stdin", "stdout", "stderr"}
+OWN_FILES = {"run", ".io", "prog", "prog.cpp"}  # and headers a load writes beside prog.cpp
 CHILD_STDIO = None  # set at start: prepare_child_stdio()
 INPUT_BUFFER = bytearray(1 << 16)  # allocated once, before any test: a test's peak never sees it
 
@@ -271,7 +274,7 @@ def wait_within_limits(pid, clock, cpu_limit, wall_limit, start):
 def stage(stdin_data, files=None, keep_dir=False):
     """Put the test's input in place before the host takes its memory baseline."""
     if not keep_dir:
-        clear_run_dir()
+        clear_leftovers()
     for name, content in (files or {}).items():
         with open(os.path.join(RUN_DIR, os.path.basename(name)), "w") as f:
             f.write(content)
@@ -280,24 +283,45 @@ def stage(stdin_data, files=None, keep_dir=False):
     return {"ok": True}
 
 
-def clear_run_dir():
-    """A fresh run folder. One the last program left empty, as a folder with the mode it was made
-    with, is kept (a stat and a listdir instead of a rmdir and a mkdir)."""
+def clear_leftovers():
+    """Nothing a program leaves passes to the next test: files beside the launcher's own in the
+    work folder and .io go, folders it made unwritable are made writable again (it runs as our
+    uid), and the run folder is made afresh unless it was left empty and as made (then a stat and
+    a listdir replace a rmdir and a mkdir)."""
+    for folder, keep in ((WORK, OWN_FILES), (IO_DIR, IO_NAMES)):
+        if os.lstat(folder).st_mode != FOLDER_MODES[folder]:
+            os.chmod(folder, FOLDER_MODES[folder] & 0o7777)
+        for name in set(os.listdir(folder)) - keep:
+            remove(os.path.join(folder, name))
     try:
-        if os.lstat(RUN_DIR).st_mode == RUN_DIR_MODE and not os.listdir(RUN_DIR):
+        if os.lstat(RUN_DIR).st_mode == FOLDER_MODES[RUN_DIR] and not os.listdir(RUN_DIR):
             return
     except OSError:  # removed or made unreadable by the last program
         pass
-    shutil.rmtree(RUN_DIR, ignore_errors=True)
-    if os.path.islink(RUN_DIR) or os.path.isfile(RUN_DIR):  # put in its place by the program
-        os.unlink(RUN_DIR)
+    remove(RUN_DIR)
     os.makedirs(RUN_DIR, exist_ok=True)
+
+
+def remove(path):
+    """A file, a link, or a folder tree whose folders the program may have made unwritable."""
+    if os.path.islink(path) or not os.path.isdir(path):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+        return
+    with contextlib.suppress(OSError):
+        os.chmod(path, 0o700)
+    for root, dirs, _ in os.walk(path):
+        for name in dirs:
+            if not os.path.islink(os.path.join(root, name)):
+                with contextlib.suppress(OSError):
+                    os.chmod(os.path.join(root, name), 0o700)
+    shutil.rmtree(path, ignore_errors=True)
 
 
 def stage_raw(size):
     """The `test` op's input: `size` raw bytes from the host straight into the stdin file. The
     run folder was emptied after the last test; this only repeats it if that failed."""
-    clear_run_dir()
+    clear_leftovers()
     view = memoryview(INPUT_BUFFER)
     fd = os.open(IO_PATHS[0], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
@@ -365,7 +389,7 @@ def reply(res, freed_marker=False):
     free_io()
     if freed_marker:
         os.truncate(IO_PATHS[0], 0)
-        clear_run_dir()
+        clear_leftovers()
         os.write(CTRL_OUT, b"\0")
 
 
@@ -401,6 +425,7 @@ class Program:
         for name, text in (msg.get("headers") or {}).items():  # e.g. testlib.h beside a checker
             with open(os.path.join(WORK, os.path.basename(name)), "w") as f:
                 f.write(text)
+            OWN_FILES.add(os.path.basename(name))
         cmd = ["/usr/bin/g++", "-O2", "-std=c++17", "-pipe", "-o", self.binary, src]
         env = {"PATH": "/usr/bin:/bin", "TMPDIR": IO_DIR}
         lim = msg["compile_limits"]
@@ -444,8 +469,10 @@ def main():
     signal.signal(signal.SIGTERM, signal.SIG_IGN if PID1 else signal.SIG_DFL)
     os.makedirs(IO_DIR, exist_ok=True)
     os.makedirs(RUN_DIR, exist_ok=True)
-    global RUN_DIR_MODE, CHILD_STDIO
-    RUN_DIR_MODE = os.lstat(RUN_DIR).st_mode
+    global CHILD_STDIO
+    for path in IO_PATHS:
+        open(path, "a").close()
+    FOLDER_MODES.update({folder: os.lstat(folder).st_mode for folder in (WORK, IO_DIR, RUN_DIR)})
     CHILD_STDIO = prepare_child_stdio()
     program = Program()
     send({"ready": True, "pid": os.getpid()})
