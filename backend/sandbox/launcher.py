@@ -319,22 +319,31 @@ def remove(path):
 
 
 def stage_raw(size):
-    """The `test` op's input: `size` raw bytes from the host straight into the stdin file. The
-    run folder was emptied after the last test; this only repeats it if that failed."""
-    clear_leftovers()
-    view = memoryview(INPUT_BUFFER)
-    fd = os.open(IO_PATHS[0], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    """The `test` op's input: `size` raw bytes from the host straight into the stdin file (the
+    leftovers were cleared after the last test; this only repeats it if that failed). Every byte
+    is read even when the file cannot take them (a full tmpfs), so the pipe stays in step."""
+    view, fd, error = memoryview(INPUT_BUFFER), None, None
     try:
-        while size:
-            got = os.readv(CTRL_IN, [view[: min(size, len(view))]])
-            if not got:
-                raise EOFError("the host closed the pipe mid-input")
-            size -= got
-            written = 0
-            while written < got:
+        clear_leftovers()
+        fd = os.open(IO_PATHS[0], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    except OSError as exc:
+        error = exc
+    while size:
+        got = os.readv(CTRL_IN, [view[: min(size, len(view))]])
+        if not got:
+            raise EOFError("the host closed the pipe mid-input")
+        size -= got
+        written = 0
+        while fd is not None and written < got:
+            try:
                 written += os.write(fd, view[written:got])
-    finally:
+            except OSError as exc:
+                os.close(fd)
+                fd, error = None, exc
+    if fd is not None:
         os.close(fd)
+    if error:
+        raise error
 
 
 def run_child(target, lim):

@@ -169,6 +169,7 @@ class Session:
             self.broken = True
             raise
         if "sandbox_error" in reply:
+            self.broken = self.broken or bool(payload)  # no reuse (docker) after a failed `test`
             raise SandboxError(reply["sandbox_error"])
         return reply
 

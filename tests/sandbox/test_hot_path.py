@@ -1,7 +1,10 @@
 """The judge's per-test path (issue #32): one round trip per test, a child forked from the warm
 launcher per test, and nothing passing from one test to the next."""
 
+import pytest
+
 from backend.sandbox import session as session_module
+from backend.sandbox.backends import SandboxError, open_session
 from backend.sandbox.judge import JudgeTest, Program, judge
 from backend.sandbox.limits import JudgeLimits
 
@@ -53,3 +56,16 @@ def test_each_test_is_one_round_trip(monkeypatch):
     result = judge(Program("a, b = map(int, input().split())\nprint(a + b)"), tests)
     assert result.verdict == "AC"
     assert ops[:6] == ["load"] + ["test"] * 5, ops
+
+
+def test_an_input_the_tmpfs_cannot_hold_leaves_the_launcher_in_step():
+    """A 12 MB input into an 8 MB tmpfs is a sandbox error, and the launcher still reads all of
+    it, so the next test on the same sandbox is judged (it would read input bytes as a message)."""
+    session = open_session("bwrap", tmpfs_mb=8)
+    try:
+        assert session.load("python", "print(input()[::-1])", JudgeLimits().for_compile())["ok"]
+        with pytest.raises(SandboxError, match="No space left"):
+            session.run(JudgeLimits().for_test(), "x" * (12 << 20))
+        assert session.run(JudgeLimits().for_test(), "abc\n")["stdout"] == "cba\n"
+    finally:
+        session.close()
