@@ -76,6 +76,7 @@ sandbox-image: setup
 bench: setup
 	$(PY) bench/judge_overhead.py
 	$(PY) bench/judge_overhead.py --language cpp
+	$(PY) bench/judge_speed.py
 
 lint: setup
 	$(PY) -m ruff check --fix .

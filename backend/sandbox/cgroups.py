@@ -31,6 +31,7 @@ from pathlib import Path
 PREFIX = "flab-"
 CONTROLLERS = ("cpu", "memory", "pids")  # roles; v1 counts CPU with the cpuacct controller
 V1_CONTROLLER = {"cpu": "cpuacct", "memory": "memory", "pids": "pids"}
+PAGE = os.sysconf("SC_PAGE_SIZE")
 LAUNCHER_SLACK_MB = 8  # room for the launcher's own pages (copy-on-write) on top of the test's limit
 CAP_REACHED_BYTES = 2 << 20  # a charge that fails at the cap can be one huge page: a peak this close reached it
 _counter = itertools.count()
@@ -249,10 +250,11 @@ class SandboxCgroup:
     def usage_bytes(self) -> int:
         return int(self._get(self.usage_file()) or 0)
 
-    def begin(self, memory_mb: int, max_procs: int) -> int:
+    def begin(self, memory_mb: int, max_procs: int, staged_bytes: int = 0) -> int:
         """Cap memory at the current use (launcher, staged input) plus the test's limit; reset the
-        peak; note the OOM counters. Returns the cap in bytes."""
-        self._baseline = self.usage_bytes()
+        peak; note the OOM counters. Returns the cap in bytes. `staged_bytes`: input the launcher
+        is about to write to its tmpfs, counted (in whole pages) as if already there."""
+        self._baseline = self.usage_bytes() + -(-staged_bytes // PAGE) * PAGE
         cap = ((self._baseline >> 20) + 1 + memory_mb + LAUNCHER_SLACK_MB) << 20  # whole MB: rarely rewritten
         self._set_memory_cap(cap)
         self._cap = cap
