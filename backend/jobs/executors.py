@@ -34,7 +34,9 @@ class Engines:
         mode = tuple(alpha_switch[:2]) if alpha_switch else None
         if self.engine is None or self.path != target or self.mode != mode:
             self.close()
-            self.engine = make_engine(self.engine_name, target, alpha_switch=mode, switch_endpoints=self.switch_endpoints)
+            self.engine = make_engine(
+                self.engine_name, target, alpha_switch=mode, switch_endpoints=self.switch_endpoints
+            )
             self.path, self.mode, self.switch = target, mode, None
         if alpha_switch:
             low, high, alpha = alpha_switch
@@ -106,7 +108,9 @@ class RayExecutor:
         ray = connect_ray(address)
         self.ray = ray
         gpus = 1 if ray.cluster_resources().get("GPU", 0) >= 1 else 0
-        self._actor = ray.remote(num_gpus=gpus, num_cpus=0 if gpus else 1)(Engines).remote(engine_name, switch_endpoints)
+        self._actor = ray.remote(num_gpus=gpus, num_cpus=0 if gpus else 1)(Engines).remote(
+            engine_name, switch_endpoints
+        )
         self._judge = ray.remote(num_cpus=1)(run_job)
         self._pending: list = []
 

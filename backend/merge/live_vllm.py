@@ -73,7 +73,9 @@ def plan_switch_memory(
     params, low_bytes, largest, dtype = _sizes(low)
     _, high_bytes, largest_high, _ = _sizes(high)
     largest = max(largest, largest_high)
-    served = params * (2 if ITEM[dtype] >= 4 else ITEM[dtype])  # vLLM serves float32 models in 16 bits (config/model.py:2372-2374)
+    served = params * (
+        2 if ITEM[dtype] >= 4 else ITEM[dtype]
+    )  # vLLM serves float32 models in 16 bits (config/model.py:2372-2374)
     scratch = largest * (2 * 4 + ITEM[dtype])
     free, total = torch.cuda.mem_get_info()
     beside = (low_bytes + high_bytes if endpoints_on == "device" else 0) + scratch + int(MARGIN_FRACTION * total)
