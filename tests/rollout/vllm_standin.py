@@ -357,6 +357,7 @@ def install(monkeypatch, device_bytes: int = 140 * GiB) -> types.ModuleType:
     DEVICE = Device(device_bytes)
     monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: DEVICE.mem_get_info(device))
     monkeypatch.setattr(torch.cuda, "empty_cache", lambda: EVENTS.append(("empty_cache",)))
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: None)  # nothing runs asynchronously here
     LLM.instances.clear()
     EVENTS.clear()
     LLM.reset_result = True
