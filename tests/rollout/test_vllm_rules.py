@@ -105,6 +105,21 @@ def test_a_live_sweep_with_an_independent_checkpoint_runs_through_one_device(vll
     assert len(samples) == 3 * 2
 
 
+def test_a_failed_job_closes_its_engine(vllm, pair, store):
+    from backend.jobs import runner
+    from backend.jobs.spec import SweepSpec, validate_spec
+
+    low, high = pair
+    LLM.reset_result = False  # the first switch fails after the engine was built
+    spec = validate_spec(SweepSpec, {"low": low, "high": high, "alphas": "0,1", "problems": ["builtin/max-subarray"],
+                                     "n": 1, "max_tokens": 8, "engine": "vllm", "live_switch": True})  # fmt: skip
+    job = runner.create_job(store, spec)
+    with pytest.raises(RuntimeError, match="did not reset its prefix cache"):
+        runner.run_job_here(store, job.id)
+    assert store.get(Job, job.id).status == "failed"
+    assert [e[0] for e in EVENTS if e[0] in ("start", "shutdown")] == ["start", "shutdown"] and held_engines() == 0
+
+
 def test_a_rollout_with_n_4_over_several_problems_reuses_no_seed(vllm, pair, store, monkeypatch):
     """Before: conversation i got one seed and its children seed + k, so sample k of problem i drew
     the noise of sample 0 of problem i + k; and every batch started again from the same seeds."""
