@@ -290,3 +290,13 @@ def test_an_rl_job_on_a_base_checkpoint_trains_on_plain_prompts_and_saves_in_the
         with safe_open(str(folder / "model.safetensors"), "pt") as f:
             assert {f.get_tensor(k).dtype for k in f.keys()} == {torch.bfloat16}  # noqa: SIM118
     AutoModelForCausalLM.from_pretrained(out / "final")  # loadable
+
+
+def test_a_program_that_does_not_parse_is_a_format_failure_but_still_queued_for_repair():
+    """CE counts as a format failure (no runnable program), yet there is a program to repair, as before."""
+    fn = SandboxReward({"t/len": (PROBLEM, TESTS)}, "repair:R_inf", workers=1)
+    fn.pool = RepairPool(slots=1, max_chars=300)
+    assert fn(["p"], [answer("def broken(:\n    pass")], problem_id=["t/len"], repair=[False]) == [0]
+    assert fn.history[-1].outcomes == ["format_failure"]
+    slot = fn.pool.slots[0]
+    assert slot is not None and "def broken(:" in slot["prompt"][-1]["content"]
