@@ -14,6 +14,8 @@ import pytest
 
 from backend.records import Job
 
+pytestmark = pytest.mark.browser
+
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = os.environ.get("FLAB_SCREENSHOTS")  # `make screenshots` sets it; `make test` writes no picture
 
