@@ -87,7 +87,13 @@ clean-venv:
 
 # The GPU environment (vLLM, CUDA torch) as its own venv, on a CUDA machine; never part of `make test`.
 GPU_VENV := .venv-gpu
+# PyPI's torch 2.13.0 is a CUDA 13.0 build (it requires cuda-toolkit 13.0.3), which needs an NVIDIA
+# driver >= 580; check that first, in one line (SKIP_DRIVER_CHECK=1 builds anyway, e.g. on a login node).
+GPU_DRIVER_MIN = 580
 gpu-env:
+	@[ -n "$(SKIP_DRIVER_CHECK)" ] || { v=$$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -n1); \
+	  if [ -z "$$v" ]; then echo "make gpu-env: no NVIDIA driver found (nvidia-smi); torch 2.13.0 (CUDA 13.0) needs driver >= $(GPU_DRIVER_MIN) (SKIP_DRIVER_CHECK=1 to build anyway)"; exit 2; \
+	  elif [ "$${v%%.*}" -lt $(GPU_DRIVER_MIN) ]; then echo "make gpu-env: NVIDIA driver $$v is older than $(GPU_DRIVER_MIN), which torch 2.13.0 (CUDA 13.0) needs; update the driver"; exit 2; fi; }
 	test -x $(GPU_VENV)/bin/python || $(PYTHON) -m venv $(GPU_VENV)
 	$(GPU_VENV)/bin/python -m pip install -q --upgrade pip
 	$(GPU_VENV)/bin/python -m pip install -r requirements-gpu.txt

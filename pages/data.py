@@ -60,7 +60,9 @@ def _experiments(path: str) -> pd.DataFrame:
     frame["α grid"] = [", ".join(f"{a:g}" for a in (s or {}).get("alphas", [])) for s in frame["spec"]]
     frame["setting"] = [(s or {}).get("setting", "") for s in frame["spec"]]
     frame["samples per problem"] = [(s or {}).get("n") for s in frame["spec"]]
-    return frame[[*columns, "α grid", "setting", "samples per problem"]]
+    # experiments stored before prompt_format existed were all sampled with the chat template
+    frame["prompt format"] = [(s or {}).get("prompt_format", "chat") if s else "" for s in frame["spec"]]
+    return frame[[*columns, "α grid", "setting", "samples per problem", "prompt format"]]
 
 
 @st.cache_data(ttl=30, show_spinner="Aggregating outcomes…")

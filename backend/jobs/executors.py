@@ -19,23 +19,36 @@ from backend.sandbox.pool import JudgeJob, JudgePool, run_job
 
 class Engines:
     """One loaded engine at a time. For a live α switch the endpoint θ_low stays loaded and its
-    weights are rewritten in place (backend/merge/live.py) instead of loading a merged folder."""
+    weights are rewritten in place (backend/merge/live.py) instead of loading a merged folder.
 
-    def __init__(self, engine_name: str):
-        self.engine_name = engine_name
-        self.engine, self.path, self.switch = None, None, None
+    The old engine is closed before the next is built: a vLLM worker starts only when the device
+    has gpu_memory_utilization × total free (vLLM 0.31.0 v1/worker/utils.py:539-558), and an
+    engine holds its share until its engine core is shut down."""
+
+    def __init__(self, engine_name: str, switch_endpoints: str = "device"):
+        self.engine_name, self.switch_endpoints = engine_name, switch_endpoints
+        self.engine, self.path, self.mode, self.switch = None, None, None, None
 
     def get(self, checkpoint: str, alpha_switch: tuple[str, str, float] | None = None):
         target = alpha_switch[0] if alpha_switch else checkpoint
-        if self.path != target or (self.switch is None) != (alpha_switch is None):
-            engine = make_engine(self.engine_name, target, alpha_switch=alpha_switch is not None)
-            self.engine, self.path, self.switch = engine, target, None
+        mode = tuple(alpha_switch[:2]) if alpha_switch else None
+        if self.engine is None or self.path != target or self.mode != mode:
+            self.close()
+            self.engine = make_engine(
+                self.engine_name, target, alpha_switch=mode, switch_endpoints=self.switch_endpoints
+            )
+            self.path, self.mode, self.switch = target, mode, None
         if alpha_switch:
             low, high, alpha = alpha_switch
             if self.switch is None:
                 self.switch = self.engine.alpha_switch(low, high)  # the engine owns how it switches
             self.switch.set_alpha(alpha)
         return self.engine
+
+    def close(self) -> None:
+        if self.engine is not None:
+            engine, self.engine, self.path, self.mode, self.switch = self.engine, None, None, None, None
+            engine.close()
 
     def rollout(
         self,
@@ -46,17 +59,22 @@ class Engines:
         limits: SettingLimits,
         backend,
         alpha_switch=None,
+        prompt_format: str = "chat",
     ):
-        return run_episodes(self.get(checkpoint, alpha_switch), conversations, setting, sampling, limits, backend)
+        engine = self.get(checkpoint, alpha_switch)
+        return run_episodes(engine, conversations, setting, sampling, limits, backend, prompt_format)
 
 
 class LocalExecutor:
-    def __init__(self, engine_name: str = "auto", judge_workers: int | None = None):
-        self.engines = Engines(engine_name)
+    def __init__(self, engine_name: str = "auto", judge_workers: int | None = None, switch_endpoints: str = "device"):
+        self.engines = Engines(engine_name, switch_endpoints)
         self.judging = JudgePool(judge_workers)
 
-    def rollout(self, checkpoint, conversations, setting, sampling, limits, backend, alpha_switch=None):
-        return self.engines.rollout(checkpoint, conversations, setting, sampling, limits, backend, alpha_switch)
+    def rollout(self, checkpoint, conversations, setting, sampling, limits, backend, alpha_switch=None,
+                prompt_format="chat"):  # fmt: skip
+        return self.engines.rollout(
+            checkpoint, conversations, setting, sampling, limits, backend, alpha_switch, prompt_format
+        )
 
     def submit_judging(self, jobs: list[JudgeJob]) -> None:
         self.judging.submit(jobs)
@@ -69,7 +87,10 @@ class LocalExecutor:
         return self.judging.pending
 
     def close(self) -> None:
-        self.judging.close()
+        try:
+            self.engines.close()
+        finally:
+            self.judging.close()
 
 
 def connect_ray(address: str | None):
@@ -83,17 +104,22 @@ def connect_ray(address: str | None):
 
 
 class RayExecutor:
-    def __init__(self, engine_name: str = "auto", address: str | None = None):
+    def __init__(self, engine_name: str = "auto", address: str | None = None, switch_endpoints: str = "device"):
         ray = connect_ray(address)
         self.ray = ray
         gpus = 1 if ray.cluster_resources().get("GPU", 0) >= 1 else 0
-        self._actor = ray.remote(num_gpus=gpus, num_cpus=0 if gpus else 1)(Engines).remote(engine_name)
+        self._actor = ray.remote(num_gpus=gpus, num_cpus=0 if gpus else 1)(Engines).remote(
+            engine_name, switch_endpoints
+        )
         self._judge = ray.remote(num_cpus=1)(run_job)
         self._pending: list = []
 
-    def rollout(self, checkpoint, conversations, setting, sampling, limits, backend, alpha_switch=None):
+    def rollout(self, checkpoint, conversations, setting, sampling, limits, backend, alpha_switch=None,
+                prompt_format="chat"):  # fmt: skip
         return self.ray.get(
-            self._actor.rollout.remote(checkpoint, conversations, setting, sampling, limits, backend, alpha_switch)
+            self._actor.rollout.remote(
+                checkpoint, conversations, setting, sampling, limits, backend, alpha_switch, prompt_format
+            )
         )
 
     def submit_judging(self, jobs: list[JudgeJob]) -> None:
@@ -112,8 +138,13 @@ class RayExecutor:
         return len(self._pending)
 
     def close(self) -> None:
-        self.ray.kill(self._actor)
+        try:
+            self.ray.get(self._actor.close.remote())  # the engine's device share, before the actor goes
+        finally:
+            self.ray.kill(self._actor)
 
 
-def make_executor(name: str, engine_name: str, ray_address: str | None = None):
-    return RayExecutor(engine_name, ray_address) if name == "ray" else LocalExecutor(engine_name)
+def make_executor(name: str, engine_name: str, ray_address: str | None = None, switch_endpoints: str = "device"):
+    if name == "ray":
+        return RayExecutor(engine_name, ray_address, switch_endpoints)
+    return LocalExecutor(engine_name, switch_endpoints=switch_endpoints)

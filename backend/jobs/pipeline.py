@@ -11,13 +11,14 @@ import time
 from dataclasses import dataclass
 
 from backend.jobs.executors import make_executor
-from backend.jobs.spec import EvalSpec, SweepSpec
+from backend.jobs.spec import EvalSpec, SweepSpec, job_folders
 from backend.merge.cache import MergeCache, merge_key, register_merged
 from backend.merge.io import Checkpoint as Folder
 from backend.merge.io import content_hash
 from backend.merge.registry import ensure_registered, merged_id
 from backend.merge.spec import MergeSpec
 from backend.records import Checkpoint, Evaluation, Job, Problem, Sample, Test
+from backend.rollout.prompts import resolve_prompt_format
 from backend.rollout.run import sample_problems, select_problems
 from backend.rollout.settings import SettingLimits
 from backend.sandbox.judge import JudgeResult, JudgeTest, Program, judge_setup
@@ -109,13 +110,14 @@ def run_pipeline(store: Store, job_id: str, experiment_id: str, spec: SweepSpec 
         points = eval_points(store, spec)
     problems = select_problems(store, spec)
     sampling = spec.sampling()
+    prompt_format = resolve_prompt_format(spec.prompt_format, job_folders(spec))
     judge_inputs = {p.id: _judge_inputs(store, p, spec) for p in problems}
-    executor = make_executor(spec.executor, spec.engine, spec.ray_address)
+    executor = make_executor(spec.executor, spec.engine, spec.ray_address, getattr(spec, "switch_endpoints", "device"))
     progress.set_total("rollout", len(points) * len(problems) * spec.n)
     progress.set_total("judge", len(points) * len(problems) * spec.n)
     try:
         for point in points:
-            _rollout_point(store, executor, experiment_id, point, problems, spec, sampling, progress)
+            _rollout_point(store, executor, experiment_id, point, problems, spec, sampling, progress, prompt_format)
             _queue_judging(store, executor, experiment_id, point, judge_inputs, spec, progress)
             _drain(store, executor, experiment_id, progress, block=False)
         while executor.pending:
@@ -127,15 +129,15 @@ def run_pipeline(store: Store, job_id: str, experiment_id: str, spec: SweepSpec 
             "evaluations": store.count(Evaluation, {"experiment_id": experiment_id})}  # fmt: skip
 
 
-def _rollout_point(store, executor, exp, point, problems, spec, sampling, progress) -> None:
+def _rollout_point(store, executor, exp, point, problems, spec, sampling, progress, prompt_format) -> None:
     done = store.sample_keys(exp, point.checkpoint_id)
     progress.advance("rollout", sum(1 for p in problems for i in range(spec.n) if (p.id, i) in done))
 
-    def generate(conversations):
-        return executor.rollout(point.path, conversations, spec.setting, sampling, SettingLimits(), spec.judge_backend,
-                                point.alpha_switch)  # fmt: skip
+    def generate(conversations, shifted):
+        return executor.rollout(point.path, conversations, spec.setting, shifted, SettingLimits(), spec.judge_backend,
+                                point.alpha_switch, prompt_format)  # fmt: skip
 
-    sample_problems(store, exp, point.checkpoint_id, problems, spec.setting, spec.n, generate,
+    sample_problems(store, exp, point.checkpoint_id, problems, spec.setting, sampling, generate,
                     lambda _, stored: progress.advance("rollout", stored))  # fmt: skip
 
 

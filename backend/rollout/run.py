@@ -15,9 +15,9 @@ from backend.errors import UserError
 from backend.merge.registry import ensure_registered
 from backend.records import Experiment, Problem, Sample, Test
 from backend.rollout.extract import extract_code
-from backend.rollout.prompts import conversation, require_chat_template
+from backend.rollout.prompts import conversation, resolve_prompt_format
 from backend.rollout.settings import SettingLimits, run_episodes
-from backend.rollout.spec import Episode, ProblemSelection, SamplingSpec, SettingChoice
+from backend.rollout.spec import Episode, ProblemSelection, PromptChoice, SamplingSpec, SettingChoice
 from backend.store import Store
 from backend.vocab import EngineName, SandboxBackend
 
@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # engines import torch; the CLI reads RolloutSpec from here w
 PROBLEMS_PER_BATCH = 8
 
 
-class RolloutSpec(ProblemSelection, SettingChoice):
+class RolloutSpec(ProblemSelection, SettingChoice, PromptChoice):
     """`python -m backend rollout`: sample one checkpoint on a problem set, store the samples."""
 
     checkpoint: str = Field(title="Checkpoint folder")
@@ -63,6 +63,8 @@ def select_problems(store: Store, spec: ProblemSelection) -> list[Problem]:
 
 def experiment_id(spec: RolloutSpec, checkpoint_hash: str) -> str:
     key = {k: v for k, v in spec.model_dump().items() if k not in ("checkpoint", "engine")}
+    if key["prompt_format"] == "auto":  # rollouts stored before the field existed keep their ids
+        del key["prompt_format"]
     payload = json.dumps({"checkpoint": checkpoint_hash, **key}, sort_keys=True, default=str)
     return "rollout-" + hashlib.sha256(payload.encode()).hexdigest()[:12]
 
@@ -85,42 +87,68 @@ def to_sample(exp: str, ckpt: str, problem: Problem, idx: int, ep: Episode, sett
 def run_rollout(store: Store, spec: RolloutSpec, engine: Engine | None = None, progress: bool = True) -> str:
     """Sample every selected problem spec.sampling.n times; returns the experiment id."""
     problems = select_problems(store, spec)
-    require_chat_template(spec.checkpoint)
+    prompt_format = resolve_prompt_format(spec.prompt_format, [spec.checkpoint])
     ckpt = ensure_registered(store, spec.checkpoint)
     exp = experiment_id(spec, ckpt.content_hash)
     if store.get(Experiment, exp) is None:
         note = f"rollout of {ckpt.label}, {spec.setting} setting, n={spec.sampling.n}"
-        store.put([Experiment(id=exp, kind="rollout", name=note, spec=json.loads(spec.model_dump_json()))])
+        stored = json.loads(spec.model_dump_json()) | {"prompt_format": prompt_format}  # the format used, not "auto"
+        store.put([Experiment(id=exp, kind="rollout", name=note, spec=stored)])
     from backend.rollout.engines import make_engine
 
+    owned = engine is None  # an engine we build we also close; a caller's stays the caller's
     engine = engine or make_engine(spec.engine, spec.checkpoint)
 
-    def generate(conversations):
-        return run_episodes(engine, conversations, spec.setting, spec.sampling, spec.limits, spec.backend)
+    def generate(conversations, sampling):
+        return run_episodes(engine, conversations, spec.setting, sampling, spec.limits, spec.backend, prompt_format)
 
-    with tqdm(total=len(problems), desc=f"rollout {spec.setting}", unit="problem", disable=not progress) as bar:
-        sample_problems(store, exp, ckpt.id, problems, spec.setting, spec.sampling.n, generate,
-                        lambda batch, _: bar.update(len(batch)))  # fmt: skip
+    try:
+        with tqdm(total=len(problems), desc=f"rollout {spec.setting}", unit="problem", disable=not progress) as bar:
+            sample_problems(store, exp, ckpt.id, problems, spec.setting, spec.sampling, generate,
+                            lambda batch, _: bar.update(len(batch)))  # fmt: skip
+    finally:
+        if owned:
+            engine.close()
     store.update(Experiment, (exp,), status="done")
     return exp
 
 
-def sample_problems(store: Store, exp: str, checkpoint_id: str, problems: list[Problem], setting: str, n: int,
-                    generate: Callable, on_batch: Callable | None = None) -> None:  # fmt: skip
+def sample_problems(store: Store, exp: str, checkpoint_id: str, problems: list[Problem], setting: str,
+                    sampling: SamplingSpec, generate: Callable, on_batch: Callable | None = None) -> None:  # fmt: skip
     """The one rollout loop (rollout CLI, sweeps, evals): the problems still missing samples, in
-    batches of PROBLEMS_PER_BATCH; generate(conversations) → episodes per conversation; each
-    batch's new samples stored in one short transaction; on_batch(batch, rows stored) after it."""
+    batches of PROBLEMS_PER_BATCH; generate(conversations, sampling) → episodes per conversation;
+    each batch's new samples stored in one short transaction; on_batch(batch, rows stored) after it.
+
+    Seeds follow the problem's place in `problems`, not in the batch: problem i's samples take
+    S + i·n … S + i·n + n − 1 whichever batch it lands in, so a run reuses no seed and a resumed
+    run draws what the first attempt drew."""
+    n = sampling.n
     done = store.sample_keys(exp, checkpoint_id)
+    place = {p.id: i for i, p in enumerate(problems)}
     todo = [p for p in problems if any((p.id, i) not in done for i in range(n))]
     for start in range(0, len(todo), PROBLEMS_PER_BATCH):
         batch = todo[start : start + PROBLEMS_PER_BATCH]
-        episodes = generate([conversation(p, setting, public_example(store, p)) for p in batch])
+        episodes = _generate_at_places(generate, [conversation(p, setting, public_example(store, p)) for p in batch],
+                                       [place[p.id] for p in batch], sampling)  # fmt: skip
         rows = [to_sample(exp, checkpoint_id, p, i, ep, setting)
                 for p, eps in zip(batch, episodes, strict=True) for i, ep in enumerate(eps)]  # fmt: skip
         new = [r for r in rows if (r.problem_id, r.sample_idx) not in done]
         store.put(new, replace=False)
         if on_batch:
             on_batch(batch, len(new))
+
+
+def _generate_at_places(generate: Callable, conversations: list, places: list[int], sampling: SamplingSpec) -> list:
+    """generate() over runs of consecutive places (one call when nothing was skipped), each run's
+    seeds continuing from its first place."""
+    out, start = [], 0
+    while start < len(places):
+        stop = start + 1
+        while stop < len(places) and places[stop] == places[stop - 1] + 1:
+            stop += 1
+        out += generate(conversations[start:stop], sampling.from_conversation(places[start]))
+        start = stop
+    return out
 
 
 def public_example(store: Store, problem: Problem) -> tuple[str, str] | None:
