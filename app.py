@@ -9,6 +9,7 @@ import backend.analysis.churn
 import backend.analysis.ensembles
 import backend.analysis.frontier
 import backend.plots  # noqa: F401
+from pages import view
 
 st.set_page_config(page_title="frontier-lab", layout="wide")
 st.session_state["_flab_app_shell"] = True  # pages check it (pages/data.py:require_app_shell)
@@ -62,6 +63,7 @@ with st.sidebar:
     for page, (_, _, icon) in zip(pages, PAGES, strict=True):
         st.page_link(page, icon=icon)
     st.divider()
+view.sync()  # the one view state (experiment, filters, α …): a followed link's, else this session's
 try:
     current.run()
 finally:  # after the first page is drawn (st.stop included), so its queries do not compete with the warm-up

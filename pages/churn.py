@@ -4,8 +4,9 @@ import streamlit as st
 
 from backend.analysis.churn import solve_rates
 from backend.plots import churn_heatmap
-from pages import data
+from pages import data, view
 from pages.exports import figure_downloads
+from pages.samples import alpha_text, default_pair
 
 data.require_app_shell()
 
@@ -29,9 +30,14 @@ fig = churn_heatmap(rates, order, [o.titles[i] for i in index], o.labels, o.corr
 event = st.plotly_chart(fig, width="stretch", on_select="rerun", selection_mode="points", key="heatmap")
 figure_downloads(fig, "churn_heatmap")
 points = (event or {}).get("selection", {}).get("points", []) if event else []
-if points:  # a clicked cell opens the problem drill-down
-    st.query_params["problem"] = points[0]["y"]
-    st.switch_page("pages/problem.py", query_params={"exp": exp, "problem": points[0]["y"]})
+if points:  # a clicked cell opens the samples view of that problem at the α clicked
+    clicked = alpha_text(o, o.labels.index(points[0]["x"]))
+    low, high = default_pair(o)
+    view.put("problem", points[0]["y"])
+    view.put("alpha", clicked)
+    view.put("vs", low if clicked == high else high)
+    st.switch_page("pages/problem.py", query_params={"exp": exp, "problem": points[0]["y"], "alpha": clicked,
+                                                     "vs": view.get("vs")})  # fmt: skip
 
 stats = data.churn(exp, f["difficulty"], f["platform"], f["setting"], f["solved_at"])
 st.caption(f"Counts below: {data.solved_words(f['solved_at'])} (change it in the sidebar).")
@@ -44,9 +50,9 @@ st.dataframe(stats["flips"], hide_index=True, width="stretch")
 col_in, col_out = st.columns(2)
 col_in.markdown(
     "**Solved only inside [0, 1]**\n\n"
-    + ("\n".join(f"- [{p}](/problem?exp={exp}&problem={p})" for p in stats["solved_only_inside"]) or "none")
+    + ("\n".join(f"- [{p}](/problem?{view.link(problem=p)})" for p in stats["solved_only_inside"]) or "none")
 )
 col_out.markdown(
     "**Solved only outside [0, 1]**\n\n"
-    + ("\n".join(f"- [{p}](/problem?exp={exp}&problem={p})" for p in stats["solved_only_outside"]) or "none")
+    + ("\n".join(f"- [{p}](/problem?{view.link(problem=p)})" for p in stats["solved_only_outside"]) or "none")
 )

@@ -13,9 +13,7 @@ exp = data.experiment_picker()
 if not exp:
     st.stop()
 f = data.filters()
-averaging = st.sidebar.radio("Averaging", ["per_problem", "per_sample"], index=0 if st.query_params.get("avg", "per_problem") == "per_problem" else 1,
-                             format_func=lambda a: "per problem, then averaged" if a == "per_problem" else "pooled over samples")  # fmt: skip
-st.query_params["avg"] = averaging
+averaging = data.averaging()
 o = data.load_outcomes(exp, f)
 if o is None:
     st.stop()
