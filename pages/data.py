@@ -255,6 +255,36 @@ def averaging() -> str:
                       format_func=lambda a: "per problem, then averaged" if a == "per_problem" else "pooled over samples")  # fmt: skip
 
 
+def experiment_label(exp: str) -> str:
+    """How figures name an experiment: its name (which for the lab says "miniature lab") and id."""
+    names = dict(zip(experiments()["id"], experiments()["name"], strict=True))
+    return f"{names.get(exp) or exp} ({exp})"
+
+
+def overlay_picker(exp: str) -> list[str]:
+    """Other experiments to draw on the same axes, bound to the view (?with=)."""
+    frame = result_experiments()
+    ids = [i for i in frame["id"] if i != exp]
+    if not ids:
+        return []
+    names = dict(zip(frame["id"], frame["name"], strict=True))
+    return view.bound(st.sidebar.multiselect, "with", "Overlay experiments", ids, default=[],
+                      to_text=",".join, from_text=lambda s: [i for i in s.split(",") if i in ids],
+                      format_func=lambda i: f"{names[i]}  ({i})",
+                      help="Draw other experiments on the same axes: other endpoint pairs, benchmarks or settings.")  # fmt: skip
+
+
+def frontier_tables(ids: list[str], f: dict, averaging: str) -> dict[str, pl.DataFrame]:
+    """label → frontier table of each experiment that has results under these filters."""
+    out = {}
+    for exp in ids:
+        try:
+            out[experiment_label(exp)] = frontier(exp, f["difficulty"], f["platform"], f["setting"], averaging)
+        except UserError as err:
+            st.warning(f"{exp}: {err}")
+    return out
+
+
 def solved_words(at_least: float) -> str:
     return f"solved = pass rate ≥ {at_least:.0%}"
 

@@ -1,4 +1,4 @@
-"""Frontier: how the model fails as α moves."""
+"""Frontier: how the model fails as α moves, for one experiment or several overlaid."""
 
 import streamlit as st
 
@@ -14,6 +14,7 @@ if not exp:
     st.stop()
 f = data.filters()
 averaging = data.averaging()
+others = data.overlay_picker(exp)
 o = data.load_outcomes(exp, f)
 if o is None:
     st.stop()
@@ -23,11 +24,15 @@ table = data.frontier(exp, f["difficulty"], f["platform"], f["setting"], averagi
 st.caption(
     f"{len(o.problems)} problems, {int(o.n.sum())} judged samples; fractions are {averaging.replace('_', ' ')}; CIs resample problems."
 )
+shown = data.frontier_tables([exp, *others], f, averaging)
+label = None if others else data.experiment_label(exp)
 figures = {
-    "outcomes_vs_alpha": outcome_fractions(table),
-    "frontier_scatter": failure_scatter(table),
-    "solve_rate": solve_rate(table),
+    "outcomes_vs_alpha": outcome_fractions(shown, experiment=label),
+    "frontier_scatter": failure_scatter(shown, experiment=label),
+    "solve_rate": solve_rate(shown, experiment=label),
 }
+if others:
+    st.caption("Overlaid: " + "; ".join(f"**{name}**" for name in shown) + ". Each experiment has its own colour.")
 for name, fig in figures.items():
     st.plotly_chart(fig, width="stretch", key=name)
     figure_downloads(fig, name)

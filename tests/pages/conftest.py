@@ -45,3 +45,24 @@ def populated(store):
     store.put(samples)
     store.put(evals)
     return store
+
+
+def copy_experiment(store, source: str, target: str, name: str) -> None:
+    """A second experiment, cheaply: the source's rows under another id, with every correct sample
+    of the first checkpoint turned into a wrong answer (so the two curves differ)."""
+    import dataclasses
+
+    exp = store.get(Experiment, source)
+    store.put([dataclasses.replace(exp, id=target, name=name)])
+    store.put([dataclasses.replace(s, experiment_id=target) for s in store.select(Sample, {"experiment_id": source})])
+    evals = store.select(Evaluation, {"experiment_id": source})
+    first = min(e.checkpoint_id for e in evals)
+    store.put([dataclasses.replace(e, experiment_id=target, **({"outcome": "correctness_failure", "verdict": "WA"}
+                                   if e.checkpoint_id == first and e.outcome == "correct" else {}))
+               for e in evals])  # fmt: skip
+
+
+@pytest.fixture
+def two_experiments(populated):
+    copy_experiment(populated, "exp-dash", "exp-dash-b", "second sweep")
+    return populated
