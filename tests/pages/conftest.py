@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 from backend.records import Checkpoint, Evaluation, Experiment, Problem, Sample, Test
+from tests.pages.browser import cold_server, lab_server, page, server  # noqa: F401  (fixtures)
 
 
 @pytest.fixture
