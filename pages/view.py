@@ -25,6 +25,7 @@ KEYS = {
     "alpha": "α of the samples view's left side",
     "vs": "α of the samples view's right side",
     "with": "experiments overlaid (comma-separated ids)",
+    "token": "access token, when the server is open to the network (app.py)",
 }
 _STATE, _WRITTEN = "_flab_view", "_flab_view_written"
 
