@@ -227,7 +227,13 @@ def _rgba(hex_color: str, alpha: float) -> str:
 
 
 def churn_heatmap(
-    rates: np.ndarray, problems: list[str], titles: list[str], labels: list[str], correct: np.ndarray, n: np.ndarray
+    rates: np.ndarray,
+    problems: list[str],
+    titles: list[str],
+    labels: list[str],
+    correct: np.ndarray,
+    n: np.ndarray,
+    experiment: str | None = None,
 ) -> go.Figure:
     """Problems × checkpoints solve rate, drawn as a grid of square markers: unlike a Heatmap
     trace, a Scatter reports clicked points, which is how a cell opens the problem drill-down."""
@@ -243,21 +249,21 @@ def churn_heatmap(
                     cmin=0, cmax=1, colorbar=dict(title="solve rate"), line=dict(width=0)),
     ))  # fmt: skip
     # every column labelled, along the top: the grid is taller than a screen, its bottom axis out of sight
-    fig.update_layout(title="Per-problem solve rate along α (click a cell to open the problem)",
+    fig.update_layout(title=_titled("Per-problem solve rate along α (click a cell to open the problem)", experiment),
                       yaxis=dict(autorange="reversed", type="category"),
                       xaxis=dict(type="category", side="top", tickangle=-45, dtick=1), height=height,
                       **{**LAYOUT, "margin": dict(l=60, r=20, t=150, b=30)})  # fmt: skip
     return fig
 
 
-def passk_curves(curves: pl.DataFrame) -> go.Figure:
+def passk_curves(curves: pl.DataFrame, experiment: str | None = None) -> go.Figure:
     fig = go.Figure()
     for label in curves["label"].unique(maintain_order=True):
         c = curves.filter(pl.col("label") == label)
         fig.add_trace(go.Scatter(x=c["k"], y=c["pass_at_k"], mode="lines", name=str(label)))
     top = int(curves["k"].max()) if len(curves) else 1
     ticks = [k for k in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000) if k <= top] or [1]
-    fig.update_layout(title="pass@k (unbiased estimator, mean over problems)", xaxis_title="k", yaxis_title="pass@k",
+    fig.update_layout(title=_titled("pass@k (unbiased estimator, mean over problems)", experiment), xaxis_title="k", yaxis_title="pass@k",
                       xaxis=dict(type="log", tickvals=ticks, ticktext=[str(k) for k in ticks]),  # whole k only
                       yaxis=dict(tickformat=".0%", range=[0, 1.02]), **LAYOUT)  # fmt: skip
     return fig

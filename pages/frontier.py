@@ -4,7 +4,7 @@ import streamlit as st
 
 from backend.plots import failure_scatter, outcome_fractions, solve_rate
 from pages import data
-from pages.exports import all_figures_zip, figure_downloads, table_downloads
+from pages.exports import all_figures_zip, figure_downloads, samples_download, table_downloads
 
 data.require_app_shell()
 
@@ -37,6 +37,7 @@ for name, fig in figures.items():
     st.plotly_chart(fig, width="stretch", key=name)
     figure_downloads(fig, name)
 all_figures_zip(exp, f, averaging)
+samples_download(exp, f, o.problems)
 st.subheader("Frontier table")
 st.dataframe(table.to_pandas(), hide_index=True, width="stretch")
 table_downloads(table, "frontier_table")

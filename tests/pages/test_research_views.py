@@ -165,3 +165,40 @@ def test_scatter_axes_inside_the_unit_square_and_fitted(server, page):
         assert lo <= min(points + ends) + 1e-9 and max(points + ends) <= hi + 1e-9  # points and CIs on the plot
         extent = max(points + ends) - min(points + ends)
         assert hi - lo <= extent * 1.3 + 0.01, (axis, lo, hi, extent)  # fitted: a margin, not 0–100 %
+
+
+def test_zip_holds_each_figures_data_as_csv_and_samples_download_as_jsonl(server, page, tmp_path):
+    import csv
+    import io
+    import json
+    import zipfile
+    from pathlib import Path
+
+    page.goto(f"{server}/frontier?exp=exp-dash&difficulty=hard")
+    wait_plots(page, 3)
+    page.get_by_role("button", name="Export all figures of this experiment (zip)").click()
+    button = page.get_by_role("button", name="Download the zip")
+    button.wait_for(timeout=300000)
+    with page.expect_download() as download:
+        button.click()
+    z = zipfile.ZipFile(Path(download.value.path()))
+    names = set(z.namelist())
+    figures = ("outcomes_vs_alpha", "frontier_scatter", "solve_rate", "churn_heatmap", "passk_curves")
+    assert {f"{f}.csv" for f in figures} <= names and {f"{f}.png" for f in figures} <= names
+    frontier = list(csv.DictReader(io.StringIO(z.read("frontier_scatter.csv").decode())))
+    # the hard problems (t/p1, t/p3, t/p5) × 6 samples for each of the 6 checkpoints
+    assert sorted(r["label"] for r in frontier) == ["m-0.5", "m0", "m0.5", "m1", "m1.5", "r3"]
+    assert {r["n_samples"] for r in frontier} == {"18"}
+    churn = list(csv.DictReader(io.StringIO(z.read("churn_heatmap.csv").decode())))
+    assert len(churn) == 18 and {r["problem_id"] for r in churn} == {"t/p1", "t/p3", "t/p5"}
+    assert "dashboard test sweep (exp-dash)" in z.read("solve_rate.html").decode()  # labelled with its experiment
+
+    page.get_by_role("button", name="Raw samples of this view (JSONL)").click()
+    button = page.get_by_role("button", name="Download 108 samples")  # 3 problems × 6 checkpoints × 6 samples
+    button.wait_for(timeout=60000)
+    with page.expect_download() as download:
+        button.click()
+    rows = [json.loads(line) for line in Path(download.value.path()).read_text().splitlines()]
+    assert len(rows) == 108 and {r["problem_id"] for r in rows} == {"t/p1", "t/p3", "t/p5"}
+    assert all(r["evaluation"]["outcome"] in ("correct", "optimization_failure", "correctness_failure",
+                                              "format_failure") for r in rows)  # fmt: skip
