@@ -1,5 +1,6 @@
 """Churn: which problems each point on the α axis solves."""
 
+import pandas as pd
 import streamlit as st
 
 from backend.analysis.churn import solve_rates
@@ -45,6 +46,20 @@ c1, c2, c3 = st.columns(3)
 c1.metric("flips between neighbours", stats["total_flips"])
 c2.metric("union of solved problems", stats["union_solved"])
 c3.metric(f"best single ({stats['best_single']['label']})", stats["best_single"]["solved"])
+st.subheader("Problems that flip along α")
+flipping = data.flipping(exp, f["difficulty"], f["platform"], f["setting"], f["solved_at"])
+if flipping:
+    table = pd.DataFrame(flipping)
+    table["samples"] = [
+        "/problem?" + view.link(problem=r["problem_id"], alpha=f"{r['alpha_solved']:g}", vs=f"{r['alpha_unsolved']:g}")
+        for r in flipping
+    ]
+    st.dataframe(table.drop(columns=["alpha_solved", "alpha_unsolved"]), hide_index=True, width="stretch",
+                 column_config={"samples": st.column_config.LinkColumn("samples view", display_text="compare solved vs unsolved")})  # fmt: skip
+    st.caption("Sortable by any column. A row's link opens the samples view at the first flip: an α where the problem "
+               "is solved next to one where it is not.")  # fmt: skip
+else:
+    st.info("No problem changes between solved and unsolved along α at this threshold.")
 st.subheader("Flips between neighbouring α")
 st.dataframe(stats["flips"], hide_index=True, width="stretch")
 col_in, col_out = st.columns(2)

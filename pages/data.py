@@ -12,7 +12,7 @@ import pandas as pd
 import polars as pl
 import streamlit as st
 
-from backend.analysis.churn import churn_stats, order_problems
+from backend.analysis.churn import churn_stats, flipping_problems, order_problems
 from backend.analysis.ensembles import gain_ks, gain_table, greedy_pool, passk_curves, standard_pools
 from backend.analysis.frame import SOLVED_AT, Outcomes, to_outcomes
 from backend.analysis.frontier import frontier_table
@@ -96,6 +96,11 @@ def churn_order(exp: str, difficulty, platform, setting, ordering: str) -> list[
 @st.cache_data(show_spinner=False)
 def churn(exp: str, difficulty, platform, setting, solved_at: float) -> dict:
     return churn_stats(outcomes(exp, difficulty, platform, setting), solved_at)
+
+
+@st.cache_data(show_spinner=False)
+def flipping(exp: str, difficulty, platform, setting, solved_at: float) -> list[dict]:
+    return flipping_problems(outcomes(exp, difficulty, platform, setting), solved_at)
 
 
 def newest_with_results() -> tuple[str, str] | None:
