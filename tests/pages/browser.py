@@ -94,6 +94,6 @@ def warm_up(url: str) -> None:
         browser.close()
 
 
-def wait_plots(page, count: int):
-    page.wait_for_function(f"document.querySelectorAll('.js-plotly-plot').length >= {count}", timeout=60000)
+def wait_plots(page, count: int, timeout: int = 120000):
+    page.wait_for_function(f"document.querySelectorAll('.js-plotly-plot').length >= {count}", timeout=timeout)
     page.wait_for_timeout(800)
