@@ -23,7 +23,7 @@ test: setup
 	$(PY) -m ruff format --check .
 	$(PY) -m pytest
 
-# The README's screenshots, from the committed lab in Chromium; `make test` never writes them.
+# The docs' screenshots (docs/screenshots/), from the committed lab in Chromium; `make test` never writes them.
 screenshots: setup
 	FLAB_SCREENSHOTS=docs/screenshots $(PY) -m pytest -q tests/pages/test_browser.py -k "miniature_lab or reaches_done"
 

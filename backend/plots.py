@@ -23,8 +23,8 @@ COLORS = {
 NAMES = {
     "correct": "correct",
     "optimization_failure": "optimization failure (TLE/MLE)",
-    "correctness_failure": "correctness failure (WA/RE/CE/OLE)",
-    "format_failure": "format failure (no program)",
+    "correctness_failure": "correctness failure (WA/RE/OLE)",
+    "format_failure": "format failure (no runnable program: none, truncated, CE)",
 }
 MARKERS = {"endpoint": "diamond", "interpolated": "circle", "extrapolated": "circle-open", "independent": "x"}
 LAYOUT = dict(

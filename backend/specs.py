@@ -114,9 +114,9 @@ def validate_spec(cls: type[BaseModel], data: dict, label: Callable[[str, FieldI
 
 
 def options_table(commands: dict[str, list[tuple[type[BaseModel], tuple[str, ...]]]]) -> str:
-    """The README's table of job options, rendered from the specs ({command: [(spec, skipped)]}):
+    """docs/cli.md's table of job options, rendered from the specs ({command: [(spec, skipped)]}):
     one row per flag and default, listing the commands that take it. tests/test_specs.py checks
-    that the README holds exactly this text, so a default in the README is the spec's."""
+    that docs/cli.md holds exactly this text, so a default in the docs is the spec's."""
     rows: dict[tuple[str, str], dict] = {}
     for command, models in commands.items():
         for model, skip in models:

@@ -23,7 +23,7 @@ import pyarrow as pa
 from backend.errors import UserError
 from backend.records import TABLES
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 DB_DIR = Path(__file__).resolve().parent.parent / "db"
 DEFAULT_DB = DB_DIR / "frontier.duckdb"
 LOCK_RETRY_S = 15.0  # long enough for any writer's short transaction to finish
@@ -229,14 +229,7 @@ class Store:
         Sandbox errors are not the program's fault, so they count in no class and not in n."""
         import polars as pl
 
-        filters, params = ["e.experiment_id = ?", "e.outcome <> 'sandbox_error'"], [experiment_id]
-        for column, value in (("p.difficulty", difficulty), ("p.platform", platform), ("s.setting", setting)):
-            if value:
-                filters.append(f"{column} = ?")
-                params.append(value)
-        join_samples = (
-            "LEFT JOIN samples s USING (experiment_id, checkpoint_id, problem_id, sample_idx)" if setting else ""
-        )
+        filters, params, join_samples = self._evaluation_filters(experiment_id, difficulty, platform, setting)
         sql = f"""
             SELECT e.checkpoint_id, e.problem_id,
                    count(*)::INTEGER AS n,
@@ -256,6 +249,41 @@ class Store:
             GROUP BY e.checkpoint_id, e.problem_id
             ORDER BY e.checkpoint_id, e.problem_id
         """
+        with self.connect(read_only=True) as con:
+            return pl.from_arrow(con.sql(sql, params=params).to_arrow_table())
+
+    @staticmethod
+    def _evaluation_filters(experiment_id, difficulty, platform, setting) -> tuple[list[str], list, str]:
+        """WHERE terms, their parameters and the samples join for evaluations `e` of one experiment."""
+        filters, params = ["e.experiment_id = ?", "e.outcome <> 'sandbox_error'"], [experiment_id]
+        for column, value in (("p.difficulty", difficulty), ("p.platform", platform), ("s.setting", setting)):
+            if value:
+                filters.append(f"{column} = ?")
+                params.append(value)
+        join_samples = (
+            "LEFT JOIN samples s USING (experiment_id, checkpoint_id, problem_id, sample_idx)" if setting else ""
+        )
+        return filters, params, join_samples
+
+    def optimization_tiers(self, experiment_id: str, *, difficulty=None, platform=None, setting=None):
+        """Per checkpoint, its judged samples and its optimization failures by first failing tier
+        (tier k: the failing input is shorter than 10^k characters), as a Polars frame."""
+        import polars as pl
+
+        filters, params, join_samples = self._evaluation_filters(experiment_id, difficulty, platform, setting)
+        sql = f"""
+            SELECT e.checkpoint_id, any_value(coalesce(c.label, e.checkpoint_id)) AS label,
+                   any_value(c.alpha) AS alpha, count(*)::INTEGER AS n,
+                   {", ".join(f"count(*) FILTER (WHERE e.outcome = 'optimization_failure' AND e.first_failing_tier = {k})::INTEGER AS tier_{k}" for k in range(1, 7))},
+                   count(*) FILTER (WHERE e.outcome = 'optimization_failure' AND (e.first_failing_tier IS NULL OR e.first_failing_tier > 6))::INTEGER AS tier_other
+            FROM evaluations e
+            LEFT JOIN checkpoints c ON c.id = e.checkpoint_id
+            LEFT JOIN problems p ON p.id = e.problem_id
+            {join_samples}
+            WHERE {" AND ".join(filters)}
+            GROUP BY e.checkpoint_id
+            ORDER BY any_value(c.alpha) NULLS LAST, label
+        """  # fmt: skip
         with self.connect(read_only=True) as con:
             return pl.from_arrow(con.sql(sql, params=params).to_arrow_table())
 

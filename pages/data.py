@@ -103,6 +103,22 @@ def flipping(exp: str, difficulty, platform, setting, solved_at: float) -> list[
     return flipping_problems(outcomes(exp, difficulty, platform, setting), solved_at)
 
 
+@st.cache_data(ttl=30, show_spinner=False)
+def optimization_tiers(exp: str, difficulty, platform, setting) -> pl.DataFrame:
+    from backend.analysis.frontier import optimization_by_tier
+
+    tiers = _store(db_path()).optimization_tiers(exp, difficulty=difficulty, platform=platform, setting=setting)
+    return optimization_by_tier(tiers)
+
+
+@st.cache_data(ttl=30, show_spinner="Checking the paper's four findings…")
+def findings(exp: str) -> list[dict]:
+    """The four findings (backend/analysis/findings.py) of one experiment, unfiltered."""
+    from backend.lab.report import findings as compute
+
+    return compute(outcomes(exp, None, None, None))
+
+
 def newest_with_results() -> tuple[str, str] | None:
     """(id, name) of the newest experiment that has results, which pages open by default."""
     frame = experiments()
@@ -115,13 +131,14 @@ def warm_up() -> None:
     starts: the first visit to the Overview (the lab's program styles, ~10 s to match), Frontier,
     Churn or pass@k then finds them cached."""
     try:
-        lab_experiment, lab_rows = lab_findings()
-        if lab_rows:
-            lab_styles(lab_experiment)
+        lab = lab_experiment()
+        if lab:
+            lab_styles(lab)
         newest = newest_with_results()
         if newest is None:
             return
         exp = newest[0]
+        findings(exp)
         frontier(exp, None, None, None, "per_problem")
         churn_order(exp, None, None, None, "difficulty")
         churn(exp, None, None, None, SOLVED_AT)
@@ -154,15 +171,15 @@ def _metrics(path: str, experiment_id: str) -> pl.DataFrame:
                                                                        "name": pl.String, "value": pl.Float64})  # fmt: skip
 
 
-def lab_findings() -> tuple[str | None, list[dict] | None]:
-    return _lab_findings(db_path())
+def lab_experiment() -> str | None:
+    return _lab_experiment(db_path())
 
 
-@st.cache_data(ttl=60, show_spinner="Checking the paper's findings…")
-def _lab_findings(path: str) -> tuple[str | None, list[dict] | None]:
-    from backend.lab.report import lab_findings as compute
+@st.cache_data(ttl=60, show_spinner=False)
+def _lab_experiment(path: str) -> str | None:
+    from backend.lab.report import lab_experiment as find
 
-    return compute(_store(path))
+    return find(_store(path))
 
 
 def lab_styles(experiment: str) -> pl.DataFrame:

@@ -38,6 +38,13 @@ for name, fig in figures.items():
     figure_downloads(fig, name)
 all_figures_zip(exp, f, averaging)
 samples_download(exp, f, o.problems)
+st.subheader("Optimization failures by first failing tier")
+st.caption(
+    "Share of each checkpoint's samples whose first failing test (ascending input length) ran out of time or memory, "
+    "by that test's tier: tier k means an input shorter than 10^k characters. A time-out at tier 1–2 is a program "
+    "slow on a tiny input, not an efficiency failure at scale."
+)
+st.dataframe(data.optimization_tiers(exp, f["difficulty"], f["platform"], f["setting"]).to_pandas(), hide_index=True)
 st.subheader("Frontier table")
 st.dataframe(table.to_pandas(), hide_index=True, width="stretch")
 table_downloads(table, "frontier_table")

@@ -2,9 +2,8 @@
 
 import streamlit as st
 
-from backend.analysis.frame import SOLVED_AT
+from backend.analysis.findings import findings_table
 from backend.errors import UserError
-from backend.lab.report import to_markdown
 from backend.lab.styles import MATCH
 from backend.plots import outcome_fractions, style_shares
 from pages import data
@@ -31,22 +30,32 @@ else:
     st.dataframe(shown, hide_index=True, width="stretch")  # no "None" for a missing note
     st.caption("The *note* column says what each experiment is, e.g. a miniature lab on a tiny CPU model.")
 
-lab_experiment, lab_rows = data.lab_findings()
-if lab_rows:
-    st.subheader("Miniature lab: does the paper show at this scale?")
+if not experiments.empty and (exp := data.experiment_picker()):
+    st.subheader("The paper's four findings in this experiment")
+    st.caption(
+        "Each finding has a criterion fixed in advance, a statistic with its CI over problems, and a verdict: shows, "
+        "does not show, or underpowered (the CI is wider than the effect the criterion needs). Churn and the ensemble "
+        "choose on one half of each cell's samples and measure on the other. docs/findings.md explains each test. "
+        "Pick another experiment in the sidebar."
+    )
+    try:
+        rows = data.findings(exp)
+    except UserError as err:
+        st.info(f"Not checked: {err}")
+    else:
+        st.dataframe([{k: r[k] for k in ("finding", "status", "statistic", "ci_low", "ci_high", "criterion")} for r in rows],
+                     hide_index=True, width="stretch")  # fmt: skip
+        with st.expander("Every part of every finding"):
+            st.markdown(findings_table(rows))
+
+lab_experiment = data.lab_experiment()
+if lab_experiment:
+    st.subheader("Miniature lab: how its programs change along α")
     st.caption(
         "A tiny Qwen2 trained on this CPU on our own builtin problems (SFT, then GRPO with R_low and R_inf), "
-        "merged, sampled and judged for real; evaluated on the problems it was trained on. Verdicts use 95% "
-        "bootstrap CIs over problems; a finding that does not show is reported as such; "
-        f"{data.solved_words(SOLVED_AT)}, the dashboard's default. "
-        "Reproduce with `python -m backend lab build`."
+        "merged, sampled and judged for real; evaluated on the problems it was trained on. Pick its sweep in the "
+        "sidebar for its findings. Reproduce with `python -m backend lab build`."
     )
-    st.dataframe(
-        [{"finding": r["finding"], "shows here?": "yes" if r["shows"] else "no", "criterion": r["criterion"]} for r in lab_rows],
-        hide_index=True, width="stretch",
-    )  # fmt: skip
-    with st.expander("Numbers behind the verdicts"):
-        st.markdown(to_markdown(lab_rows))
     st.plotly_chart(style_shares(data.lab_styles(lab_experiment)), key="styles")
     st.caption(
         f"Why the endpoints differ: θ_low is trained with a lenient reward (R_k, small k), which brute force passes, and "
@@ -74,8 +83,9 @@ with st.expander("Terms", expanded=experiments.empty):
   **R_inf** passes the whole suite. Low k = *low coverage* (lenient), R_inf = *high coverage* (strict).
 - **α**: the averaging coefficient. [0, 1] interpolates between θ_low and θ_high; outside it extrapolates.
 - **Outcome classes** of a sample, decided by the first failing test in ascending input length:
-  *correct*; *optimization failure* (time or memory limit); *correctness failure* (wrong answer,
-  runtime error, compile error, output limit); *format failure* (no program in the output).
+  *correct*; *optimization failure* (time or memory limit); *correctness failure* (a runnable program
+  that answers wrongly, crashes or floods the output); *format failure* (no runnable program: no code
+  block, a truncated one, or a program that does not parse or compile, verdict CE).
 - **pass@k**: the chance that at least one of k samples is correct (unbiased estimator);
   **ensembles** spend the same k samples spread over several checkpoints.
 """

@@ -80,11 +80,11 @@ def test_help_shows_each_spec_default():
             assert f"[default: {model.model_fields[name].default}]" in shown, (model.__name__, name)
 
 
-def test_the_readme_options_table_is_rendered_from_the_specs():
-    """README's table of job options and defaults between its markers is exactly what the specs render."""
+def test_the_docs_options_table_is_rendered_from_the_specs():
+    """docs/cli.md's table of job options and defaults between its markers is exactly what the specs render."""
     from backend.cli.options import job_commands
     from backend.specs import options_table
 
-    readme = (ROOT / "README.md").read_text()
-    table = readme.split("<!-- options:start -->\n", 1)[1].split("\n<!-- options:end -->", 1)[0]
+    page = (ROOT / "docs" / "cli.md").read_text()
+    table = page.split("<!-- options:start -->\n", 1)[1].split("\n<!-- options:end -->", 1)[0]
     assert table == options_table(job_commands()), "regenerate with: python -m backend options-table"

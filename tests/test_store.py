@@ -222,7 +222,7 @@ def test_v2_database_gains_the_accounting_column_and_keeps_evaluations(db_path):
     assert "accounting" not in cols  # the stand-in really is a v2 database
 
     store = Store(db_path)
-    assert store.schema_version() == SCHEMA_VERSION == 4  # migrated through v3 to the current v4
+    assert store.schema_version() == SCHEMA_VERSION  # migrated through v3 to the current version
     old = store.get(Evaluation, "e", "c", "p", 0)
     assert (old.cpu_s, old.accounting) == (0.5, None)
     store.put([Evaluation("e", "c", "p", 1, "correct", accounting="cgroup-v1")])
@@ -240,7 +240,7 @@ def test_v3_database_loses_the_unused_data_path_and_keeps_its_tests(db_path):
     con.execute("INSERT INTO tests (problem_id, idx, input, output, input_len, tier) VALUES ('p', 0, '1', '2', 1, 1)")
     con.close()
     store = Store(db_path)
-    assert store.schema_version() == 4
+    assert store.schema_version() == SCHEMA_VERSION
     with duckdb.connect(str(db_path), read_only=True) as con:
         cols = [
             r[0]

@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import polars as pl
 
-from backend.analysis.frame import DIFFICULTY_ORDER, SOLVED_AT, Outcomes, check_solved_at
+from backend.analysis.frame import DIFFICULTY_ORDER, SOLVED_AT, Outcomes, best_single, check_solved_at
 
 ORDERINGS = ("difficulty", "cluster")
 
@@ -68,7 +68,8 @@ def churn_stats(o: Outcomes, at_least: float = SOLVED_AT) -> dict:
     in_any = solved[:, inside].any(axis=1) if inside else np.zeros(len(o.problems), bool)
     out_any = solved[:, outside].any(axis=1) if outside else np.zeros(len(o.problems), bool)
     per_ckpt = solved.sum(axis=0)
-    best = int(np.argmax(per_ckpt)) if len(per_ckpt) else 0
+    pass1 = np.nan_to_num(np.nanmean(solve_rates(o), axis=0), nan=0.0) if len(per_ckpt) else per_ckpt
+    best = int(best_single(per_ckpt, pass1, o.alphas)) if len(per_ckpt) else 0
     inter = (solved[:, :, None] & solved[:, None, :]).sum(axis=0)
     union = (solved[:, :, None] | solved[:, None, :]).sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):

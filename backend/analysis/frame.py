@@ -130,3 +130,16 @@ def bootstrap_weights(n_problems: int, replicates: int = 1000, seed: int = 0) ->
 
 def percentile_ci(replicates: np.ndarray, axis: int = 0) -> tuple[np.ndarray, np.ndarray]:
     return np.nanpercentile(replicates, 2.5, axis=axis), np.nanpercentile(replicates, 97.5, axis=axis)
+
+
+def best_single(solved: np.ndarray, pass1: np.ndarray, alphas: list[float | None]) -> np.ndarray:
+    """The one "best single checkpoint" rule, for every statistic that names one: the most problems
+    solved, ties broken by the higher mean pass@1, then by α nearest 0.5 (the middle of the
+    interpolation, the least extreme merge). solved, pass1: (..., checkpoints); returns indices."""
+    distance = np.array([abs(a - 0.5) if a is not None else np.inf for a in alphas])
+    order = np.argsort(distance, kind="stable")
+    count, rate = solved[..., order], np.round(pass1[..., order], 12)  # equal rates compare equal
+    top = count == count.max(axis=-1, keepdims=True)
+    rate = np.where(top, rate, -np.inf)
+    top &= rate == rate.max(axis=-1, keepdims=True)
+    return order[np.argmax(top, axis=-1)]

@@ -52,3 +52,13 @@ def _fraction(count: np.ndarray, n: np.ndarray, W: np.ndarray, averaging: str):
             reps = (W @ frac) / (W @ has)
     lo, hi = percentile_ci(reps)
     return point.tolist(), lo.tolist(), hi.tolist()
+
+
+def optimization_by_tier(tiers: pl.DataFrame) -> pl.DataFrame:
+    """Store.optimization_tiers as shares of each checkpoint's judged samples: an optimization
+    failure whose first failing input is 60 characters long (tier 2) is a program slow on a tiny
+    input, not the efficiency failure at scale that tier 5 or 6 means."""
+    columns = [c for c in tiers.columns if c.startswith("tier_")]
+    shares = [(pl.col(c) / pl.col("n")).alias(c.replace("tier_", "tier ")) for c in columns]
+    out = tiers.select("label", "alpha", "n", *shares)
+    return out.drop("tier other") if out["tier other"].sum() == 0 else out

@@ -39,7 +39,7 @@ def db_info(db: DbOption = None, as_json: Annotated[bool, typer.Option("--json")
 
 @app.command("options-table", hidden=True)
 def options_table_command() -> None:
-    """Print the README's table of job options, rendered from the specs."""
+    """Print docs/cli.md's table of job options, rendered from the specs."""
     from backend.cli.options import job_commands
     from backend.specs import options_table
 

@@ -1,4 +1,4 @@
-"""`python -m backend analyze frontier|churn|passk|ensembles --experiment ID ...`"""
+"""`python -m backend analyze frontier|churn|passk|ensembles|findings --experiment ID ...`"""
 
 from __future__ import annotations
 
@@ -15,12 +15,13 @@ from backend.analysis.frame import SOLVED_AT, to_outcomes
 from backend.analysis.frontier import AVERAGING, frontier_table
 from backend.cli.options import DbOption, open_store
 from backend.errors import UserError
+from backend.records import Experiment
 
-WHAT = ("frontier", "churn", "passk", "ensembles")
+WHAT = ("frontier", "churn", "passk", "ensembles", "findings")
 
 
 def analyze_command(
-    what: Annotated[str, typer.Argument(help="frontier | churn | passk | ensembles")],
+    what: Annotated[str, typer.Argument(help="frontier | churn | passk | ensembles | findings")],
     experiment: Annotated[str, typer.Option("--experiment", help="Experiment id (see `db info`).")],
     difficulty: Annotated[str | None, typer.Option("--difficulty")] = None,
     platform: Annotated[str | None, typer.Option("--platform")] = None,
@@ -36,14 +37,25 @@ def analyze_command(
     as_csv: Annotated[bool, typer.Option("--csv")] = False,
     db: DbOption = None,
 ) -> None:
-    """Frontier table, churn, pass@k curves or matched-budget ensembles of one experiment."""
+    """Frontier table, churn, pass@k curves, matched-budget ensembles or the paper's four findings of one experiment."""
     if what not in WHAT:
         raise UserError(f"unknown analysis {what!r}; choose one of {', '.join(WHAT)}")
     if averaging not in AVERAGING:
         raise UserError(f"--averaging must be one of {', '.join(AVERAGING)}")
-    counts = open_store(db).outcome_counts(experiment, difficulty=difficulty, platform=platform, setting=setting)
+    store = open_store(db)
+    if store.get(Experiment, experiment) is None:
+        raise UserError(
+            f"no experiment {experiment!r} in {store.path}; `python -m backend db info` counts what is there"
+        )
+    counts = store.outcome_counts(experiment, difficulty=difficulty, platform=platform, setting=setting)
     o = to_outcomes(counts)
-    if what == "frontier":
+    if what == "findings":
+        from backend.analysis.findings import findings_table
+        from backend.lab.report import findings
+
+        rows = findings(o)
+        typer.echo(json.dumps(rows) if as_json else findings_table(rows))
+    elif what == "frontier":
         table = frontier_table(o, averaging)
         if not (as_json or as_csv):  # the terminal gets the headline columns; --json/--csv get all
             table = table.select("label", "alpha", "point_kind", "correct", "optimization_failure", "correctness_failure",

@@ -44,7 +44,7 @@ JOB_SKIP = ("kind", "stop", "allow_same_endpoints")  # set by code (the lab's sm
 
 
 def job_commands() -> dict:
-    """The job commands and the specs their options come from (README's options table)."""
+    """The job commands and the specs their options come from (the options table in docs/cli.md)."""
     from backend.jobs.spec import EvalSpec, SweepSpec
     from backend.rl.spec import RLSpec
     from backend.rollout.run import RolloutSpec

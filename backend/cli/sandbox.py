@@ -1,4 +1,4 @@
-"""`python -m backend judge ...` (the exact contract scripts depend on; see README)."""
+"""`python -m backend judge ...` (the exact contract scripts depend on; see docs/cli.md)."""
 
 from __future__ import annotations
 

@@ -55,8 +55,23 @@ def import_results(store: Store, folder: Path = ARTIFACTS) -> dict[str, int]:
         path = results / f"{name}.parquet"
         if path.is_file():
             table = _replace_in_strings(pq.read_table(path), PLACEHOLDER, str(folder.resolve()))
+            if name == "evaluations":
+                table = _classes_from_verdicts(table)
             counts[name] = store.put_arrow(cls, table, replace=True)
     return counts
+
+
+def _classes_from_verdicts(table):
+    """Outcome classes recomputed from the stored first failing verdict, so results written by an
+    older frontier-lab (CE was then a correctness failure) import with today's classes."""
+    import pyarrow as pa
+
+    from backend.sandbox.verdicts import outcome_of
+
+    verdicts = table.column("verdict").to_pylist()
+    old = table.column("outcome").to_pylist()
+    outcome = pa.array([o if v is None else outcome_of(v) for v, o in zip(verdicts, old, strict=True)], pa.string())
+    return table.set_column(table.column_names.index("outcome"), "outcome", outcome)
 
 
 def _replace_in_strings(table, old: str, new: str):

@@ -130,7 +130,7 @@ def _sweep(store, recipe, endpoints, sft, problems, watch_job) -> str:
     name = f"{LAB_LABEL}: α sweep {recipe.low_reward} → {recipe.high_reward}"
     note = (f"{LAB_LABEL[0].upper()}{LAB_LABEL[1:]}. A {recipe.hidden_size}-wide, {recipe.num_layers}-layer Qwen2 trained here on {len(problems)} of our builtin "
             f"problems (tests up to 10^{recipe.max_tier} characters, {recipe.time_limit_s:g} s CPU limit); evaluated on "
-            "the same problems it was trained on. Not a real model; see README 'Miniature lab'.")  # fmt: skip
+            "the same problems it was trained on. Not a real model; see docs/lab.md.")  # fmt: skip
     job = runner.create_job(store, spec, name=name, note=note)
     if watch_job:
         runner.start(store, job.id)

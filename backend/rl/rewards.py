@@ -101,7 +101,7 @@ class SandboxReward:
             stats.tier_passed.append({k: r.rewards[k] for k in BINARY})
             if self.pool is not None:
                 stats.is_repair.append(bool(is_repair))
-                if value < 1.0 and r.outcome != "format_failure" and not is_repair:
+                if value < 1.0 and r.verdict != "FORMAT" and not is_repair:  # a program to repair, CE included
                     self.pool.add(
                         self.problems[pid][0], extract_code(text, "python", "stop").code, r.failure_context or {}
                     )

@@ -1,7 +1,7 @@
 """LiveCodeBench's grading rules, so that imported LCB problems get LCB's pass/fail.
 
 Written from the behaviour of LCB's grader (`lcb_runner/evaluation/testing_util.py`); the rules
-are listed as a table in the README, and that table is the test (tests/problems/test_lcb_rules.py).
+are listed as a table in docs/problems.md, and that table is the test (tests/problems/test_lcb_rules.py).
 
 - Every Python program runs after LCB's import block (star-imports of the standard modules it
   names, plus `sys.setrecursionlimit(50000)`).

@@ -10,7 +10,13 @@ from dataclasses import dataclass
 
 from backend.vocab import Verdict
 
-OPTIMIZATION: set[Verdict] = {"TLE", "MLE"}  # every other failing verdict but SE is a correctness failure
+OPTIMIZATION: set[Verdict] = {"TLE", "MLE"}
+# No runnable program: nothing extracted (FORMAT: no code block, or one left open by truncation) or
+# a program that does not parse or compile (CE). PAPER.md's "unparsable output" class; the verdict
+# stays CE so the dashboard can still show the compiler's message.
+FORMAT: set[str] = {"FORMAT", "CE"}
+# Every other failing verdict but SE (WA, RE, OLE) is a correctness failure: a runnable program
+# that answers wrongly or crashes within the limits.
 MAX_TIER = 6  # R_1..R_6; R_inf covers every test, whatever its length
 REWARD_NAMES = (*(f"R_{k}" for k in range(1, MAX_TIER + 1)), "R_inf", "partial_discrete", "partial_continuous")
 
@@ -33,9 +39,12 @@ class TestResult:
 
 
 def outcome_of(first_failing_verdict: str | None) -> str:
-    """The first failing test in ascending input length decides (PAPER.md)."""
-    if first_failing_verdict is None:
+    """The first failing test in ascending input length decides (PAPER.md). db/migrations/005.sql
+    applies the same table to stored verdicts; docs/findings.md prints it."""
+    if first_failing_verdict in (None, "AC"):
         return "correct"
+    if first_failing_verdict in FORMAT:
+        return "format_failure"
     if first_failing_verdict in OPTIMIZATION:
         return "optimization_failure"
     if first_failing_verdict == "SE":

@@ -129,4 +129,4 @@ def test_cli_analyze(store, synthetic_outcomes, db_path):
     csv = run_cli("analyze", "churn", "--experiment", "exp-a", "--csv", "--db", str(db_path)).stdout
     assert csv.splitlines()[0].startswith("problem_id,title,checkpoint_id")
     bad = run_cli("analyze", "frontier", "--experiment", "missing", "--db", str(db_path))
-    assert bad.returncode == 2 and "no judged samples" in bad.stderr
+    assert bad.returncode == 2 and "no experiment 'missing'" in bad.stderr and bad.stderr.count("\n") == 1

@@ -192,9 +192,10 @@ def test_overview_states_the_lab_findings(store, db_path, monkeypatch):
     at = app(db_path, monkeypatch, "overview")
     assert not at.exception, at.exception
     assert any("Miniature lab" in s.value for s in at.subheader)
-    table = at.dataframe[-1].value
-    assert list(table["finding"].str[:2]) == ["1.", "2.", "3.", "4."]
-    assert set(table["shows here?"]) <= {"yes", "no"}
+    assert any("four findings" in s.value for s in at.subheader)
+    table = at.dataframe[1].value  # the selected experiment's findings, after the experiments table
+    assert list(table["finding"]) == ["frontier", "extrapolation", "churn", "ensemble"]
+    assert set(table["status"]) <= {"shows", "does_not_show", "underpowered"}
     styles = next(t for t in traces(at) if "brute-force-style" in t)  # program styles along α
     assert styles == ["brute-force-style", "reference-style", "buggy-fast-style", "like no SFT program", "no program"]
 

@@ -45,7 +45,7 @@ def test_dashboard_in_chromium(server, page, tmp_path, populated):
 
 @pytest.mark.skipif(not (LAB / "recipe.json").is_file(), reason="no committed lab artifacts")
 def test_miniature_lab_in_chromium(lab_server, page):
-    """The README's screenshots: every main page on the real lab content."""
+    """The docs' screenshots (README.md, docs/dashboard.md): every main page on the real lab content."""
     manifest = json.loads((LAB / "recipe.json").read_text())
     exp, run = manifest["sweep_experiment"], manifest["rl_experiments"][-1]
     page.goto(f"{lab_server}/frontier?exp={exp}")

@@ -1,4 +1,4 @@
-"""The README's LiveCodeBench rules table is the test: every row is judged in the real sandbox
+"""docs/problems.md's LiveCodeBench rules table is the test: every row is judged in the real sandbox
 and must get the verdict LCB's own grader gives (written from LCB's grader, not from ours)."""
 
 import re
@@ -10,7 +10,7 @@ from backend.sandbox import lcb
 from backend.sandbox.judge import JudgeTest, Program, judge
 from backend.sandbox.limits import JudgeLimits
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+RULES_PAGE = Path(__file__).resolve().parents[2] / "docs" / "problems.md"
 
 
 def _cell(text: str) -> str:
@@ -20,8 +20,8 @@ def _cell(text: str) -> str:
 
 
 def rules_table() -> list[dict]:
-    block = re.search(r"<!-- lcb-rules:start -->(.*?)<!-- lcb-rules:end -->", README.read_text(), re.S)
-    assert block, "the README lost its LiveCodeBench rules table"
+    block = re.search(r"<!-- lcb-rules:start -->(.*?)<!-- lcb-rules:end -->", RULES_PAGE.read_text(), re.S)
+    assert block, "docs/problems.md lost its LiveCodeBench rules table"
     rows = [line for line in block.group(1).strip().splitlines() if line.startswith("|")][2:]
     out = []
     for line in rows:

@@ -250,3 +250,13 @@ def test_use_vllm_names_the_colocate_mode(monkeypatch):
     monkeypatch.setattr(trainer, "_cuda", lambda: True)
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: object() if name == "vllm" else None)
     assert trainer.vllm_options(True) == {"use_vllm": True, "vllm_mode": "colocate"}
+
+
+def test_a_program_that_does_not_parse_is_a_format_failure_but_still_queued_for_repair():
+    """CE counts as a format failure (no runnable program), yet there is a program to repair, as before."""
+    fn = SandboxReward({"t/len": (PROBLEM, TESTS)}, "repair:R_inf", workers=1)
+    fn.pool = RepairPool(slots=1, max_chars=300)
+    assert fn(["p"], [answer("def broken(:\n    pass")], problem_id=["t/len"], repair=[False]) == [0]
+    assert fn.history[-1].outcomes == ["format_failure"]
+    slot = fn.pool.slots[0]
+    assert slot is not None and "def broken(:" in slot["prompt"][-1]["content"]

@@ -26,7 +26,12 @@ CPP = {
     "OLE": '#include <cstdio>\nint main(){for(;;) fputs("xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\\n", stdout);}',
 }
 LIMITS = JudgeLimits(time_limit_s=0.5, memory_mb=128, output_mb=2)
-EXPECTED_OUTCOME = {"AC": "correct", "TLE": "optimization_failure", "MLE": "optimization_failure"}
+EXPECTED_OUTCOME = {
+    "AC": "correct",
+    "TLE": "optimization_failure",
+    "MLE": "optimization_failure",
+    "CE": "format_failure",
+}
 
 
 @pytest.mark.parametrize("language,programs", [("python", PY), ("cpp", CPP)], ids=["python", "cpp"])

@@ -1,4 +1,4 @@
-"""Our own tiered benchmark. One module per problem, written by us; see README for the table.
+"""Our own tiered benchmark. One module per problem, written by us; see docs/problems.md for the table.
 
 Each module defines:
     TITLE, DIFFICULTY (easy|medium|hard), TAGS, STATEMENT, INPUT_SPEC, OUTPUT_SPEC

@@ -1,0 +1,356 @@
+"""The paper's four findings (PAPER.md), checked on any experiment: pure functions of `Outcomes`.
+
+Each finding has a pre-set criterion, a statistic with a CI, and one of three verdicts: shows,
+does_not_show, or underpowered (the criterion was not met and the CI's half-width is larger than
+the effect the criterion needs, so a real effect of that size could have been missed). A finding
+made of several parts shows when every part shows; it does not show when some part clearly does
+not; otherwise it is underpowered. docs/findings.md explains each statistic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from backend.analysis.frame import SOLVED_AT, Outcomes, best_single, bootstrap_weights
+from backend.analysis.passk import expected_miss, miss_ratio_table
+from backend.analysis.resampling import fit_additive_logit, half_correct, null_draws
+from backend.errors import UserError
+
+FINDINGS = ("frontier", "extrapolation", "churn", "ensemble")
+STATUSES = ("shows", "does_not_show", "underpowered")
+
+
+class FindingsSpec(BaseModel):
+    """How the four findings are tested. Every threshold is fixed before the data is seen."""
+
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+
+    margin: float = Field(0.10, gt=0, le=1, title="Equivalence margin")
+    """Solve rates (pass@1) within ±margin count as equal: 10 points is a difference a user would act on; smaller
+    differences need more problems than most sweeps have to be told apart from zero."""
+    equivalence_level: float = Field(0.90, gt=0, lt=1, title="Equivalence CI level")
+    """Flatness is shown when this CI of the difference lies inside ±margin; 90 % is the two one-sided 5 % tests."""
+    ci_level: float = Field(0.95, gt=0, lt=1, title="CI level")
+    """Level of every other CI: a difference shows when this CI's lower bound is above 0."""
+    min_effect: float = Field(0.02, gt=0, le=1, title="Smallest effect of interest")
+    """A share change or pass@k gain below 2 points is not worth reporting; a CI half-width above it means the run
+    could not have shown an effect of that size (underpowered)."""
+    replicates: int = Field(2000, ge=50, title="Bootstrap replicates")
+    """Problems resampled with replacement, the same draw for both sides of every difference (paired)."""
+    null_replicates: int = Field(500, ge=20, title="Null replicates (churn)")
+    """Sweeps simulated from the no-churn model; 500 puts the 95th percentile within about ±1 percentile point."""
+    null_quantile: float = Field(0.95, gt=0, lt=1, title="Null quantile (churn)")
+    """Churn shows when the observed value is above this quantile of its no-churn distribution (a 5 % test)."""
+    splits: int = Field(8, ge=1, title="Random half-splits")
+    """Churn and the ensemble choose on one half of each cell's samples and measure on the other; averaging over
+    several random splits removes most of the noise one split adds, without changing what is estimated."""
+    ensemble_k_fraction: float = Field(0.5, gt=0, lt=1, title="Ensemble k (share of a half)")
+    """k for the ensemble test, as a share of the measuring half's samples: at k = all of them a single
+    checkpoint's pass@k already reaches its ceiling, so a pool could not beat it."""
+    extrapolation_alphas: tuple[float, float] = Field((-0.5, 1.5), title="Extrapolated α tested")
+    """The α below 0 and above 1 where extrapolation is tested (the nearest extrapolated α on each side if absent):
+    the paper's main extrapolated points."""
+    solved_at: float = Field(SOLVED_AT, gt=0, le=1, title="Solved = pass rate at least")
+    """A checkpoint solves a problem when at least this share of its samples is correct (frame.SOLVED_AT)."""
+    seed: int = Field(0, title="Seed")
+    """Seeds every resampling, so the same data gives the same verdicts."""
+
+
+@dataclass
+class Part:
+    name: str
+    status: str
+    statistic: float | None
+    ci_low: float | None
+    ci_high: float | None
+    criterion: str
+
+
+@dataclass
+class Finding:
+    finding: str
+    status: str
+    statistic: float | None
+    ci_low: float | None
+    ci_high: float | None
+    criterion: str
+    parts: list[Part] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        """JSON-ready: an undefined number (NaN, e.g. a share of zero failures) is None."""
+        return _no_nan(asdict(self))
+
+
+def _no_nan(value):
+    if isinstance(value, dict):
+        return {k: _no_nan(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_no_nan(v) for v in value]
+    return None if isinstance(value, float) and np.isnan(value) else value
+
+
+def check_findings(o: Outcomes, spec: FindingsSpec | None = None) -> list[Finding]:
+    """The four findings of one experiment; needs its endpoints α = 0 (θ_low) and α = 1 (θ_high)."""
+    spec = spec or FindingsSpec()
+    frontier = check_frontier(o, spec)
+    return [frontier, check_extrapolation(o, spec, frontier), check_churn(o, spec), check_ensemble(o, spec)]
+
+
+def _endpoints(o: Outcomes) -> tuple[int, int]:
+    low, high = _index(o, 0.0), _index(o, 1.0)
+    if low is None or high is None:
+        raise UserError("the findings need the endpoints α = 0 and α = 1 in this experiment; sweep both")
+    return low, high
+
+
+# -- the three kinds of test -------------------------------------------------------------------
+
+
+def _ci(reps: np.ndarray, level: float) -> tuple[float, float]:
+    tail = 50 * (1 - level)
+    return float(np.nanpercentile(reps, tail)), float(np.nanpercentile(reps, 100 - tail))
+
+
+def above_zero(name: str, point: float, reps: np.ndarray, spec: FindingsSpec, criterion: str) -> Part:
+    """Shows when the CI's lower bound is above 0; underpowered when its half-width exceeds min_effect."""
+    lo, hi = _ci(reps, spec.ci_level)
+    status = "shows" if lo > 0 else "underpowered" if (hi - lo) / 2 > spec.min_effect else "does_not_show"
+    return Part(name, status, float(point), lo, hi, f"{criterion}: {spec.ci_level:.0%} CI lower bound > 0")
+
+
+def equivalent(name: str, point: float, reps: np.ndarray, spec: FindingsSpec) -> Part:
+    """Equivalence: the CI lies inside ±margin. A CI wider than the band cannot, whatever the data."""
+    lo, hi = _ci(reps, spec.equivalence_level)
+    if -spec.margin < lo and hi < spec.margin:
+        status = "shows"
+    else:
+        status = "underpowered" if (hi - lo) / 2 > spec.margin else "does_not_show"
+    return Part(name, status, float(point), lo, hi, f"{spec.equivalence_level:.0%} CI inside ±{spec.margin:g}")
+
+
+def combine(name: str, parts: list[Part], criterion: str) -> Finding:
+    """Every part shows: shows. Some part clearly does not: does_not_show. Else underpowered.
+    The headline numbers are those of the part that decided."""
+    statuses = [p.status for p in parts]
+    if all(s == "shows" for s in statuses):
+        status, lead = "shows", parts[0]
+    elif "does_not_show" in statuses:
+        status, lead = "does_not_show", parts[statuses.index("does_not_show")]
+    else:
+        status, lead = "underpowered", parts[statuses.index("underpowered")]
+    return Finding(name, status, lead.statistic, lead.ci_low, lead.ci_high, criterion, parts)
+
+
+# -- F1, F2: class shares at the endpoints and beyond ------------------------------------------
+
+
+def _index(o: Outcomes, alpha: float) -> int | None:
+    hits = [i for i, a in enumerate(o.alphas) if a is not None and abs(a - alpha) < 1e-9]
+    return hits[0] if hits else None
+
+
+def _fraction(o: Outcomes, count: np.ndarray, W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-problem class fraction averaged over problems, per checkpoint: point[c], replicates[b, c]."""
+    has = o.n > 0
+    frac = np.where(has, count / np.maximum(o.n, 1), 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return frac.sum(axis=0) / np.maximum(has.sum(axis=0), 1), (W @ frac) / (W @ has)
+
+
+def _shares(o: Outcomes, W: np.ndarray) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    out = {
+        "opt": _fraction(o, o.counts["optimization_failure"], W),
+        "corr": _fraction(o, o.counts["correctness_failure"], W),
+        "solve": _fraction(o, o.correct, W),
+    }
+    with np.errstate(invalid="ignore", divide="ignore"):  # no failures at all: undefined, NaN
+        out["opt_share"] = tuple(opt / (opt + corr) for opt, corr in zip(out["opt"], out["corr"], strict=True))
+    return out
+
+
+def _diff(values: tuple[np.ndarray, np.ndarray], a: int, b: int) -> tuple[float, np.ndarray]:
+    point, reps = values
+    return float(point[a] - point[b]), reps[:, a] - reps[:, b]
+
+
+def check_frontier(o: Outcomes, spec: FindingsSpec) -> Finding:
+    """F1: optimization failures fall and correctness failures rise from θ_low to θ_high, at a flat solve rate."""
+    low, high = _endpoints(o)
+    s = _shares(o, bootstrap_weights(len(o.problems), spec.replicates, spec.seed))
+    parts = [
+        above_zero("optimization failures fall from θ_low to θ_high", *_diff(s["opt"], low, high), spec,
+                   "opt(α=0) − opt(α=1), share of samples"),
+        above_zero("correctness failures rise from θ_low to θ_high", *_diff(s["corr"], high, low), spec,
+                   "corr(α=1) − corr(α=0), share of samples"),
+        equivalent("solve rate flat: solve(α=1) − solve(α=0)", *_diff(s["solve"], high, low), spec),
+    ]  # fmt: skip
+    return combine("frontier", parts, "optimization failures fall and correctness failures rise from α=0 to α=1 "
+                   f"(each {spec.ci_level:.0%} CI > 0), while the solve rate stays within ±{spec.margin:g} "
+                   f"({spec.equivalence_level:.0%} CI)")  # fmt: skip
+
+
+def check_extrapolation(o: Outcomes, spec: FindingsSpec, f1: Finding | None = None) -> Finding:
+    """F2, tested only where F1's direction holds: beyond each endpoint the frontier goes on."""
+    low, high = _endpoints(o)
+    f1 = f1 or check_frontier(o, spec)
+    criterion = (
+        "beyond each endpoint the optimization share of failures, opt/(opt+corr), is more extreme than at it "
+        f"({spec.ci_level:.0%} CI > 0) and the solve rate stays within ±{spec.margin:g} of that endpoint"
+    )
+    direction = f1.parts[:2]
+    if not all(p.status == "shows" for p in direction):
+        status = "does_not_show" if any(p.status == "does_not_show" for p in direction) else "underpowered"
+        return Finding("extrapolation", status, None, None, None, "not tested: F1's direction does not hold here; "
+                       + criterion)  # fmt: skip
+    s = _shares(o, bootstrap_weights(len(o.problems), spec.replicates, spec.seed))
+    below = _beyond(o, spec.extrapolation_alphas[0], below=True)
+    above = _beyond(o, spec.extrapolation_alphas[1], below=False)
+    parts = []
+    for side, endpoint, name in ((below, low, "α=0"), (above, high, "α=1")):
+        if side is None:
+            side_name = "α < 0" if endpoint == low else "α > 1"
+            parts.append(Part(f"no checkpoint at {side_name}", "underpowered", None, None, None, "sweep beyond "
+                              f"{name} to test extrapolation"))  # fmt: skip
+            continue
+        a = f"α={o.alphas[side]:g}"
+        toward, away = (side, endpoint) if endpoint == low else (endpoint, side)
+        parts.append(above_zero(f"opt share more extreme at {a} than at {name}", *_diff(s["opt_share"], toward, away),
+                                spec, f"opt_share({o.alphas[toward]:g}) − opt_share({o.alphas[away]:g})"))  # fmt: skip
+        parts.append(equivalent(f"solve rate at {a} within margin of {name}", *_diff(s["solve"], side, endpoint), spec))
+    return combine("extrapolation", parts, criterion)
+
+
+def _beyond(o: Outcomes, wanted: float, below: bool) -> int | None:
+    side = [i for i, a in enumerate(o.alphas) if a is not None and (a < 0 if below else a > 1)]
+    return min(side, key=lambda i: (abs(o.alphas[i] - wanted), o.alphas[i]), default=None)
+
+
+# -- F3, F4: choose on one half of the samples, measure on the other ---------------------------
+
+
+def _complete_axis(o: Outcomes) -> Outcomes:
+    """The merged checkpoints (those with an α), on the problems each of them sampled at least
+    twice: a half-split needs samples on both sides."""
+    axis = o.select([c for c, a in zip(o.checkpoints, o.alphas, strict=True) if a is not None])
+    keep = (axis.n >= 2).all(axis=1)
+    if not keep.any():
+        raise UserError("the churn and ensemble tests need at least 2 samples of every merged checkpoint on a problem")
+    idx = np.flatnonzero(keep)
+    return Outcomes([axis.problems[i] for i in idx], [axis.titles[i] for i in idx],
+                    [axis.difficulty[i] for i in idx], axis.checkpoints, axis.labels, axis.alphas, axis.kinds,
+                    axis.n[idx], {k: v[idx] for k, v in axis.counts.items()})  # fmt: skip
+
+
+@dataclass
+class Halves:
+    """Random half-splits of each cell: A chooses, B measures. Arrays are (splits, problems, α)."""
+
+    n_a: np.ndarray
+    c_a: np.ndarray
+    n_b: np.ndarray
+    c_b: np.ndarray
+
+
+def _halves(o: Outcomes, splits: int, rng: np.random.Generator) -> Halves:
+    c_a = half_correct(o.n, o.correct, splits, rng)
+    n_a = np.broadcast_to(o.n // 2, c_a.shape)
+    return Halves(n_a, c_a, o.n - n_a, o.correct - c_a)
+
+
+def _choose(n_a: np.ndarray, c_a: np.ndarray, alphas: list, solved_at: float) -> tuple[np.ndarray, np.ndarray]:
+    """(best single per split by the one rule, pass@1 per split and α) on the choosing half."""
+    rate = c_a / n_a
+    return best_single((rate >= solved_at).sum(axis=-2), rate.mean(axis=-2), alphas), rate.mean(axis=-2)
+
+
+def _excess_churn(n_a, c_a, n_b, c_b, alphas: list, solved_at: float) -> np.ndarray:
+    """Per problem, averaged over splits: solved on half B by some α but not by the best single
+    chosen on half A. (..., splits, problems, α) → (..., problems)."""
+    best, _ = _choose(n_a, c_a, alphas, solved_at)
+    solved_b = c_b / n_b >= solved_at
+    by_best = np.take_along_axis(solved_b, np.broadcast_to(best[..., None, None], (*solved_b.shape[:-1], 1)), -1)
+    return (solved_b.any(axis=-1) & ~by_best[..., 0]).mean(axis=-2)
+
+
+def check_churn(o: Outcomes, spec: FindingsSpec) -> Finding:
+    """F3: more problems solved somewhere on the α axis than by the best single α, beyond what
+    sampling noise gives when every α moves every problem alike."""
+    rng = np.random.default_rng(spec.seed)
+    o = _complete_axis(o)
+    h = _halves(o, spec.splits, rng)
+    per_problem = _excess_churn(h.n_a, h.c_a, h.n_b, h.c_b, o.alphas, spec.solved_at)
+    p_null = fit_additive_logit(o.n, o.correct)
+    null = []
+    for c in null_draws(o.n, p_null, spec.null_replicates, rng):
+        c_a = np.moveaxis(half_correct(o.n, c, spec.splits, rng), 0, 1)  # (replicate, split, problem, α)
+        n_a = np.broadcast_to(o.n // 2, c_a.shape)
+        null.append(_excess_churn(n_a, c_a, o.n - n_a, c[:, None] - c_a, o.alphas, spec.solved_at).sum(axis=-1))
+    null = np.concatenate(null)
+    centre, needed = float(null.mean()), float(np.quantile(null, spec.null_quantile) - null.mean())
+    W = bootstrap_weights(len(o.problems), spec.replicates, spec.seed + 1)
+    lo, hi = _ci(W @ per_problem - centre, spec.ci_level)
+    excess = float(per_problem.sum() - centre)
+    status = "shows" if excess > needed else "underpowered" if (hi - lo) / 2 > needed else "does_not_show"
+    criterion = (
+        f"problems solved (≥ {spec.solved_at:.0%} of samples) by some α but not by the best single, both measured on "
+        f"the half of the samples the best was not chosen on, minus the mean under a no-churn model "
+        f"(logit p = a_problem + b_α, {spec.null_replicates} simulated sweeps); shows above its "
+        f"{spec.null_quantile:.0%} quantile, +{needed:.2f}"
+    )
+    part = Part("union − best single beyond the no-churn null (problems)", status, excess, lo, hi, criterion)
+    return Finding("churn", status, excess, lo, hi, criterion, [part])
+
+
+def check_ensemble(o: Outcomes, spec: FindingsSpec) -> Finding:
+    """F4: a matched-budget pool of the stable α beats the best single at pass@k, k below the half's samples."""
+    o = _complete_axis(o)
+    h = _halves(o, spec.splits, np.random.default_rng(spec.seed))
+    k = int(spec.ensemble_k_fraction * int(h.n_b.min()))
+    if k < 1:
+        return Finding("ensemble", "underpowered", None, None, None, "too few samples per cell for pass@k below the "
+                       "measuring half's size; sample more")  # fmt: skip
+    best, pass1 = _choose(h.n_a, h.c_a, o.alphas, spec.solved_at)
+    gain = np.zeros(len(o.problems))
+    sizes = []
+    for s in range(h.c_a.shape[0]):
+        stable = np.flatnonzero(np.abs(pass1[s] - pass1[s, best[s]]) <= spec.margin)
+        tables = [miss_ratio_table(h.n_b[s, :, c], h.c_b[s, :, c], k) for c in stable]
+        single = miss_ratio_table(h.n_b[s, :, best[s]], h.c_b[s, :, best[s]], k)[:, k]
+        gain += single - expected_miss(tables, k)  # pool pass@k − single pass@k
+        sizes.append(len(stable))
+    gain /= h.c_a.shape[0]
+    W = bootstrap_weights(len(o.problems), spec.replicates, spec.seed + 2) / len(o.problems)
+    criterion = (
+        f"pass@{k} of a matched-budget pool of the α whose pass@1 is within ±{spec.margin:g} of the best single's "
+        f"({min(sizes)}–{max(sizes)} members), minus the best single's pass@{k}; both chosen on one half of the "
+        f"samples and measured on the other"
+    )
+    part = above_zero("pool − best single", float(gain.mean()), W @ gain, spec, criterion)
+    return Finding("ensemble", part.status, part.statistic, part.ci_low, part.ci_high, part.criterion, [part])
+
+
+# -- presentation ------------------------------------------------------------------------------
+
+
+def findings_table(rows: list[dict]) -> str:
+    """Markdown of Finding.to_dict() rows: one line per finding, then its parts."""
+    lines = ["| finding | status | statistic | CI | criterion |", "|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(
+            f"| **{r['finding']}** | **{r['status']}** | {_num(r['statistic'])} | {_ci_text(r)} | {r['criterion']} |"
+        )
+        if len(r["parts"]) > 1:
+            lines += [f"| ↳ {p['name']} | {p['status']} | {_num(p['statistic'])} | {_ci_text(p)} | {p['criterion']} |"
+                      for p in r["parts"]]  # fmt: skip
+    return "\n".join(lines)
+
+
+def _num(v: float | None) -> str:
+    return "–" if v is None else f"{v:+.3f}"
+
+
+def _ci_text(r: dict) -> str:
+    return "–" if r["ci_low"] is None else f"[{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]"
