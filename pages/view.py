@@ -93,8 +93,9 @@ def bound(
         value = default
     if options is not None and not isinstance(value, list) and value not in options:
         value = default
-    if st.session_state.get(widget_key) != value:
-        st.session_state[widget_key] = value
+    # always (re)assigned: a widget of the same key on another page is another widget to Streamlit,
+    # which would otherwise start it at its default and lose the view on every page switch
+    st.session_state[widget_key] = value
 
     def changed():
         chosen = st.session_state[widget_key]

@@ -6,7 +6,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from backend.records import Evaluation, Sample
-from tests.pages.browser import ARGS, CHROMIUM, serve, wait_plots
+from tests.pages.browser import serve, wait_plots
 
 
 @pytest.fixture
@@ -45,16 +45,14 @@ def test_view_state_kept_across_every_page(overlay_server, page):
     assert chosen(page, "Difficulty") == "hard"
 
     link = page.url
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:  # a new browser: nothing but the link
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        other = browser.new_page(viewport={"width": 1400, "height": 1000})
-        other.goto(link)
-        wait_plots(other, 3)
-        assert "second sweep" in chosen(other, "Experiment")
-        assert other.get_by_role("radio", name="pooled over samples").is_checked()
-        browser.close()
+    context = page.context.browser.new_context(viewport={"width": 1400, "height": 1000})  # nothing but the link
+    other = context.new_page()
+    other.goto(link)
+    wait_plots(other, 3)
+    assert "second sweep" in chosen(other, "Experiment")
+    assert other.get_by_role("radio", name="pooled over samples").is_checked()
+    assert chosen(other, "Difficulty") == "hard"
+    context.close()
 
 
 def add_compared_samples(store) -> None:
