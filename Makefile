@@ -12,16 +12,26 @@ STAMP := $(VENV)/.installed-$(REQ_HASH)
 PORT ?= 8501
 HOST ?= 127.0.0.1
 
-.PHONY: lab lab-smoke run test setup debs db lint clean-venv sandbox-image bench gpu-env gpu-env-check screenshots
+.PHONY: lab lab-smoke run test test-fast setup debs db lint clean-venv sandbox-image bench gpu-env gpu-env-check screenshots
 
 # `make run HOST=0.0.0.0` opens the dashboard to the network, behind a token (docs/dashboard.md).
 run: setup db
 	HOST=$(HOST) PORT=$(PORT) PY=$(PY) scripts/run_dashboard.sh
 
+# Every test, every marker (what CI runs).
 test: setup
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m pytest
+
+# The quick tier while working: everything but the slow, browser and docker tests (markers in
+# pyproject.toml; a marker added there, such as stress, joins this list by hand: pytest refuses
+# an unregistered name here).
+FAST := not slow and not browser and not docker
+test-fast: setup
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+	$(PY) -m pytest -m "$(FAST)"
 
 # The docs' screenshots (docs/screenshots/), from the committed lab in Chromium; `make test` never writes them.
 screenshots: setup

@@ -14,6 +14,8 @@ OutcomeClass = Literal["correct", "optimization_failure", "correctness_failure",
 Verdict = Literal["AC", "WA", "TLE", "MLE", "RE", "CE", "OLE", "SE"]
 LossType = Literal["dapo", "grpo", "bnpo", "dr_grpo"]
 ImportSource = Literal["builtin", "lcb", "ccplus"]
+Averaging = Literal["per_problem", "per_sample"]
+Analysis = Literal["frontier", "churn", "passk", "ensembles", "findings"]
 
 
 def choices(alias) -> tuple[str, ...]:

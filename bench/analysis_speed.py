@@ -30,7 +30,10 @@ from backend.analysis.frontier import frontier_table
 from backend.records import Checkpoint, Evaluation, Experiment, Problem
 from backend.store import Store
 
-CKPTS, PROBLEMS, SAMPLES = 20, 1000, 250
+# The design scale; --smoke shrinks problems and samples so that CI runs the script's every step in
+# seconds (its figures then time nothing worth reporting).
+FULL, SMOKE = (20, 1000, 250), (20, 60, 20)
+CKPTS, PROBLEMS, SAMPLES = FULL
 CLASSES = np.array(["correct", "optimization_failure", "correctness_failure", "format_failure"])
 EXP = "synthetic-bench"
 
@@ -78,8 +81,8 @@ def ours(store: Store) -> dict[str, float]:
     churn_stats(o)
     t["churn matrix + statistics"] = time.perf_counter() - mark
     mark = time.perf_counter()
-    passk_curves(o, 250)
-    t["pass@k, k=1..250 (+CIs)"] = time.perf_counter() - mark
+    passk_curves(o, SAMPLES)
+    t[f"pass@k, k=1..{SAMPLES} (+CIs)"] = time.perf_counter() - mark
     mark = time.perf_counter()
     cks = o.checkpoints
     pools = {"best single": [cks[10]], "all": cks, **{f"window {i}": cks[i : i + 5] for i in range(0, 16, 2)}}
@@ -108,13 +111,13 @@ def baseline(df: pd.DataFrame) -> dict[str, float]:
 
     curves = nc.apply(curve, axis=1)
     curves.groupby(level="checkpoint_id").mean()
-    t["pass@k, k=1..250 (no CIs)"] = time.perf_counter() - mark
+    t[f"pass@k, k=1..{SAMPLES} (no CIs)"] = time.perf_counter() - mark
     mark = time.perf_counter()
     cks = sorted(df["checkpoint_id"].unique())
     pools = [[cks[10]], cks, *[cks[i : i + 5] for i in range(0, 16, 2)]]
     table = nc.unstack(level="checkpoint_id")
     for members in pools:
-        for k in (1, 10, 100, 250):
+        for k in (k for k in (1, 10, 100, 250) if k <= SAMPLES):
             shares = [k // len(members) + (1 if m < k % len(members) else 0) for m in range(len(members))]
 
             def pool_pass(row, members=members, shares=shares):
@@ -133,7 +136,12 @@ def baseline(df: pd.DataFrame) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--db", default="/tmp/flab-analysis-bench.duckdb")
+    parser.add_argument(
+        "--smoke", action="store_true", help="60 problems x 20 samples: checks the script, times nothing"
+    )
     args = parser.parse_args()
+    global CKPTS, PROBLEMS, SAMPLES
+    CKPTS, PROBLEMS, SAMPLES = SMOKE if args.smoke else FULL
     path = Path(args.db)
     if not path.exists():
         print(f"building {CKPTS * PROBLEMS * SAMPLES:,} synthetic samples in {path} ...", flush=True)

@@ -38,3 +38,16 @@ def run_cli(*args: str, env: dict | None = None, timeout: float = 120):
         text=True,
         timeout=timeout,
     )
+
+
+def wait_until(condition, timeout: float = 30, interval: float = 0.05, what: str = "the condition"):
+    """Poll until condition() is truthy and return its value; fail naming `what` after timeout seconds.
+    Tests wait this way instead of sleeping a fixed time and hoping it was long enough."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not (value := condition()):
+        if time.monotonic() > deadline:
+            pytest.fail(f"waited {timeout:g} s for {what}")
+        time.sleep(interval)
+    return value

@@ -6,8 +6,9 @@ import numpy as np
 import polars as pl
 
 from backend.analysis.frame import CLASSES, Outcomes, bootstrap_weights, percentile_ci
+from backend.vocab import Averaging, choices
 
-AVERAGING = ("per_problem", "per_sample")
+AVERAGING = choices(Averaging)
 
 
 def frontier_table(o: Outcomes, averaging: str = "per_problem", replicates: int = 1000, seed: int = 0) -> pl.DataFrame:

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Annotated
 
 import typer
 
-from backend.cli.options import DbOption, open_store
+from backend.cli.options import DbOption, JsonOption, open_store
 from backend.errors import UserError
 
 app = typer.Typer(help="frontier-lab: weight-averaging sweeps for code RL, judged in a sandbox.", no_args_is_help=True)
@@ -25,7 +24,7 @@ def db_init(db: DbOption = None) -> None:
 
 
 @db_app.command("info")
-def db_info(db: DbOption = None, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+def db_info(db: DbOption = None, as_json: JsonOption = False) -> None:
     """Print the database path, schema version and row counts."""
     store = open_store(db)
     info = {"path": str(store.path), "schema_version": store.schema_version(), "rows": store.counts()}

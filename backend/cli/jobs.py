@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
-from backend.cli.options import DB, DETACH, JOB_SKIP, DbOption, open_store, spec_command
+from backend.cli.options import DB, DETACH, JOB_SKIP, DbOption, DetachOption, JsonOption, open_store, spec_command
 from backend.errors import UserError
 from backend.jobs import runner
 from backend.jobs.spec import EvalSpec, SweepSpec
@@ -67,7 +67,7 @@ def stage_bars(bars: Progress):
 
 
 @jobs_app.command("list")
-def jobs_list(db: DbOption = None, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+def jobs_list(db: DbOption = None, as_json: JsonOption = False) -> None:
     jobs = runner.list_jobs(open_store(db))
     if as_json:
         typer.echo(
@@ -96,7 +96,12 @@ def jobs_show(job_id: str, db: DbOption = None) -> None:
 
 
 @jobs_app.command("logs")
-def jobs_logs(job_id: str, tail: Annotated[int, typer.Option("--tail")] = 50, db: DbOption = None) -> None:
+def jobs_logs(
+    job_id: str,
+    # no spec can hold this: how much of a log to print, not what a job does
+    tail: Annotated[int, typer.Option("--tail", min=1, help="Print the last N lines.")] = 50,
+    db: DbOption = None,
+) -> None:
     job = runner.get_job(open_store(db), job_id)
     try:
         lines = Path(job.log_path).read_text().splitlines()
@@ -112,7 +117,7 @@ def jobs_cancel(job_id: str, db: DbOption = None) -> None:
 
 
 @jobs_app.command("resume")
-def jobs_resume(job_id: str, detach: Annotated[bool, typer.Option("--detach")] = False, db: DbOption = None) -> None:
+def jobs_resume(job_id: str, detach: DetachOption = False, db: DbOption = None) -> None:
     store = open_store(db)
     pid = runner.resume(store, job_id)
     typer.echo(f"job {job_id} resumed, pid {pid}")

@@ -9,9 +9,7 @@ import typer
 
 from backend.cli.options import DbOption, open_store
 from backend.errors import UserError
-from backend.merge.cache import register_merged
-from backend.merge.engine import SHARD_BYTES, sweep
-from backend.merge.spec import MergeSpec, from_mergekit_yaml, parse_model_weight, to_mergekit_yaml
+from backend.merge.spec import SHARD_BYTES, MergeSpec, from_mergekit_yaml, parse_model_weight, to_mergekit_yaml
 
 
 def alpha_folder(alpha: float) -> str:
@@ -48,6 +46,10 @@ def merge_command(
     db: DbOption = None,
 ) -> None:
     """Average checkpoints: θ_α = α·θ_high + (1−α)·θ_low for any real α, streamed tensor by tensor."""
+    # torch only once a merge runs, so that `--help` and argument errors answer at once
+    from backend.merge.cache import register_merged
+    from backend.merge.engine import sweep
+
     kw = {"dtype": dtype, "allow_nonfinite": allow_nonfinite}
     if low or high or alpha:
         if not (low and high and alpha):

@@ -27,31 +27,43 @@ from backend.specs import (
 )
 from backend.store import Store, default_db_path
 
-DbOption = Annotated[
-    Path | None,
-    typer.Option("--db", envvar="FLAB_DB", help="Database file (default: db/frontier.duckdb)."),
+# The options below are declared by hand, once, and shared: no spec can hold them, because they
+# say where the data lives, how to print a result or whether to wait for a job, never what the
+# command computes (a spec is stored with its job, and these would make two equal jobs differ).
+DB_HELP = "Database file (default: db/frontier.duckdb)."
+# no spec can hold this: see above
+DbOption = Annotated[Path | None, typer.Option("--db", envvar="FLAB_DB", help=DB_HELP)]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]  # no spec can hold this: see above
+CsvOption = Annotated[bool, typer.Option("--csv", help="Print CSV.")]  # no spec can hold this: see above
+DetachOption = Annotated[
+    bool, typer.Option("--detach", help="Return at once; the job runs on.")  # no spec can hold this: see above
 ]
-DETACH = inspect.Parameter(
-    "detach",
-    inspect.Parameter.KEYWORD_ONLY,
-    default=False,
-    annotation=Annotated[bool, typer.Option("--detach", help="Return at once; the job runs on.")],
-)
-DB = inspect.Parameter("db", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=DbOption)
+
+
+def keyword(name: str, annotation, default=None) -> inspect.Parameter:
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+
+
+DB = keyword("db", DbOption)
+DETACH = keyword("detach", DetachOption, False)
+AS_JSON = keyword("as_json", JsonOption, False)
+AS_CSV = keyword("as_csv", CsvOption, False)
 
 
 JOB_SKIP = ("kind", "stop", "allow_same_endpoints")  # set by code (the lab's smoke build), never typed
 
 
 def job_commands() -> dict:
-    """The job commands and the specs their options come from (the options table in docs/cli.md)."""
+    """The commands whose options come from specs, and those specs (the options table in docs/cli.md)."""
+    from backend.analysis.spec import AnalysisSpec
     from backend.jobs.spec import EvalSpec, SweepSpec
     from backend.rl.spec import RLSpec
     from backend.rollout.run import RolloutSpec
     from backend.rollout.spec import SamplingSpec
 
     return {"sweep": [(SweepSpec, JOB_SKIP)], "eval": [(EvalSpec, JOB_SKIP)], "rl": [(RLSpec, JOB_SKIP)],
-            "rollout": [(RolloutSpec, ("sampling", "limits")), (SamplingSpec, JOB_SKIP)]}  # fmt: skip
+            "rollout": [(RolloutSpec, ("sampling", "limits")), (SamplingSpec, JOB_SKIP)],
+            "analyze": [(AnalysisSpec, ())]}  # fmt: skip
 
 
 def open_store(db: Path | None) -> Store:
@@ -77,7 +89,8 @@ def parameter(name: str, field: FieldInfo) -> inspect.Parameter:
     if base == list[str]:
         default = None if not required else ...
     annotation = Annotated[
-        (base | None) if optional or default is None else base, typer.Option(cli_flag(name, field), **options)
+        (base | None) if optional or default is None else base,
+        typer.Option(cli_flag(name, field), **options),  # the mechanism: every spec field's option is made here
     ]
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
 
@@ -112,12 +125,14 @@ def spec_command(model: type[BaseModel], *extras: inspect.Parameter, skip: tuple
     def wrap(body: Callable) -> Callable:
         positional = [p for p in extras if p.kind is not inspect.Parameter.KEYWORD_ONLY]  # e.g. a PATH argument
         params = positional + spec_parameters(model, skip) + [p for p in extras if p not in positional]
-        extra_names = {p.name for p in extras}
 
         @functools.wraps(body)
-        def command(**kwargs):
+        def command(*args, **kwargs):
+            # Typer passes keywords; a caller in Python may pass the arguments by position and leave
+            # options out, which then take their declared defaults
+            kwargs.update(zip((p.name for p in positional), args, strict=False))
             spec = validate_spec(model, spec_values(model, kwargs), cli_flag)
-            return body(spec, **{k: kwargs[k] for k in extra_names})
+            return body(spec, **{p.name: kwargs.get(p.name, p.default) for p in extras})
 
         command.__signature__ = inspect.Signature(params)
         command.__annotations__ = {p.name: p.annotation for p in params}

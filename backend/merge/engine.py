@@ -15,6 +15,7 @@ import math
 import os
 import shutil
 import time
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,10 +35,9 @@ from backend.merge.io import (
     copy_aux_files,
     plan_shards,
 )
-from backend.merge.spec import MergeSpec
+from backend.merge.spec import SHARD_BYTES, MergeSpec
 
 CHUNK_ELEMS = 4 << 20  # 16 MB of float32 per input per chunk
-SHARD_BYTES = 1 << 30
 
 
 @dataclass
@@ -273,15 +273,22 @@ def _combine_all(specs, name, infos, chunks, device, nonfinite, bufs, parity) ->
     return outputs
 
 
-def combine_into(acc: torch.Tensor, inputs_f32: list[torch.Tensor], terms: list[tuple[int, float]]) -> torch.Tensor:
+def combine_into(
+    acc: torch.Tensor,
+    inputs: Sequence[torch.Tensor],
+    terms: list[tuple[int, float]],
+    as_f32: Callable[[torch.Tensor], torch.Tensor] = lambda t: t,
+) -> torch.Tensor:
     """Σ w_i·x_i in float32, as torch computes `torch.add(w_0·x_0, x_1, alpha=w_1)`: the first
-    term is a product, each further term one fused multiply-add pass."""
+    term is a product, each further term one fused multiply-add pass. The one place θ_α (and every
+    linear merge) is computed: the engine passes float32 chunks, the live α switch (merge/live.py)
+    its endpoints in their own dtype with `as_f32` converting each into a scratch buffer."""
     if not terms:
         return acc.zero_()
     (first, w0), rest = terms[0], terms[1:]
-    torch.mul(inputs_f32[first], w0, out=acc)
+    torch.mul(as_f32(inputs[first]), w0, out=acc)
     for i, w in rest:
-        acc.add_(inputs_f32[i], alpha=w)
+        acc.add_(as_f32(inputs[i]), alpha=w)
     return acc
 
 

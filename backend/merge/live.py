@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import torch
 
 from backend.errors import UserError
-from backend.merge.engine import validate
+from backend.merge.engine import combine_into, validate
 from backend.merge.io import Checkpoint
 
 
@@ -54,17 +54,11 @@ class Scratch:
 
 
 def blend_f32(low: torch.Tensor, high: torch.Tensor, alpha: float, scratch: Scratch) -> torch.Tensor:
-    """θ_α for one tensor in float32, as the merge engine's `combine_into` computes it: the first
-    non-zero term a product, the second one fused multiply-add (a zero-weight term is skipped)."""
+    """θ_α for one tensor in float32, computed by the merge engine's own `combine_into` (a
+    zero-weight term is skipped, so α = 0 and 1 are the endpoints bit for bit)."""
     acc, tmp = scratch.pair(low)
-    terms = [(t, w) for t, w in ((low, 1.0 - alpha), (high, alpha)) if w != 0.0]
-    if not terms:
-        return acc.zero_()
-    (first, w0), rest = terms[0], terms[1:]
-    acc.copy_(first).mul_(w0)
-    for t, w in rest:
-        acc.add_(tmp.copy_(t), alpha=w)
-    return acc
+    terms = [(i, w) for i, w in enumerate((1.0 - alpha, alpha)) if w != 0.0]
+    return combine_into(acc, (low, high), terms, as_f32=lambda t: tmp.copy_(t))
 
 
 def blended(

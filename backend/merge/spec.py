@@ -17,6 +17,8 @@ import yaml
 from backend.errors import UserError
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
+# Output shard size: here, not in the engine, so that the CLI can show the default without torch.
+SHARD_BYTES = 1 << 30
 
 
 @dataclass

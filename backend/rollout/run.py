@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from pydantic import Field
 from tqdm import tqdm
@@ -13,13 +14,15 @@ from tqdm import tqdm
 from backend.errors import UserError
 from backend.merge.registry import ensure_registered
 from backend.records import Experiment, Problem, Sample, Test
-from backend.rollout.engines import Engine, make_engine
 from backend.rollout.extract import extract_code
 from backend.rollout.prompts import conversation, require_chat_template
 from backend.rollout.settings import SettingLimits, run_episodes
 from backend.rollout.spec import Episode, ProblemSelection, SamplingSpec, SettingChoice
 from backend.store import Store
 from backend.vocab import EngineName, SandboxBackend
+
+if TYPE_CHECKING:  # engines import torch; the CLI reads RolloutSpec from here without it
+    from backend.rollout.engines import Engine
 
 PROBLEMS_PER_BATCH = 8
 
@@ -88,6 +91,8 @@ def run_rollout(store: Store, spec: RolloutSpec, engine: Engine | None = None, p
     if store.get(Experiment, exp) is None:
         note = f"rollout of {ckpt.label}, {spec.setting} setting, n={spec.sampling.n}"
         store.put([Experiment(id=exp, kind="rollout", name=note, spec=json.loads(spec.model_dump_json()))])
+    from backend.rollout.engines import make_engine
+
     engine = engine or make_engine(spec.engine, spec.checkpoint)
 
     def generate(conversations):

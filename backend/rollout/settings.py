@@ -14,11 +14,14 @@ import json
 import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from backend.rollout.engines import Engine
 from backend.rollout.spec import Episode, SamplingSpec, Turn
 from backend.sandbox.backends import SandboxError, Session, open_session
 from backend.sandbox.limits import JudgeLimits
+
+if TYPE_CHECKING:  # engines import torch; settings only name the protocol
+    from backend.rollout.engines import Engine
 
 TOOL_CALL = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
 BASH = re.compile(r"<bash>(.*?)</bash>", re.DOTALL)

@@ -317,14 +317,6 @@ class SandboxCgroup:
 
     # -- teardown ---------------------------------------------------------------------------
 
-    def kill_all(self) -> None:
-        if self.v2 and (self.dirs["pids"] / "cgroup.kill").exists():
-            _write(self.dirs["pids"] / "cgroup.kill", "1")
-            return
-        for pid in self.pids():
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-
     def remove(self, timeout_s: float = 2.0) -> None:
         """Kill what is left and remove the folders (a namespace's processes die asynchronously)."""
         if self._peak_fd is not None and self._peak_fd >= 0:

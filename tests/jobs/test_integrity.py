@@ -31,6 +31,7 @@ def _rows(store: Store) -> dict[str, dict]:
     return {c.id: c.__dict__.copy() for c in store.select(Checkpoint)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("keep_merged", [True, False], ids=["merged folders", "live switch"])
 def test_a_sweep_over_the_labs_endpoints_leaves_the_labs_rows_byte_identical(tmp_path, monkeypatch, keep_merged):
     monkeypatch.setenv("FLAB_CACHE", str(tmp_path / "cache"))

@@ -23,6 +23,7 @@ def smoke(tmp_path_factory):
     return out, result.stdout
 
 
+@pytest.mark.slow
 def test_smoke_build_produces_every_kind_of_row(smoke):
     out, stdout = smoke
     recipe = LabRecipe.smoke()
@@ -53,6 +54,7 @@ def test_smoke_build_produces_every_kind_of_row(smoke):
     assert "| finding |" in stdout and (out / "report.md").read_text().startswith("| finding |")
 
 
+@pytest.mark.slow
 def test_import_into_a_fresh_database_and_report(smoke, tmp_path):
     out, _ = smoke
     db = tmp_path / "fresh.duckdb"

@@ -9,6 +9,8 @@ import pytest
 from backend.records import Job
 from tests.pages.browser import ARGS, CHROMIUM, LAB, shoot, wait_plots
 
+pytestmark = pytest.mark.browser
+
 
 def png_size(data: bytes) -> tuple[int, int]:
     assert data[:8] == b"\x89PNG\r\n\x1a\n"

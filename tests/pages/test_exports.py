@@ -3,8 +3,11 @@ import struct
 import zipfile
 
 import plotly.graph_objects as go
+import pytest
 
 from backend.export import export_engine_running, figure_bytes, figures_zip, start_export_engine
+
+pytestmark = pytest.mark.browser
 
 
 def test_figures_zip_holds_every_format_of_every_figure():

@@ -8,6 +8,8 @@ import pytest
 from backend.records import Evaluation, Sample
 from tests.pages.browser import serve, wait_plots
 
+pytestmark = pytest.mark.browser
+
 
 @pytest.fixture
 def overlay_server(two_experiments, db_path, tmp_path):

@@ -58,6 +58,9 @@ def test_make_run_listens_on_localhost_only(populated, db_path, tmp_path):
     assert "token" not in out
 
 
+pytestmark = pytest.mark.browser
+
+
 @pytest.fixture
 def open_server(populated, db_path, tmp_path):
     proc, port = start(db_path, tmp_path, HOST="0.0.0.0", FLAB_TOKEN="")  # a token generated and printed

@@ -54,6 +54,7 @@ def test_generation_is_deterministic_across_processes():
     assert digests == {here}
 
 
+@pytest.mark.slow
 def test_calibration_holds_through_the_judge(built):
     reports = calibrate(built)
     failing = {r.problem_id: r.failures for r in reports if not r.ok}

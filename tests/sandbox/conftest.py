@@ -9,15 +9,19 @@ import pytest
 from backend.sandbox.judge import JudgeTest, Program, judge
 from backend.sandbox.limits import JudgeLimits
 
-BACKENDS = ["bwrap", "docker"]
+BACKENDS = ["bwrap", pytest.param("docker", marks=pytest.mark.docker)]
 
 
 @pytest.fixture(scope="session")
 def docker_ready():
-    """Start a private Docker daemon and build the sandbox image (tests/sandbox/docker_daemon.py)."""
-    from tests.sandbox.docker_daemon import ensure_daemon_and_image
+    """Start a private Docker daemon and build the sandbox image (tests/sandbox/docker_daemon.py);
+    a daemon these tests started is stopped when the session ends, one that was running stays."""
+    from tests.sandbox.docker_daemon import ensure_daemon_and_image, stop_daemon
 
-    return ensure_daemon_and_image()
+    image, started = ensure_daemon_and_image()
+    yield image
+    if started:
+        stop_daemon()
 
 
 @pytest.fixture(params=BACKENDS)

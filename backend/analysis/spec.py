@@ -1,0 +1,31 @@
+"""AnalysisSpec: what `analyze` computes and on which samples, declared once (backend/specs.py
+says how a field declares its option). The functions in this package take plain values; the
+spec is the CLI's boundary."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from backend.analysis.frame import SOLVED_AT
+from backend.vocab import Averaging, Difficulty, Setting
+
+
+class AnalysisSpec(BaseModel):
+    model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid")
+
+    experiment: str = Field(..., min_length=1, title="Experiment")
+    """Experiment id (see `db info` or `jobs list`)."""
+    difficulty: Difficulty | None = Field(None, title="Difficulty", json_schema_extra={"none": "all"})
+    """Only problems of this difficulty; none: all of them."""
+    platform: str | None = Field(None, title="Platform", json_schema_extra={"none": "all"})
+    """Only problems from this platform (LiveCodeBench's atcoder, codeforces, leetcode); none: all."""
+    setting: Setting | None = Field(None, title="Setting", json_schema_extra={"none": "all"})
+    """Only samples drawn in this inference setting; none: all of them."""
+    averaging: Averaging = Field("per_problem", title="Averaging")
+    """frontier: per_problem counts each problem the same (fractions per problem, then averaged);
+    per_sample pools every sample."""
+    threshold: float = Field(SOLVED_AT, gt=0, le=1, title="Solved = pass rate at least")
+    """A checkpoint solves a problem when at least this share of its samples is correct (churn,
+    unique solves); 0.5: most samples, so one lucky sample is pass@k's business, not a solve."""
+    pool: list[str] = Field([], title="Custom pools")
+    """ensembles: a custom pool as comma-separated checkpoint ids; repeatable."""
