@@ -10,12 +10,13 @@ DEB_PACKAGES := bubblewrap python3-minimal g++ docker.io chromium fonts-liberati
 REQ_HASH := $(shell cat requirements.txt | sha256sum | cut -c1-16)
 STAMP := $(VENV)/.installed-$(REQ_HASH)
 PORT ?= 8501
+HOST ?= 127.0.0.1
 
 .PHONY: lab lab-smoke run test test-fast stress setup debs db lint clean-venv sandbox-image bench gpu-env gpu-env-check screenshots
 
+# `make run HOST=0.0.0.0` opens the dashboard to the network, behind a token (docs/dashboard.md).
 run: setup db
-	$(PY) -m streamlit run app.py --server.headless true --server.port $(PORT) \
-	  --browser.gatherUsageStats false
+	HOST=$(HOST) PORT=$(PORT) PY=$(PY) scripts/run_dashboard.sh
 
 # Every test, every marker (what CI runs).
 test: setup

@@ -172,7 +172,7 @@ def to_evaluation(exp: str, key: tuple, r: JudgeResult) -> Evaluation:
         experiment_id=exp, checkpoint_id=ckpt, problem_id=problem, sample_idx=idx, outcome=r.outcome, verdict=r.verdict,
         first_failing_test=r.first_failing_test, first_failing_tier=r.first_failing_tier,
         highest_tier_passed=r.highest_tier_passed, cpu_s=r.cpu_s, mem_mb=r.mem_mb, accounting=r.accounting, rewards=r.rewards,
-        test_results=[{**t.to_dict(), "detail": t.detail[:300]} for t in r.tests] + ([{"format_reason": r.extra["reason"]}] if "reason" in r.extra else []),
+        test_results=[{**t.to_dict(), "detail": t.detail if t.index == r.first_failing_test else t.detail[:300]} for t in r.tests] + ([{"format_reason": r.extra["reason"]}] if "reason" in r.extra else []),
     )  # fmt: skip
 
 
