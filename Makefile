@@ -10,12 +10,13 @@ DEB_PACKAGES := bubblewrap python3-minimal g++ docker.io chromium fonts-liberati
 REQ_HASH := $(shell cat requirements.txt | sha256sum | cut -c1-16)
 STAMP := $(VENV)/.installed-$(REQ_HASH)
 PORT ?= 8501
+HOST ?= 127.0.0.1
 
-.PHONY: lab lab-smoke run test test-fast setup debs db lint clean-venv sandbox-image bench gpu-env gpu-env-check screenshots
+.PHONY: lab lab-smoke run test test-fast stress setup debs db lint clean-venv sandbox-image bench gpu-env gpu-env-check screenshots
 
+# `make run HOST=0.0.0.0` opens the dashboard to the network, behind a token (docs/dashboard.md).
 run: setup db
-	$(PY) -m streamlit run app.py --server.headless true --server.port $(PORT) \
-	  --browser.gatherUsageStats false
+	HOST=$(HOST) PORT=$(PORT) PY=$(PY) scripts/run_dashboard.sh
 
 # Every test, every marker (what CI runs).
 test: setup
@@ -26,11 +27,16 @@ test: setup
 # The quick tier while working: everything but the slow, browser and docker tests (markers in
 # pyproject.toml; a marker added there, such as stress, joins this list by hand: pytest refuses
 # an unregistered name here).
-FAST := not slow and not browser and not docker
+FAST := not slow and not browser and not docker and not stress
 test-fast: setup
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m pytest -m "$(FAST)"
+
+# The verdict table under CPU hogs and memory churn, 20 times (`make test` runs it 3 times).
+STRESS_REPEATS ?= 20
+stress: setup
+	FLAB_STRESS_REPEATS=$(STRESS_REPEATS) $(PY) -m pytest -m stress -q -rA tests/stress
 
 # The docs' screenshots (docs/screenshots/), from the committed lab in Chromium; `make test` never writes them.
 screenshots: setup
@@ -71,6 +77,7 @@ sandbox-image: setup
 bench: setup
 	$(PY) bench/judge_overhead.py
 	$(PY) bench/judge_overhead.py --language cpp
+	$(PY) bench/judge_speed.py
 
 lint: setup
 	$(PY) -m ruff check --fix .
@@ -81,7 +88,13 @@ clean-venv:
 
 # The GPU environment (vLLM, CUDA torch) as its own venv, on a CUDA machine; never part of `make test`.
 GPU_VENV := .venv-gpu
+# PyPI's torch 2.13.0 is a CUDA 13.0 build (it requires cuda-toolkit 13.0.3), which needs an NVIDIA
+# driver >= 580; check that first, in one line (SKIP_DRIVER_CHECK=1 builds anyway, e.g. on a login node).
+GPU_DRIVER_MIN = 580
 gpu-env:
+	@[ -n "$(SKIP_DRIVER_CHECK)" ] || { v=$$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -n1); \
+	  if [ -z "$$v" ]; then echo "make gpu-env: no NVIDIA driver found (nvidia-smi); torch 2.13.0 (CUDA 13.0) needs driver >= $(GPU_DRIVER_MIN) (SKIP_DRIVER_CHECK=1 to build anyway)"; exit 2; \
+	  elif [ "$${v%%.*}" -lt $(GPU_DRIVER_MIN) ]; then echo "make gpu-env: NVIDIA driver $$v is older than $(GPU_DRIVER_MIN), which torch 2.13.0 (CUDA 13.0) needs; update the driver"; exit 2; fi; }
 	test -x $(GPU_VENV)/bin/python || $(PYTHON) -m venv $(GPU_VENV)
 	$(GPU_VENV)/bin/python -m pip install -q --upgrade pip
 	$(GPU_VENV)/bin/python -m pip install -r requirements-gpu.txt

@@ -1,5 +1,7 @@
 """frontier-lab dashboard: `streamlit run app.py` (or `make run`)."""
 
+import hmac
+import os
 import threading
 
 import streamlit as st
@@ -9,8 +11,28 @@ import backend.analysis.churn
 import backend.analysis.ensembles
 import backend.analysis.frontier
 import backend.plots  # noqa: F401
+from pages import view
 
 st.set_page_config(page_title="frontier-lab", layout="wide")
+
+
+def _require_token() -> None:
+    """When the server is open to the network (scripts/run_dashboard.sh sets FLAB_TOKEN), a session
+    sees nothing until it has shown the token (?token=…); the view state keeps it in every page's
+    URL, so a reload or a copied link keeps working, as Jupyter's links do."""
+    token = os.environ.get("FLAB_TOKEN")
+    if not token or st.session_state.get("_flab_token_ok"):
+        return
+    given = st.query_params.get("token", "")
+    if hmac.compare_digest(given.encode(), token.encode()):
+        st.session_state["_flab_token_ok"] = True
+        return
+    st.title("frontier-lab")
+    st.error("This dashboard needs its access token: open the link printed when it started (…/?token=…).")
+    st.stop()
+
+
+_require_token()  # before the shell key: a page reached without it reruns through here (require_app_shell)
 st.session_state["_flab_app_shell"] = True  # pages check it (pages/data.py:require_app_shell)
 
 
@@ -62,6 +84,7 @@ with st.sidebar:
     for page, (_, _, icon) in zip(pages, PAGES, strict=True):
         st.page_link(page, icon=icon)
     st.divider()
+view.sync()  # the one view state (experiment, filters, α …): a followed link's, else this session's
 try:
     current.run()
 finally:  # after the first page is drawn (st.stop included), so its queries do not compete with the warm-up

@@ -5,9 +5,12 @@ One colour-blind-safe palette (Okabe-Ito), fixed per outcome class everywhere.
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 import plotly.graph_objects as go
 import polars as pl
+from plotly.subplots import make_subplots
 
 from backend.analysis.frame import CLASSES
 
@@ -31,26 +34,71 @@ LAYOUT = dict(
 )
 
 
-def _shade_interpolation(fig: go.Figure) -> None:
-    fig.add_vrect(x0=0, x1=1, fillcolor="#56B4E9", opacity=0.12, line_width=0)
-    # the label sits above the plotting area, where it cannot cover the data
-    fig.add_annotation(x=0.5, xref="x", y=1.0, yref="paper", yanchor="bottom", text="interpolation", showarrow=False,
-                       font=dict(size=12, color="#2a7ab0"))  # fmt: skip
+def _shade_interpolation(fig: go.Figure, col: int | None = None) -> None:
+    where = dict(row=1, col=col) if col else {}
+    fig.add_vrect(x0=0, x1=1, fillcolor="#56B4E9", opacity=0.12, line_width=0, **where)
+    if col is None:  # the label sits above the plotting area, where it cannot cover the data
+        fig.add_annotation(x=0.5, xref="x", y=1.0, yref="paper", yanchor="bottom", text="interpolation", showarrow=False,
+                           font=dict(size=12, color="#2a7ab0"))  # fmt: skip
     for x in (0, 1):
-        fig.add_vline(x=x, line_dash="dot", line_color="#555555")
+        fig.add_vline(x=x, line_dash="dot", line_color="#555555", **where)
 
 
-def outcome_fractions(table: pl.DataFrame, title: str = "How samples fail as α moves") -> go.Figure:
-    """Stacked outcome fractions against α (merged points only)."""
-    t = table.filter(pl.col("alpha").is_not_null()).sort("alpha")
-    fig = go.Figure()
-    for cls in CLASSES:
-        fig.add_trace(go.Scatter(x=t["alpha"], y=t[cls], name=NAMES[cls], stackgroup="one", mode="lines+markers",
-                                 line=dict(color=COLORS[cls]), hovertemplate="α=%{x}<br>%{y:.1%}<extra>" + NAMES[cls] + "</extra>"))  # fmt: skip
-    _shade_interpolation(fig)
-    fig.update_yaxes(range=[0, 1.0])
-    fig.update_layout(title=title, xaxis_title="α  (θ_α = α·θ_high + (1−α)·θ_low)", yaxis_title="fraction of samples",
-                      yaxis_tickformat=".0%", legend=dict(orientation="h", y=-0.25), **LAYOUT)  # fmt: skip
+EXPERIMENT_COLORS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000"]
+Tables = pl.DataFrame | dict[str, pl.DataFrame]  # one experiment's frontier table, or several by label
+
+
+def _series(tables: Tables) -> dict[str, pl.DataFrame]:
+    return tables if isinstance(tables, dict) else {"": tables}
+
+
+def _wrap(label: str, width: int = 48) -> str:
+    """A subplot's title on lines of its own width, so side-by-side titles do not print over each other."""
+    return "<br>".join(textwrap.wrap(label, width)) or label
+
+
+def _titled(title: str, experiment: str | None) -> str:
+    """Every figure says which experiment it shows (an export leaves the page that said so)."""
+    return f"{title}<br><sup>{experiment}</sup>" if experiment else title
+
+
+def _hover_data(t: pl.DataFrame, cls: str) -> list[list]:
+    """Per point: α as written, samples, and the class's 95% CI, for hovertemplates."""
+    return [
+        [f"{a:g}" if a is not None else lab, n, lo, hi]
+        for a, lab, n, lo, hi in zip(
+            t["alpha"], t["label"], t["n_samples"], t[f"{cls}_lo"], t[f"{cls}_hi"], strict=True
+        )
+    ]
+
+
+HOVER_CI = "<br>95% CI %{customdata[2]:.1%}–%{customdata[3]:.1%} · n=%{customdata[1]} samples"
+
+
+def outcome_fractions(
+    tables: Tables, title: str = "How samples fail as α moves", experiment: str | None = None
+) -> go.Figure:
+    """Stacked outcome fractions against α (merged points only); several experiments side by side."""
+    series = _series(tables)
+    fig = make_subplots(rows=1, cols=len(series), shared_yaxes=True, subplot_titles=[_wrap(k, max(24, 96 // len(series))) for k in series if k] or None,
+                        horizontal_spacing=0.04)  # fmt: skip
+    for col, t in enumerate(series.values(), start=1):
+        t = t.filter(pl.col("alpha").is_not_null()).sort("alpha")
+        hover = "n_samples" in t.columns  # frontier tables carry n and CIs; hand-made ones may not
+        for cls in CLASSES:
+            template = "α=%{customdata[0]}<br>%{y:.1%}" + HOVER_CI if hover else "α=%{x}<br>%{y:.1%}"
+            fig.add_trace(go.Scatter(x=t["alpha"], y=t[cls], name=NAMES[cls], stackgroup=f"s{col}", mode="lines+markers",
+                                     line=dict(color=COLORS[cls]), legendgroup=cls, showlegend=col == 1,
+                                     customdata=_hover_data(t, cls) if hover else None,
+                                     hovertemplate=template + "<extra>" + NAMES[cls] + "</extra>"), row=1, col=col)  # fmt: skip
+        _shade_interpolation(fig, col)
+    fig.update_yaxes(range=[0, 1.0], tickformat=".0%")
+    fig.update_yaxes(title_text="fraction of samples", row=1, col=1)
+    fig.update_xaxes(title_text="α  (θ_α = α·θ_high + (1−α)·θ_low)" if len(series) == 1 else "α")
+    fig.update_layout(title=_titled(title, experiment), legend=dict(orientation="h", y=-0.25), **LAYOUT)
+    if len(series) > 1:  # room for the experiments' names above their panels
+        fig.update_annotations(font_size=12)
+        fig.update_layout(margin={**LAYOUT["margin"], "t": 130})
     return fig
 
 
@@ -65,74 +113,127 @@ def alpha_labels(alphas: list[float]) -> list[str]:
     return [f"α={a:g}" if a in keep else "" for a in alphas]
 
 
-def fitted_ranges(xs: list[float], ys: list[float], margin: float = 0.12) -> tuple[list[float], list[float]]:
-    """Axis ranges fitted to the points with a margin, both of the same span, so that one point of
-    correctness failures is as long as one of optimization failures (the trade-off's slope reads
-    true); never below 0."""
-    span = max(max(xs) - min(xs), max(ys) - min(ys), 0.02) * (1 + 2 * margin)
-
-    def around(values):
-        mid = (max(values) + min(values)) / 2
-        lo = max(0.0, mid - span / 2)
-        return [lo, lo + span]
-
-    return around(xs), around(ys)
+def fitted_range(values: list[float], margin: float = 0.12) -> list[float]:
+    """An axis range for shares fitted to the values (CI ends included) with a margin on each
+    side, inside [0, 1]: the frontier fills the plot instead of sitting in a corner of 0–100 %."""
+    lo, hi = min(values), max(values)
+    pad = max(hi - lo, 0.02) * margin
+    return [max(0.0, lo - pad), min(1.0, hi + pad)]
 
 
-def failure_scatter(table: pl.DataFrame) -> go.Figure:
-    """Optimization failures against correctness failures, α as colour (every α on hover);
-    independently trained checkpoints with their own marker."""
-    fig = go.Figure()
-    merged = table.filter(pl.col("alpha").is_not_null()).sort("alpha")
-    if len(merged):
-        alphas = merged["alpha"].to_list()
-        fig.add_trace(go.Scatter(
-            x=merged["correctness_failure"], y=merged["optimization_failure"], mode="markers+text+lines",
-            text=alpha_labels(alphas), textposition="top center", name="merged (α)", customdata=alphas,
-            hovertemplate="α=%{customdata:g}<br>correctness failures %{x:.1%}<br>optimization failures %{y:.1%}<extra></extra>",
-            marker=dict(size=12, color=merged["alpha"], colorscale="Viridis", showscale=True,
-                        colorbar=dict(title="α", x=1.02, xanchor="left", y=0.5, len=1.0),
-                        symbol=[MARKERS[k] for k in merged["point_kind"]], line=dict(width=1, color="#333")),
-            line=dict(color="#bbbbbb", width=1),
-        ))  # fmt: skip
-    indep = table.filter(pl.col("alpha").is_null())
-    if len(indep):
-        fig.add_trace(go.Scatter(x=indep["correctness_failure"], y=indep["optimization_failure"], mode="markers+text",
-                                 text=indep["label"], textposition="bottom center", name="independently trained",
-                                 marker=dict(size=13, symbol="x", color="#CC79A7")))  # fmt: skip
-    if len(table):
-        xr, yr = fitted_ranges(table["correctness_failure"].to_list(), table["optimization_failure"].to_list())
-        fig.update_xaxes(range=xr)
-        fig.update_yaxes(range=yr, scaleanchor="x", scaleratio=1)
-    fig.update_layout(title="The correctness–efficiency frontier", xaxis_title="correctness failures (fraction of samples)",
+def _text_positions(count: int) -> list[str]:
+    """Alternate label sides along the curve, so neighbouring α labels do not print over each other."""
+    return ["top center" if i % 2 == 0 else "bottom center" for i in range(count)]
+
+
+def failure_scatter(tables: Tables, experiment: str | None = None) -> go.Figure:
+    """Optimization failures against correctness failures with 95% CI error bars, α labelled (every
+    α on hover); one experiment: α as colour; several: one colour per experiment. Independently
+    trained checkpoints carry their own marker."""
+    series = _series(tables)
+    fig, xs, ys = go.Figure(), [], []
+    for i, (name, table) in enumerate(series.items()):
+        single = len(series) == 1
+        merged = table.filter(pl.col("alpha").is_not_null()).sort("alpha")
+        indep = table.filter(pl.col("alpha").is_null())
+        for part, is_merged in ((merged, True), (indep, False)):
+            if not len(part):
+                continue
+            x, y = part["correctness_failure"], part["optimization_failure"]
+            xs += _extent(part, "correctness_failure")
+            ys += _extent(part, "optimization_failure")
+            color = EXPERIMENT_COLORS[i % len(EXPERIMENT_COLORS)]
+            text = alpha_labels(part["alpha"].to_list()) if is_merged else part["label"].to_list()
+            marker = (dict(size=12, color=part["alpha"], colorscale="Viridis", showscale=True,
+                           colorbar=dict(title="α", x=1.02, xanchor="left", y=0.5, len=1.0),
+                           symbol=[MARKERS[k] for k in part["point_kind"]], line=dict(width=1, color="#333"))
+                      if single and is_merged else
+                      dict(size=12 if is_merged else 13, color=color if is_merged or not single else "#CC79A7",
+                           symbol=[MARKERS[k] for k in part["point_kind"]] if is_merged else "x", line=dict(width=1, color="#333")))  # fmt: skip
+            label = (
+                ("merged (α)" if is_merged else "independently trained")
+                if single
+                else (name if is_merged else f"{name}: independent")
+            )
+            fig.add_trace(go.Scatter(
+                x=x, y=y, mode="markers+text+lines" if is_merged else "markers+text", text=text,
+                textposition=_text_positions(len(x)) if is_merged else "bottom center", name=label,
+                customdata=_scatter_hover(part), marker=marker, legendgroup=name,
+                hovertemplate=(f"{name}<br>" if name else "") + "α=%{customdata[0]} · n=%{customdata[1]} samples<br>"
+                              "correctness failures %{x:.1%} (95% CI %{customdata[2]:.1%}–%{customdata[3]:.1%})<br>"
+                              "optimization failures %{y:.1%} (95% CI %{customdata[4]:.1%}–%{customdata[5]:.1%})<extra></extra>",
+                error_x=_error_bars(part, "correctness_failure", color), error_y=_error_bars(part, "optimization_failure", color),
+                line=dict(color="#bbbbbb" if single else color, width=1),
+            ))  # fmt: skip
+    if xs:
+        fig.update_xaxes(range=fitted_range(xs))
+        fig.update_yaxes(range=fitted_range(ys))
+    fig.update_layout(title=_titled("The correctness–efficiency frontier (95% CIs over problems)", experiment),
+                      xaxis_title="correctness failures (fraction of samples)",
                       yaxis_title="optimization failures (fraction of samples)", xaxis_tickformat=".0%", yaxis_tickformat=".0%",
                       legend=dict(orientation="h", x=0, y=-0.22, yanchor="top"), **LAYOUT)  # fmt: skip
     return fig
 
 
-def solve_rate(table: pl.DataFrame) -> go.Figure:
-    t = table.filter(pl.col("alpha").is_not_null()).sort("alpha")
-    fig = go.Figure()
-    fig.add_trace(go.Scatter(x=list(t["alpha"]) + list(t["alpha"])[::-1], y=list(t["solve_rate_hi"]) + list(t["solve_rate_lo"])[::-1],
-                             fill="toself", fillcolor="rgba(0,158,115,0.18)", line=dict(width=0), name="95% CI", hoverinfo="skip"))  # fmt: skip
-    fig.add_trace(
-        go.Scatter(
-            x=t["alpha"],
-            y=t["solve_rate"],
-            mode="lines+markers",
-            name="solve rate (pass@1)",
-            line=dict(color=COLORS["correct"]),
-        )
-    )
+def _extent(t: pl.DataFrame, cls: str) -> list[float]:
+    """The values an axis must show: the points and, when the table has them, their CI ends."""
+    ends = [f"{cls}_lo", f"{cls}_hi"] if f"{cls}_lo" in t.columns else []
+    return [v for c in (cls, *ends) for v in t[c].to_list() if v is not None and v == v]
+
+
+def _scatter_hover(t: pl.DataFrame) -> list[list]:
+    cols = ["correctness_failure_lo", "correctness_failure_hi", "optimization_failure_lo", "optimization_failure_hi"]
+    have = all(c in t.columns for c in [*cols, "n_samples"])
+    return [
+        [f"{r['alpha']:g}" if r["alpha"] is not None else r["label"], r["n_samples"] if have else "?",
+         *((r[c] for c in cols) if have else (float("nan"),) * 4)]
+        for r in t.iter_rows(named=True)
+    ]  # fmt: skip
+
+
+def _error_bars(t: pl.DataFrame, cls: str, color: str) -> dict | None:
+    if f"{cls}_lo" not in t.columns:
+        return None
+    return dict(type="data", symmetric=False, array=(t[f"{cls}_hi"] - t[cls]).to_list(),
+                arrayminus=(t[cls] - t[f"{cls}_lo"]).to_list(), color=color, thickness=1, width=3)  # fmt: skip
+
+
+def solve_rate(tables: Tables, experiment: str | None = None) -> go.Figure:
+    """pass@1 along α with its bootstrap 95% band; one line and band per experiment."""
+    series = _series(tables)
+    fig, top = go.Figure(), [0.05]
+    for i, (name, table) in enumerate(series.items()):
+        t = table.filter(pl.col("alpha").is_not_null()).sort("alpha")
+        color = COLORS["correct"] if len(series) == 1 else EXPERIMENT_COLORS[i % len(EXPERIMENT_COLORS)]
+        fig.add_trace(go.Scatter(x=list(t["alpha"]) + list(t["alpha"])[::-1], y=list(t["solve_rate_hi"]) + list(t["solve_rate_lo"])[::-1],
+                                 fill="toself", fillcolor=_rgba(color, 0.18), line=dict(width=0), hoverinfo="skip",
+                                 name=f"{name}: 95% CI" if name else "95% CI", legendgroup=name))  # fmt: skip
+        fig.add_trace(go.Scatter(x=t["alpha"], y=t["solve_rate"], mode="lines+markers", legendgroup=name,
+                                 name=name or "solve rate (pass@1)", line=dict(color=color),
+                                 customdata=_hover_data(t, "solve_rate") if "n_samples" in t.columns else None,
+                                 hovertemplate=(f"{name}<br>" if name else "") + "α=%{customdata[0]}<br>pass@1 %{y:.1%}" + HOVER_CI
+                                 + "<extra></extra>" if "n_samples" in t.columns else None))  # fmt: skip
+        top += t["solve_rate_hi"].to_list()
     _shade_interpolation(fig)
-    fig.update_yaxes(range=[0, max([0.05, *t["solve_rate_hi"].to_list()]) * 1.15])
-    fig.update_layout(title="Solve rate along α (bootstrap 95% CI over problems)", xaxis_title="α", yaxis_title="pass@1",
-                      yaxis_tickformat=".0%", **LAYOUT)  # fmt: skip
+    fig.update_yaxes(range=[0, min(1.0, max(top) * 1.15)])
+    fig.update_layout(title=_titled("Solve rate along α (bootstrap 95% CI over problems)", experiment), xaxis_title="α",
+                      yaxis_title="pass@1", yaxis_tickformat=".0%", legend=dict(orientation="h", y=-0.25), **LAYOUT)  # fmt: skip
     return fig
 
 
+def _rgba(hex_color: str, alpha: float) -> str:
+    r, g, b = (int(hex_color[i : i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
 def churn_heatmap(
-    rates: np.ndarray, problems: list[str], titles: list[str], labels: list[str], correct: np.ndarray, n: np.ndarray
+    rates: np.ndarray,
+    problems: list[str],
+    titles: list[str],
+    labels: list[str],
+    correct: np.ndarray,
+    n: np.ndarray,
+    experiment: str | None = None,
 ) -> go.Figure:
     """Problems × checkpoints solve rate, drawn as a grid of square markers: unlike a Heatmap
     trace, a Scatter reports clicked points, which is how a cell opens the problem drill-down."""
@@ -148,21 +249,21 @@ def churn_heatmap(
                     cmin=0, cmax=1, colorbar=dict(title="solve rate"), line=dict(width=0)),
     ))  # fmt: skip
     # every column labelled, along the top: the grid is taller than a screen, its bottom axis out of sight
-    fig.update_layout(title="Per-problem solve rate along α (click a cell to open the problem)",
+    fig.update_layout(title=_titled("Per-problem solve rate along α (click a cell to open the problem)", experiment),
                       yaxis=dict(autorange="reversed", type="category"),
                       xaxis=dict(type="category", side="top", tickangle=-45, dtick=1), height=height,
                       **{**LAYOUT, "margin": dict(l=60, r=20, t=150, b=30)})  # fmt: skip
     return fig
 
 
-def passk_curves(curves: pl.DataFrame) -> go.Figure:
+def passk_curves(curves: pl.DataFrame, experiment: str | None = None) -> go.Figure:
     fig = go.Figure()
     for label in curves["label"].unique(maintain_order=True):
         c = curves.filter(pl.col("label") == label)
         fig.add_trace(go.Scatter(x=c["k"], y=c["pass_at_k"], mode="lines", name=str(label)))
     top = int(curves["k"].max()) if len(curves) else 1
     ticks = [k for k in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000) if k <= top] or [1]
-    fig.update_layout(title="pass@k (unbiased estimator, mean over problems)", xaxis_title="k", yaxis_title="pass@k",
+    fig.update_layout(title=_titled("pass@k (unbiased estimator, mean over problems)", experiment), xaxis_title="k", yaxis_title="pass@k",
                       xaxis=dict(type="log", tickvals=ticks, ticktext=[str(k) for k in ticks]),  # whole k only
                       yaxis=dict(tickformat=".0%", range=[0, 1.02]), **LAYOUT)  # fmt: skip
     return fig

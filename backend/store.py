@@ -13,6 +13,7 @@ import datetime as dt
 import json
 import os
 import random
+import re
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -26,7 +27,7 @@ from backend.records import TABLES
 SCHEMA_VERSION = 5
 DB_DIR = Path(__file__).resolve().parent.parent / "db"
 DEFAULT_DB = DB_DIR / "frontier.duckdb"
-LOCK_RETRY_S = 15.0  # long enough for any writer's short transaction to finish
+LOCK_RETRY_S = float(os.environ.get("FLAB_DB_LOCK_RETRY_S", "15"))  # any writer's short transaction fits
 
 
 def default_db_path() -> Path:
@@ -116,8 +117,10 @@ class Store:
     def _user_error(self, exc: Exception) -> UserError:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         if _is_lock_conflict(exc):
+            holder = re.search(r"held in (.+?) \(PID (\d+)\)", str(exc))
+            who = f"{holder.group(1)} (PID {holder.group(2)})" if holder else "another process"
             return UserError(
-                f"database {self.path} stayed locked by another process for {LOCK_RETRY_S:.0f}s; retry when it finishes"
+                f"database {self.path} stayed locked by {who} for {LOCK_RETRY_S:g}s; retry when it finishes"
             )
         return UserError(f"cannot open database {self.path}: {first}")
 

@@ -6,8 +6,12 @@ then measures:
   1. merge: `--device cuda` against the CPU path, same pair, same α, as a ratio;
   2. rollouts: the transformers engine on CUDA in bf16, batch 64, tokens per second;
   3. live α switch on CUDA: seconds per switch against loading the merged folder onto the GPU;
-  4. RL: 5 TRL GRPO steps on CUDA with the sandbox reward (seconds per step, the reward logged).
-The vLLM engine is not part of it: vLLM's wheel cannot be carried to the lent machine.
+  4. RL: 5 TRL GRPO steps on CUDA with the sandbox reward (seconds per step, the reward logged);
+  5. vLLM, when it imports (`make gpu-env`): an engine with the α switch generates; three α
+     switches, each compared bit for bit with an engine loading that α's merged folder (so several
+     engines are built and closed in a row in one process); seconds per switch. Without vLLM the
+     report says "skipped" (CI's tiny CPU run; tests/test_benchmarks.py runs this part through
+     the vLLM stand-in).
 
     python bench/gpu_check.py [--out gpu_check.json]        # on a CUDA machine
     python bench/gpu_check.py --tiny --device cpu           # the same script, tiny, on a CPU (CI smoke)
@@ -121,6 +125,46 @@ def check_rl(low: str, root: Path, steps: int) -> dict:
     return {"steps": steps, "seconds": seconds, "per_step_s": seconds / steps, "reward_mean_logged": rewards}
 
 
+def weights_digest(worker) -> dict[str, str]:
+    """Run inside a vLLM worker (collective_rpc with a callable): sha256 of every parameter's bytes."""
+    import hashlib
+
+    return {name: hashlib.sha256(p.detach().cpu().contiguous().view(torch.uint8).numpy().tobytes()).hexdigest()
+            for name, p in worker.model_runner.model.named_parameters()}  # fmt: skip
+
+
+def check_vllm(low: str, high: str, root: Path, alphas=(-0.5, 0.5, 1.5)) -> dict:
+    import importlib.util
+
+    if importlib.util.find_spec("vllm") is None or not torch.cuda.is_available():
+        return {"skipped": "vllm does not import here (build the GPU environment with `make gpu-env`)"}
+    from backend.merge.engine import merge
+    from backend.merge.spec import MergeSpec
+    from backend.rollout.spec import SamplingSpec
+    from backend.rollout.vllm_engine import VLLMEngine
+
+    prompts = [[{"role": "user", "content": f"problem {i}: read n, print n * 2"}] for i in range(8)]
+    spec = SamplingSpec(n=2, temperature=0.7, max_tokens=64, seed=0)
+    engine = VLLMEngine(low, alpha_switch=(low, high), max_model_len=512)
+    tokens = sum(c.completion_tokens for cs in engine.generate(prompts, spec) for c in cs)
+    switch = engine.alpha_switch(low, high)
+    switched, seconds = {}, []
+    for a in alphas:
+        took, _ = timed(lambda a=a: switch.set_alpha(a))
+        seconds.append(took)
+        switched[a] = engine.llm.collective_rpc(weights_digest)[0]
+    engine.close()
+    identical = {}
+    for a in alphas:  # one engine per merged folder, each closed before the next starts
+        folder = root / f"vllm-merged-{a:g}"
+        merge(MergeSpec.alpha(low, high, a), folder, progress=False)
+        loaded = VLLMEngine(str(folder), max_model_len=512)
+        identical[f"{a:g}"] = loaded.llm.collective_rpc(weights_digest)[0] == switched[a]
+        loaded.close()
+    return {"tokens": tokens, "per_switch_s": sum(seconds) / len(seconds), "switch_s": seconds,
+            "identical_to_merged_folder": identical, "engines_in_a_row": 1 + len(alphas)}  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", default="gpu_check.json")
@@ -140,6 +184,7 @@ def main() -> None:
             ("rollouts", lambda: check_rollouts(low, args.device, 8 if args.tiny else 64)),
             ("alpha_switch", lambda: check_switch(low, high, root, args.device)),
             ("rl", lambda: check_rl(low, root, 1 if args.tiny else 5)),
+            ("vllm", lambda: check_vllm(low, high, root)),
         ):
             try:
                 report[name] = run()

@@ -1,11 +1,13 @@
 """Churn: which problems each point on the α axis solves."""
 
+import pandas as pd
 import streamlit as st
 
 from backend.analysis.churn import solve_rates
 from backend.plots import churn_heatmap
-from pages import data
+from pages import data, view
 from pages.exports import figure_downloads
+from pages.samples import alpha_text, default_pair
 
 data.require_app_shell()
 
@@ -29,9 +31,14 @@ fig = churn_heatmap(rates, order, [o.titles[i] for i in index], o.labels, o.corr
 event = st.plotly_chart(fig, width="stretch", on_select="rerun", selection_mode="points", key="heatmap")
 figure_downloads(fig, "churn_heatmap")
 points = (event or {}).get("selection", {}).get("points", []) if event else []
-if points:  # a clicked cell opens the problem drill-down
-    st.query_params["problem"] = points[0]["y"]
-    st.switch_page("pages/problem.py", query_params={"exp": exp, "problem": points[0]["y"]})
+if points:  # a clicked cell opens the samples view of that problem at the α clicked
+    clicked = alpha_text(o, o.labels.index(points[0]["x"]))
+    low, high = default_pair(o)
+    view.put("problem", points[0]["y"])
+    view.put("alpha", clicked)
+    view.put("vs", low if clicked == high else high)
+    st.switch_page("pages/problem.py", query_params={"exp": exp, "problem": points[0]["y"], "alpha": clicked,
+                                                     "vs": view.get("vs")})  # fmt: skip
 
 stats = data.churn(exp, f["difficulty"], f["platform"], f["setting"], f["solved_at"])
 st.caption(f"Counts below: {data.solved_words(f['solved_at'])} (change it in the sidebar).")
@@ -39,14 +46,28 @@ c1, c2, c3 = st.columns(3)
 c1.metric("flips between neighbours", stats["total_flips"])
 c2.metric("union of solved problems", stats["union_solved"])
 c3.metric(f"best single ({stats['best_single']['label']})", stats["best_single"]["solved"])
+st.subheader("Problems that flip along α")
+flipping = data.flipping(exp, f["difficulty"], f["platform"], f["setting"], f["solved_at"])
+if flipping:
+    table = pd.DataFrame(flipping)
+    table["samples"] = [
+        "/problem?" + view.link(problem=r["problem_id"], alpha=f"{r['alpha_solved']:g}", vs=f"{r['alpha_unsolved']:g}")
+        for r in flipping
+    ]
+    st.dataframe(table.drop(columns=["alpha_solved", "alpha_unsolved"]), hide_index=True, width="stretch",
+                 column_config={"samples": st.column_config.LinkColumn("samples view", display_text="compare solved vs unsolved")})  # fmt: skip
+    st.caption("Sortable by any column. A row's link opens the samples view at the first flip: an α where the problem "
+               "is solved next to one where it is not.")  # fmt: skip
+else:
+    st.info("No problem changes between solved and unsolved along α at this threshold.")
 st.subheader("Flips between neighbouring α")
 st.dataframe(stats["flips"], hide_index=True, width="stretch")
 col_in, col_out = st.columns(2)
 col_in.markdown(
     "**Solved only inside [0, 1]**\n\n"
-    + ("\n".join(f"- [{p}](/problem?exp={exp}&problem={p})" for p in stats["solved_only_inside"]) or "none")
+    + ("\n".join(f"- [{p}](/problem?{view.link(problem=p)})" for p in stats["solved_only_inside"]) or "none")
 )
 col_out.markdown(
     "**Solved only outside [0, 1]**\n\n"
-    + ("\n".join(f"- [{p}](/problem?exp={exp}&problem={p})" for p in stats["solved_only_outside"]) or "none")
+    + ("\n".join(f"- [{p}](/problem?{view.link(problem=p)})" for p in stats["solved_only_outside"]) or "none")
 )

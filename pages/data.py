@@ -1,6 +1,6 @@
 """Cached data access and shared controls for the pages: thin calls into backend (no SQL here).
 
-The experiment, filters and selected problem live in st.query_params, so every view is a link.
+The experiment, filters and selected problem are the view state (pages/view.py): in the session and the URL.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pandas as pd
 import polars as pl
 import streamlit as st
 
-from backend.analysis.churn import churn_stats, order_problems
+from backend.analysis.churn import churn_stats, flipping_problems, order_problems
 from backend.analysis.ensembles import gain_ks, gain_table, greedy_pool, passk_curves, standard_pools
 from backend.analysis.frame import SOLVED_AT, Outcomes, to_outcomes
 from backend.analysis.frontier import frontier_table
@@ -20,6 +20,7 @@ from backend.errors import UserError
 from backend.records import Checkpoint, Evaluation, Experiment, Job, Metric, Problem, Sample, Test
 from backend.store import Store, default_db_path
 from backend.vocab import DIFFICULTIES, SETTINGS
+from pages import view
 
 EXPERIMENT_KINDS_WITH_RESULTS = ("sweep", "eval", "rollout")  # the kinds whose experiments hold samples
 
@@ -60,7 +61,9 @@ def _experiments(path: str) -> pd.DataFrame:
     frame["α grid"] = [", ".join(f"{a:g}" for a in (s or {}).get("alphas", [])) for s in frame["spec"]]
     frame["setting"] = [(s or {}).get("setting", "") for s in frame["spec"]]
     frame["samples per problem"] = [(s or {}).get("n") for s in frame["spec"]]
-    return frame[[*columns, "α grid", "setting", "samples per problem"]]
+    # experiments stored before prompt_format existed were all sampled with the chat template
+    frame["prompt format"] = [(s or {}).get("prompt_format", "chat") if s else "" for s in frame["spec"]]
+    return frame[[*columns, "α grid", "setting", "samples per problem", "prompt format"]]
 
 
 @st.cache_data(ttl=30, show_spinner="Aggregating outcomes…")
@@ -95,6 +98,11 @@ def churn_order(exp: str, difficulty, platform, setting, ordering: str) -> list[
 @st.cache_data(show_spinner=False)
 def churn(exp: str, difficulty, platform, setting, solved_at: float) -> dict:
     return churn_stats(outcomes(exp, difficulty, platform, setting), solved_at)
+
+
+@st.cache_data(show_spinner=False)
+def flipping(exp: str, difficulty, platform, setting, solved_at: float) -> list[dict]:
+    return flipping_problems(outcomes(exp, difficulty, platform, setting), solved_at)
 
 
 @st.cache_data(ttl=30, show_spinner=False)
@@ -211,70 +219,94 @@ def require_app_shell() -> None:
 
 
 def experiment_picker() -> str | None:
-    """The experiment select box, bound to ?exp= in the URL."""
-    try:
-        frame = experiments()
-    except UserError as err:
-        st.error(str(err))
-        st.stop()
-    frame = frame[frame["kind"].isin(EXPERIMENT_KINDS_WITH_RESULTS)]
+    """The experiment select box, bound to the view's experiment (?exp= in the URL)."""
+    frame = result_experiments()
     if frame.empty:
         st.info(
             "No experiment with results yet: launch a sweep on the Launch page, or run `make run` to import the miniature lab."
         )
         return None
     ids = list(frame["id"])
-    wanted = st.query_params.get("exp")
-    index = ids.index(wanted) if wanted in ids else 0
+    wanted = view.get("exp")
     if wanted and wanted not in ids:  # a stale or mistyped link: say so rather than switch silently
         st.warning(f"No experiment {wanted!r} with results in this database; showing the newest instead.")
     names = dict(zip(frame["id"], frame["name"], strict=True))
-    exp = st.sidebar.selectbox("Experiment", ids, index=index, format_func=lambda i: f"{names[i]}  ({i})")
-    st.query_params["exp"] = exp
+    exp = view.bound(st.sidebar.selectbox, "exp", "Experiment", ids, default=ids[0],
+                     format_func=lambda i: f"{names[i]}  ({i})")  # fmt: skip
     note = frame.set_index("id").loc[exp, "note"]
     if isinstance(note, str) and note.strip():  # a missing note is NaN or None in the frame
         st.sidebar.caption(f"**What this shows:** {note}")
     return exp
 
 
+def result_experiments() -> pd.DataFrame:
+    """The experiments that hold samples, newest first (a database error stops the page with one line)."""
+    try:
+        frame = experiments()
+    except UserError as err:
+        st.error(str(err))
+        st.stop()
+    return frame[frame["kind"].isin(EXPERIMENT_KINDS_WITH_RESULTS)]
+
+
 def filters() -> dict:
-    """Difficulty / platform / setting filters bound to the URL."""
+    """Difficulty / setting / platform filters and the solved threshold, bound to the view."""
     out = {}
-    for key, options in (
-        ("difficulty", ["all", *DIFFICULTIES]),
-        ("setting", ["all", *SETTINGS]),
-    ):
-        current = st.query_params.get(key, "all")
-        value = st.sidebar.selectbox(
-            key.capitalize(), options, index=options.index(current) if current in options else 0
-        )
-        st.query_params[key] = value
+    for key, options in (("difficulty", ["all", *DIFFICULTIES]), ("setting", ["all", *SETTINGS])):
+        value = view.bound(st.sidebar.selectbox, key, key.capitalize(), options, default="all")
         out[key] = None if value == "all" else value
-    platform = st.sidebar.text_input("Platform", st.query_params.get("platform", ""))
-    st.query_params["platform"] = platform
-    out["platform"] = platform or None
+    out["platform"] = view.bound(st.sidebar.text_input, "platform", "Platform", default="") or None
     out["solved_at"] = solved_at()
     return out
-
-
-SOLVED_KEY = "solved"  # ?solved= in the URL, and this session's choice across pages
 
 
 def solved_at() -> float:
     """The one "solved" control: a problem is solved by a checkpoint when at least this share of
     its samples is correct. Every page that counts solved problems reads it from here."""
-    wanted = st.query_params.get(SOLVED_KEY) or st.session_state.get(SOLVED_KEY)
     try:
-        current = float(wanted) if wanted else SOLVED_AT
+        current = float(view.get("solved") or SOLVED_AT)
     except ValueError:
         current = SOLVED_AT
-    current = min(1.0, max(0.05, round(current * 20) / 20))
-    value = st.sidebar.slider("Solved = pass rate at least", 0.05, 1.0, current, 0.05, key="solved-at",
-                              help=f"Default {SOLVED_AT:.0%}: most samples correct. Counts of solved problems on "
-                                   "every page use this; the lab's findings use the default.")  # fmt: skip
-    st.query_params[SOLVED_KEY] = f"{value:g}"
-    st.session_state[SOLVED_KEY] = f"{value:g}"
-    return value
+    view.put("solved", f"{min(1.0, max(0.05, round(current * 20) / 20)):g}")
+    return view.bound(st.sidebar.slider, "solved", "Solved = pass rate at least", default=SOLVED_AT, to_text=lambda v: f"{v:g}",
+                      from_text=float, min_value=0.05, max_value=1.0, step=0.05,
+                      help=f"Default {SOLVED_AT:.0%}: most samples correct. Counts of solved problems on "
+                           "every page use this; the lab's findings use the default.")  # fmt: skip
+
+
+def averaging() -> str:
+    return view.bound(st.sidebar.radio, "avg", "Averaging", ["per_problem", "per_sample"], default="per_problem",
+                      format_func=lambda a: "per problem, then averaged" if a == "per_problem" else "pooled over samples")  # fmt: skip
+
+
+def experiment_label(exp: str) -> str:
+    """How figures name an experiment: its name (which for the lab says "miniature lab") and id."""
+    names = dict(zip(experiments()["id"], experiments()["name"], strict=True))
+    return f"{names.get(exp) or exp} ({exp})"
+
+
+def overlay_picker(exp: str) -> list[str]:
+    """Other experiments to draw on the same axes, bound to the view (?with=)."""
+    frame = result_experiments()
+    ids = [i for i in frame["id"] if i != exp]
+    if not ids:
+        return []
+    names = dict(zip(frame["id"], frame["name"], strict=True))
+    return view.bound(st.sidebar.multiselect, "with", "Overlay experiments", ids, default=[],
+                      to_text=",".join, from_text=lambda s: [i for i in s.split(",") if i in ids],
+                      format_func=lambda i: f"{names[i]}  ({i})",
+                      help="Draw other experiments on the same axes: other endpoint pairs, benchmarks or settings.")  # fmt: skip
+
+
+def frontier_tables(ids: list[str], f: dict, averaging: str) -> dict[str, pl.DataFrame]:
+    """label → frontier table of each experiment that has results under these filters."""
+    out = {}
+    for exp in ids:
+        try:
+            out[experiment_label(exp)] = frontier(exp, f["difficulty"], f["platform"], f["setting"], averaging)
+        except UserError as err:
+            st.warning(f"{exp}: {err}")
+    return out
 
 
 def solved_words(at_least: float) -> str:

@@ -51,10 +51,11 @@ def table_downloads(frame: pl.DataFrame, name: str) -> None:
 
 
 def all_figures_zip(exp: str, f: dict, averaging: str) -> None:
-    """Every figure of this experiment (frontier, churn, pass@k) as HTML, PNG, SVG and PDF in one zip."""
+    """Every figure of this experiment (frontier, churn, pass@k) as HTML, PNG, SVG and PDF in one
+    zip, each titled with its experiment and with the data it was drawn from as CSV."""
     if not st.button("Export all figures of this experiment (zip)", key="zip-all"):
         return
-    from backend.analysis.churn import order_problems, solve_rates
+    from backend.analysis.churn import order_problems, solve_matrix, solve_rates
     from backend.analysis.ensembles import passk_curves
     from backend.analysis.frontier import frontier_table
     from backend.export import figures_zip
@@ -63,16 +64,34 @@ def all_figures_zip(exp: str, f: dict, averaging: str) -> None:
     from pages import data
 
     o = data.outcomes(exp, f["difficulty"], f["platform"], f["setting"])
+    label = data.experiment_label(exp)
     table = frontier_table(o, averaging)
+    curves = passk_curves(o)
     idx = [o.problems.index(p) for p in order_problems(o)]
     figures = {
-        "outcomes_vs_alpha": outcome_fractions(table), "frontier_scatter": failure_scatter(table), "solve_rate": solve_rate(table),
-        "churn_heatmap": churn_heatmap(solve_rates(o)[idx], [o.problems[i] for i in idx], [o.titles[i] for i in idx], o.labels, o.correct[idx], o.n[idx]),
-        "passk_curves": passk_figure(passk_curves(o)),
+        "outcomes_vs_alpha": outcome_fractions(table, experiment=label), "frontier_scatter": failure_scatter(table, experiment=label),
+        "solve_rate": solve_rate(table, experiment=label),
+        "churn_heatmap": churn_heatmap(solve_rates(o)[idx], [o.problems[i] for i in idx], [o.titles[i] for i in idx], o.labels,
+                                       o.correct[idx], o.n[idx], experiment=label),
+        "passk_curves": passk_figure(curves, experiment=label),
     }  # fmt: skip
+    tables = {name: table for name in ("outcomes_vs_alpha", "frontier_scatter", "solve_rate")}
+    tables |= {"churn_heatmap": solve_matrix(o), "passk_curves": curves}
     bar = st.progress(0.0, text="Rendering every figure in four formats…")
-    payload = figures_zip(
-        figures, progress=lambda done, total: bar.progress(done / total, text=f"Rendered {done} of {total} files…")
-    )
-    bar.progress(1.0, text=f"{len(figures)} figures in {len(payload) / 1e6:.1f} MB")
+    payload = figures_zip(figures, data=tables,
+                          progress=lambda done, total: bar.progress(done / total, text=f"Rendered {done} of {total} files…"))  # fmt: skip
+    bar.progress(1.0, text=f"{len(figures)} figures and their data in {len(payload) / 1e6:.1f} MB")
     st.download_button("Download the zip", payload, f"{exp}-figures.zip", "application/zip", key="zip-download")
+
+
+def samples_download(exp: str, f: dict, problems: list[str]) -> None:
+    """The raw samples behind this view (this experiment, these filters) as JSONL, built on request."""
+    if not st.button("Raw samples of this view (JSONL)", key="jsonl-prepare"):
+        return
+    from backend.export import samples_jsonl
+    from pages import data
+
+    payload = samples_jsonl(data.open_store(), exp, problems, f["setting"])
+    count = payload.count(b"\n")
+    st.download_button(f"Download {count} samples", payload, f"{exp}-samples.jsonl", "application/jsonl",
+                       key="jsonl-download")  # fmt: skip

@@ -1,10 +1,10 @@
-"""Frontier: how the model fails as α moves."""
+"""Frontier: how the model fails as α moves, for one experiment or several overlaid."""
 
 import streamlit as st
 
 from backend.plots import failure_scatter, outcome_fractions, solve_rate
 from pages import data
-from pages.exports import all_figures_zip, figure_downloads, table_downloads
+from pages.exports import all_figures_zip, figure_downloads, samples_download, table_downloads
 
 data.require_app_shell()
 
@@ -13,9 +13,8 @@ exp = data.experiment_picker()
 if not exp:
     st.stop()
 f = data.filters()
-averaging = st.sidebar.radio("Averaging", ["per_problem", "per_sample"], index=0 if st.query_params.get("avg", "per_problem") == "per_problem" else 1,
-                             format_func=lambda a: "per problem, then averaged" if a == "per_problem" else "pooled over samples")  # fmt: skip
-st.query_params["avg"] = averaging
+averaging = data.averaging()
+others = data.overlay_picker(exp)
 o = data.load_outcomes(exp, f)
 if o is None:
     st.stop()
@@ -25,15 +24,20 @@ table = data.frontier(exp, f["difficulty"], f["platform"], f["setting"], averagi
 st.caption(
     f"{len(o.problems)} problems, {int(o.n.sum())} judged samples; fractions are {averaging.replace('_', ' ')}; CIs resample problems."
 )
+shown = data.frontier_tables([exp, *others], f, averaging)
+label = None if others else data.experiment_label(exp)
 figures = {
-    "outcomes_vs_alpha": outcome_fractions(table),
-    "frontier_scatter": failure_scatter(table),
-    "solve_rate": solve_rate(table),
+    "outcomes_vs_alpha": outcome_fractions(shown, experiment=label),
+    "frontier_scatter": failure_scatter(shown, experiment=label),
+    "solve_rate": solve_rate(shown, experiment=label),
 }
+if others:
+    st.caption("Overlaid: " + "; ".join(f"**{name}**" for name in shown) + ". Each experiment has its own colour.")
 for name, fig in figures.items():
     st.plotly_chart(fig, width="stretch", key=name)
     figure_downloads(fig, name)
 all_figures_zip(exp, f, averaging)
+samples_download(exp, f, o.problems)
 st.subheader("Optimization failures by first failing tier")
 st.caption(
     "Share of each checkpoint's samples whose first failing test (ascending input length) ran out of time or memory, "

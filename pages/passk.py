@@ -9,7 +9,7 @@ from backend.analysis.ensembles import (
 )
 from backend.analysis.frame import default_passk_selection
 from backend.plots import passk_curves as passk_figure
-from pages import data
+from pages import data, view
 from pages.exports import figure_downloads, table_downloads
 
 data.require_app_shell()
@@ -50,6 +50,6 @@ st.caption(
 )
 unique = unique_solves(o, f["solved_at"])
 st.markdown(
-    "\n".join(f"- [{p}](/problem?exp={exp}&problem={p})" for p in unique)
+    "\n".join(f"- [{p}](/problem?{view.link(problem=p)})" for p in unique)
     or "No problem is solved only by extrapolated checkpoints."
 )

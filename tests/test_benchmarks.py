@@ -36,3 +36,22 @@ def test_gpu_check_script_runs_tiny_on_cpu(tmp_path):
     assert all("error" not in report[k] for k in ("merge", "rollouts", "alpha_switch", "rl")), report
     assert report["merge"]["identical_bytes"] is True and report["rollouts"]["tokens"] > 0
     assert report["rl"]["steps"] == 1 and len(report["rl"]["reward_mean_logged"]) == 1
+    assert "skipped" in report["vllm"]  # no vLLM here: said, not faked
+
+
+def test_gpu_check_vllm_part_through_the_standin(tmp_path, monkeypatch):
+    """The vLLM part of bench/gpu_check.py, run through the vLLM stand-in: switched weights equal
+    a merged folder's, bit for bit, and the engines run one after another on one device."""
+    import importlib.util
+
+    from tests.rollout import vllm_standin
+
+    vllm_standin.install(monkeypatch)
+    loader = importlib.util.spec_from_file_location("gpu_check", ROOT / "bench" / "gpu_check.py")
+    gpu_check = importlib.util.module_from_spec(loader)
+    loader.loader.exec_module(gpu_check)
+    low, high, _ = gpu_check.build_pair(tmp_path, gpu_check.TINY)
+    report = gpu_check.check_vllm(low, high, tmp_path)
+    assert report["identical_to_merged_folder"] == {"-0.5": True, "0.5": True, "1.5": True}
+    assert report["engines_in_a_row"] == 4 and report["tokens"] > 0
+    assert vllm_standin.DEVICE.free == vllm_standin.DEVICE.total  # every engine gave its share back

@@ -105,3 +105,25 @@ def order_problems(o: Outcomes, method: str = "difficulty") -> list[str]:
         for d, u, a, p in zip(o.difficulty, unsolved, peak, o.problems, strict=True)
     ]
     return [k[3] for k in sorted(key)]
+
+
+def flipping_problems(o: Outcomes, at_least: float = SOLVED_AT) -> list[dict]:
+    """The problems whose solved/unsolved state changes somewhere along α: their title, difficulty,
+    number of flips between α-neighbours, and the α ranges (runs of neighbouring grid points) where
+    each is solved, e.g. "-1 … 0, 1.5"."""
+    solved = solved_sets(o, at_least)
+    on_axis = sorted((i for i, a in enumerate(o.alphas) if a is not None), key=lambda i: o.alphas[i])
+    rows = []
+    for p in range(len(o.problems)):
+        pattern = [bool(solved[p, c]) for c in on_axis]
+        flips = sum(a != b for a, b in itertools.pairwise(pattern))
+        if not flips:
+            continue
+        runs = [list(g) for key, g in itertools.groupby(zip(pattern, on_axis, strict=True), key=lambda t: t[0]) if key]
+        ranges = [f"{o.alphas[r[0][1]]:g}" + (f" … {o.alphas[r[-1][1]]:g}" if len(r) > 1 else "") for r in runs]
+        first_flip = next(i for i in range(len(pattern) - 1) if pattern[i] != pattern[i + 1])
+        solved_at, unsolved_at = sorted((first_flip, first_flip + 1), key=lambda i: not pattern[i])
+        rows.append({"problem_id": o.problems[p], "title": o.titles[p], "difficulty": o.difficulty[p], "flips": flips,
+                     "solved at α": ", ".join(ranges),  # the first flip's two sides, for a samples view link:
+                     "alpha_solved": o.alphas[on_axis[solved_at]], "alpha_unsolved": o.alphas[on_axis[unsolved_at]]})  # fmt: skip
+    return rows

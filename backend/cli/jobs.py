@@ -133,6 +133,11 @@ def jobs_resume(job_id: str, detach: DetachOption = False, db: DbOption = None) 
 @jobs_app.command("run-job", hidden=True)
 def jobs_run(job_id: str, db: DbOption = None) -> None:
     """The body of a detached job process (started by sweep/eval/resume)."""
+    import signal
+    import sys
+
+    # cancel sends SIGTERM: leave through the job's finally blocks, so its engine is closed
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     runner.run_job_here(open_store(db), job_id)
 
 

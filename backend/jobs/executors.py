@@ -26,23 +26,36 @@ from backend.sandbox.pool import JudgeJob, JudgePool
 
 class Engines:
     """One loaded engine at a time. For a live α switch the endpoint θ_low stays loaded and its
-    weights are rewritten in place (backend/merge/live.py) instead of loading a merged folder."""
+    weights are rewritten in place (backend/merge/live.py) instead of loading a merged folder.
 
-    def __init__(self, engine_name: str, **engine_kw):
-        self.engine_name, self.engine_kw = engine_name, engine_kw
-        self.engine, self.path, self.switch = None, None, None
+    The old engine is closed before the next is built: a vLLM worker starts only when the device
+    has gpu_memory_utilization × total free (vLLM 0.31.0 v1/worker/utils.py:539-558), and an
+    engine holds its share until its engine core is shut down."""
+
+    def __init__(self, engine_name: str, switch_endpoints: str = "device", **engine_kw):
+        self.engine_name, self.switch_endpoints, self.engine_kw = engine_name, switch_endpoints, engine_kw
+        self.engine, self.path, self.mode, self.switch = None, None, None, None
 
     def get(self, checkpoint: str, alpha_switch: tuple[str, str, float] | None = None):
         target = alpha_switch[0] if alpha_switch else checkpoint
-        if self.path != target or (self.switch is None) != (alpha_switch is None):
-            engine = make_engine(self.engine_name, target, alpha_switch=alpha_switch is not None, **self.engine_kw)
-            self.engine, self.path, self.switch = engine, target, None
+        mode = tuple(alpha_switch[:2]) if alpha_switch else None
+        if self.engine is None or self.path != target or self.mode != mode:
+            self.close()
+            self.engine = make_engine(
+                self.engine_name, target, alpha_switch=mode, switch_endpoints=self.switch_endpoints, **self.engine_kw
+            )
+            self.path, self.mode, self.switch = target, mode, None
         if alpha_switch:
             low, high, alpha = alpha_switch
             if self.switch is None:
                 self.switch = self.engine.alpha_switch(low, high)  # the engine owns how it switches
             self.switch.set_alpha(alpha)
         return self.engine
+
+    def close(self) -> None:
+        if self.engine is not None:
+            engine, self.engine, self.path, self.mode, self.switch = self.engine, None, None, None, None
+            engine.close()
 
     def rollout(
         self,
@@ -53,8 +66,10 @@ class Engines:
         limits: SettingLimits,
         backend,
         alpha_switch=None,
+        prompt_format: str = "chat",
     ):
-        return run_episodes(self.get(checkpoint, alpha_switch), conversations, setting, sampling, limits, backend)
+        engine = self.get(checkpoint, alpha_switch)
+        return run_episodes(engine, conversations, setting, sampling, limits, backend, prompt_format)
 
 
 def engine_options(spec) -> dict:
@@ -63,8 +78,9 @@ def engine_options(spec) -> dict:
 
 
 class LocalExecutor:
-    def __init__(self, engine_name: str = "auto", judge_workers: int | None = None, **engine_kw):
-        self.engines = Engines(engine_name, **engine_kw)
+    def __init__(self, engine_name: str = "auto", judge_workers: int | None = None, switch_endpoints: str = "device",
+                 **engine_kw):  # fmt: skip
+        self.engines = Engines(engine_name, switch_endpoints, **engine_kw)
         self.judging = JudgePool(judge_workers)
 
     def merge(self, specs: list[MergeSpec]) -> list[Path]:
@@ -75,7 +91,7 @@ class LocalExecutor:
         for point in points:
             for batch in work.todo(point):
                 episodes = self.engines.rollout(
-                    point.path, work.conversations(batch), *work.request, point.alpha_switch
+                    point.path, work.conversations(batch), alpha_switch=point.alpha_switch, **work.request(batch)
                 )
                 work.stored(point, batch, episodes)
             work.finished(point)
@@ -91,7 +107,10 @@ class LocalExecutor:
         return self.judging.pending
 
     def close(self) -> None:
-        self.judging.close()
+        try:
+            self.engines.close()
+        finally:
+            self.judging.close()
 
 
 def connect_ray(address: str | None, **init_kw):
@@ -123,8 +142,10 @@ def connect_ray(address: str | None, **init_kw):
 
 
 def make_executor(spec):
+    switch_endpoints = getattr(spec, "switch_endpoints", "device")
     if spec.executor == "ray":
         from backend.jobs.pool import RayExecutor
 
-        return RayExecutor(spec.engine, spec.ray_address, spec.gpus, spec.tensor_parallel_size, engine_options(spec))
-    return LocalExecutor(spec.engine, **engine_options(spec))
+        return RayExecutor(spec.engine, spec.ray_address, spec.gpus, spec.tensor_parallel_size,
+                           {"switch_endpoints": switch_endpoints, **engine_options(spec)})  # fmt: skip
+    return LocalExecutor(spec.engine, switch_endpoints=switch_endpoints, **engine_options(spec))

@@ -13,14 +13,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from backend.jobs.executors import make_executor
-from backend.jobs.spec import EvalSpec, SweepSpec
+from backend.jobs.spec import EvalSpec, SweepSpec, job_folders
 from backend.merge.cache import merge_key, register_merged
 from backend.merge.io import Checkpoint as Folder
 from backend.merge.io import content_hash
 from backend.merge.registry import ensure_registered, merged_id
 from backend.merge.spec import MergeSpec
 from backend.records import Checkpoint, Evaluation, Job, Problem, Sample, Test
-from backend.rollout.run import conversations, missing_batches, select_problems, store_batch
+from backend.rollout.prompts import resolve_prompt_format
+from backend.rollout.run import Batch, batch_sampling, conversations, missing_batches, select_problems, store_batch
 from backend.rollout.settings import SettingLimits
 from backend.sandbox.judge import JudgeResult, JudgeTest, Program, judge_setup
 from backend.sandbox.pool import JudgeJob
@@ -123,6 +124,7 @@ def eval_points(store: Store, folders: list[str]) -> list[Point]:
 def run_pipeline(store: Store, job_id: str, experiment_id: str, spec: SweepSpec | EvalSpec) -> dict:
     progress = Progress(store, job_id)
     problems = select_problems(store, spec)
+    prompt_format = resolve_prompt_format(spec.prompt_format, job_folders(spec))
     judge_inputs = {p.id: _judge_inputs(store, p, spec) for p in problems}
     executor = make_executor(spec)
     try:
@@ -135,7 +137,9 @@ def run_pipeline(store: Store, job_id: str, experiment_id: str, spec: SweepSpec 
         for point in points:
             done = store.sample_keys(experiment_id, point.checkpoint_id)
             progress.advance("rollout", sum(1 for p in problems for i in range(spec.n) if (p.id, i) in done))
-        executor.rollout_points(points, Work(store, executor, experiment_id, problems, spec, judge_inputs, progress))
+        executor.rollout_points(
+            points, Work(store, executor, experiment_id, problems, spec, judge_inputs, progress, prompt_format)
+        )
         while executor.pending:
             _drain(store, executor, experiment_id, progress, block=True)
         progress.flush("judge", force=True)
@@ -157,19 +161,22 @@ class Work:
     spec: SweepSpec | EvalSpec
     judge_inputs: dict
     progress: Progress
+    prompt_format: str
 
-    @property
-    def request(self) -> tuple:
-        """The rest of an engine call: setting, sampling, limits, sandbox."""
-        return (self.spec.setting, self.spec.sampling(), SettingLimits(), self.spec.judge_backend)
+    def request(self, batch: Batch) -> dict:
+        """The rest of an engine call for one batch: its sampling (seeds from the batch's place),
+        setting, limits, sandbox and prompt format."""
+        return {"setting": self.spec.setting, "sampling": batch_sampling(self.spec.sampling(), batch),
+                "limits": SettingLimits(), "backend": self.spec.judge_backend,
+                "prompt_format": self.prompt_format}  # fmt: skip
 
-    def todo(self, point: Point) -> list[list[Problem]]:
+    def todo(self, point: Point) -> list[Batch]:
         return missing_batches(self.store, self.exp, point.checkpoint_id, self.problems, self.spec.n)
 
-    def conversations(self, batch: list[Problem]) -> list[list[dict]]:
+    def conversations(self, batch: Batch) -> list[list[dict]]:
         return conversations(self.store, batch, self.spec.setting)
 
-    def stored(self, point: Point, batch: list[Problem], episodes) -> None:
+    def stored(self, point: Point, batch: Batch, episodes) -> None:
         stored = store_batch(self.store, self.exp, point.checkpoint_id, batch, episodes, self.spec.setting)
         self.progress.advance("rollout", stored)
 
@@ -215,7 +222,7 @@ def to_evaluation(exp: str, key: tuple, r: JudgeResult) -> Evaluation:
         experiment_id=exp, checkpoint_id=ckpt, problem_id=problem, sample_idx=idx, outcome=r.outcome, verdict=r.verdict,
         first_failing_test=r.first_failing_test, first_failing_tier=r.first_failing_tier,
         highest_tier_passed=r.highest_tier_passed, cpu_s=r.cpu_s, mem_mb=r.mem_mb, accounting=r.accounting, rewards=r.rewards,
-        test_results=[{**t.to_dict(), "detail": t.detail[:300]} for t in r.tests] + ([{"format_reason": r.extra["reason"]}] if "reason" in r.extra else []),
+        test_results=[{**t.to_dict(), "detail": t.detail if t.index == r.first_failing_test else t.detail[:300]} for t in r.tests] + ([{"format_reason": r.extra["reason"]}] if "reason" in r.extra else []),
     )  # fmt: skip
 
 

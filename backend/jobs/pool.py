@@ -41,10 +41,13 @@ class EngineActor:
 
         return {"node": ray.util.get_node_ip_address(), "gpus": [str(g) for g in ray.get_gpu_ids()], "pid": os.getpid()}
 
-    def rollout(self, point, conversations, request) -> tuple[list, dict]:
+    def rollout(self, point, conversations, request: dict) -> tuple[list, dict]:
         began = time.time()
-        episodes = self.engines.rollout(point.path, conversations, *request, point.alpha_switch)
+        episodes = self.engines.rollout(point.path, conversations, alpha_switch=point.alpha_switch, **request)
         return episodes, {"began": began, "ended": time.time()}
+
+    def close(self) -> None:
+        self.engines.close()
 
 
 def _merge_task(spec: MergeSpec, cache_root: str) -> str:
@@ -179,7 +182,7 @@ class RayExecutor:
 
     def _submit(self, in_flight: dict, name: str, point, batches: list, work) -> None:
         batch, later = batches[0], batches[1:]
-        ref = self.actors[name].rollout.remote(point, work.conversations(batch), work.request)
+        ref = self.actors[name].rollout.remote(point, work.conversations(batch), work.request(batch))
         in_flight[ref] = (name, point, batch, later)
 
     def submit_judging(self, jobs: list[JudgeJob]) -> None:
@@ -198,6 +201,13 @@ class RayExecutor:
         return len(self._pending)
 
     def close(self) -> None:
-        for actor in self.actors.values():
-            self.ray.kill(actor)
-        self.actors.clear()
+        """Each engine's device share is released before its actor goes (a vLLM engine holds it
+        until its engine core is shut down)."""
+        closing = [actor.close.remote() for actor in self.actors.values()]
+        try:
+            if closing:
+                self.ray.wait(closing, num_returns=len(closing), timeout=60)
+        finally:
+            for actor in self.actors.values():
+                self.ray.kill(actor)
+            self.actors.clear()

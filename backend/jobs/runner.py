@@ -23,7 +23,7 @@ from pathlib import Path
 import psutil
 
 from backend.errors import UserError
-from backend.jobs.spec import EvalSpec, SweepSpec, validate_spec
+from backend.jobs.spec import EvalSpec, SweepSpec, job_folders, validate_spec
 from backend.records import Experiment, Job
 from backend.rl.spec import RLSpec
 from backend.store import Store
@@ -40,12 +40,6 @@ def log_path(store: Store, job_id: str) -> Path:
     return folder / f"{job_id}.log"
 
 
-def _folders(spec) -> list[str]:
-    if spec.kind == "sweep":
-        return [spec.low, spec.high, *spec.independent]
-    return [spec.base] if spec.kind == "rl" else spec.checkpoints
-
-
 def _title(spec) -> str:
     if spec.kind == "sweep":
         return f"α sweep {Path(spec.low).name} → {Path(spec.high).name}"
@@ -55,13 +49,16 @@ def _title(spec) -> str:
 
 
 def create_job(store: Store, spec, name: str | None = None, note: str | None = None) -> Job:
-    """Experiment + queued job rows for a validated spec (its checkpoint folders checked first)."""
+    """Experiment + queued job rows for a validated spec (its checkpoint folders, prompt format and,
+    for a live vLLM switch here, device memory checked first). The stored spec names the prompt
+    format the job uses (auto resolved)."""
     from backend.merge.io import Checkpoint as Folder
-    from backend.rollout.prompts import require_chat_template
+    from backend.rollout.prompts import resolve_prompt_format
 
-    for folder in _folders(spec):
+    for folder in job_folders(spec):
         Folder(folder).close()  # raises one clear line for a missing or broken folder
-        require_chat_template(folder)
+    spec = spec.model_copy(update={"prompt_format": resolve_prompt_format(spec.prompt_format, job_folders(spec))})
+    _check_switch_memory(spec)
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     exp_id = f"{spec.kind}-{stamp}-{uuid.uuid4().hex[:6]}"
     job = Job(id=f"job-{uuid.uuid4().hex[:10]}", kind=spec.kind, status="queued", experiment_id=exp_id)
@@ -74,6 +71,19 @@ def create_job(store: Store, spec, name: str | None = None, note: str | None = N
         )
         store.put([job], con=con)
     return job
+
+
+def _check_switch_memory(spec) -> None:
+    """A live-switch sweep that will run vLLM in this process is planned now, so a model too big
+    for the device is refused before the job starts (the engine plans again when it is built)."""
+    if spec.kind != "sweep" or not spec.live_switch or spec.executor != "local":
+        return
+    from backend.rollout.engines import uses_vllm
+
+    if uses_vllm(spec.engine):
+        from backend.merge.live_vllm import plan_switch_memory
+
+        plan_switch_memory(spec.low, spec.high, spec.switch_endpoints)
 
 
 def start(store: Store, job_id: str, detach: bool = True) -> int:

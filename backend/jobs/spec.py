@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from backend.errors import UserError
-from backend.rollout.spec import ProblemSelection, SamplingSpec, SettingChoice
+from backend.rollout.spec import ProblemSelection, PromptChoice, SamplingSpec, SettingChoice
 from backend.specs import HIDDEN, validate_spec  # noqa: F401  (re-exported for the job runner)
 from backend.vocab import EngineName, ExecutorName, SandboxBackend
 
@@ -81,6 +81,13 @@ class RunOptions(BaseModel):
     """Memory per test for every problem instead of each problem's own; none: the problem's."""
 
 
+def job_folders(spec) -> list[str]:
+    """The checkpoint folders a job (sweep, eval or RL) reads; one prompt format serves them all."""
+    if spec.kind == "sweep":
+        return [spec.low, spec.high, *spec.independent]
+    return [spec.base] if spec.kind == "rl" else list(spec.checkpoints)
+
+
 def same_checkpoint(a: str, b: str) -> bool:
     """By content, not by spelling: `runs/low/` and `runs/low` (or a copy) are one checkpoint."""
     pa, pb = Path(a).expanduser().resolve(), Path(b).expanduser().resolve()
@@ -93,7 +100,7 @@ def same_checkpoint(a: str, b: str) -> bool:
     return content_hash(Checkpoint(pa)) == content_hash(Checkpoint(pb))
 
 
-class JobSpec(ProblemSelection, SettingChoice, SamplingSpec, RunOptions):
+class JobSpec(ProblemSelection, SettingChoice, PromptChoice, SamplingSpec, RunOptions):
     """What sweeps and evals share: the problems, the sampling, where it runs."""
 
     model_config = ConfigDict(frozen=False, use_attribute_docstrings=True)
@@ -125,6 +132,9 @@ class SweepSpec(JobSpec):
     live_switch: bool = Field(False, title="Switch α in the loaded model (write no merged folders)")
     """Switch α in the loaded model instead of writing a merged folder per α. Off by default: merged
     folders are cached and reused by later sweeps; the switch saves disk and load time."""
+    switch_endpoints: Literal["device", "host"] = Field("device", title="θ_low and θ_high live on (live switch)")
+    """Where a live switch keeps the two endpoints: device (fastest switch) or host (pinned CPU
+    memory, for models whose endpoints do not fit beside vLLM on the GPU; slower switches)."""
     allow_same_endpoints: bool = Field(False, json_schema_extra=HIDDEN)
     """A sweep between identical endpoints shows one model at every α, so it is refused unless asked
     for (the lab's CI-sized smoke build, whose RL runs may leave the weights where SFT put them)."""

@@ -24,6 +24,16 @@ def default_root() -> Path:
     return Path(os.environ.get("FLAB_MERGE_CACHE", Path(base) / "merges"))
 
 
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
+
+
 def merge_key(input_hashes: list[str], spec: MergeSpec) -> str:
     payload = {"inputs": input_hashes, "weights": spec.weights, "dtype": spec.dtype}
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
@@ -46,11 +56,23 @@ class MergeCache:
         paths = [self.root / k for k in keys]
         missing = [i for i, p in enumerate(paths) if not (p / "merge.json").is_file()]
         if missing:
+            self.reap_partials()
             sweep([specs[i] for i in missing], [paths[i] for i in missing], overwrite=True, **sweep_kw)
         for p in paths:
             (p / USED_STAMP).touch()
         self.evict(keep=set(keys))
         return paths
+
+    def reap_partials(self) -> list[Path]:
+        """Remove the hidden `.KEY.partial-PID` folders of merges whose process is gone (a kill -9
+        mid-write leaves one; it was never renamed into place, so no sweep ever used it)."""
+        removed = []
+        for d in self.root.glob(".*.partial-*"):
+            pid = d.name.rpartition("-")[2]
+            if pid.isdigit() and not _pid_alive(int(pid)):
+                shutil.rmtree(d, ignore_errors=True)
+                removed.append(d)
+        return removed
 
     def entries(self) -> list[tuple[float, int, Path]]:
         """(last used, bytes, folder), least recently used first."""

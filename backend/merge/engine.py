@@ -10,6 +10,7 @@ written, so an error leaves no output folder behind.
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import json
 import math
 import os
@@ -157,9 +158,13 @@ def sweep(
             out.parent.mkdir(parents=True, exist_ok=True)
             partial.rename(out)
             results.append(MergeResult(out, spec, hashes, 0.0, nonfinite[k]))
-    except BaseException:
+    except BaseException as exc:
         for partial in partials:
             shutil.rmtree(partial, ignore_errors=True)
+        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise UserError(
+                f"no space left under {outs[0].parent} while writing the merge; nothing was kept: free space and rerun"
+            ) from exc
         raise
     finally:
         for c in ckpts:

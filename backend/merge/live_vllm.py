@@ -3,26 +3,115 @@ and collective_rpc API (signatures of vLLM 0.31.0, the version requirements-gpu.
 
 Not run here: vLLM cannot run on this project's machines. tests/rollout/test_vllm_contract.py
 drives it through a strict stand-in of that API, down to a Qwen2 whose load_weights fuses q/k/v
-and gate/up projections as vLLM's does.
+and gate/up projections as vLLM's does, and a device whose memory is a ledger.
 
-Built by `VLLMEngine(..., enable_alpha_switch=True)`; `engine.alpha_switch(low, high)` returns a
-VLLMAlphaSwitch whose set_alpha(α) runs before each generate call.
+Built by `VLLMEngine(..., alpha_switch=(low, high))`, which first plans device memory
+(plan_switch_memory); `engine.alpha_switch(low, high)` returns a VLLMAlphaSwitch whose
+set_alpha(α) runs before each generate call.
+
+The memory plan. vLLM starts a worker only when the device's free memory is at least
+gpu_memory_utilization × total, and then holds that share (v1/worker/utils.py:539-558,
+request_memory). θ_low and θ_high and the switch's scratch buffers live beside that share, so:
+  needed beside vLLM = both endpoints in the dtype they are kept in (on the device, or 0 when
+                       they are host-pinned) + the largest tensor's scratch (two float32 buffers
+                       and its cast) + a margin of 2 % of the device (CUDA context, fragmentation)
+  gpu_memory_utilization = min(0.92, (free − needed) / total), vLLM's default 0.92 as the cap
+and the plan is refused when vLLM's share would not hold the served weights with a quarter more
+for the KV cache and activations. These two rules of thumb are the plan's, not vLLM's.
 """
 
 from __future__ import annotations
 
+import logging
+from dataclasses import dataclass
+
+from backend.errors import UserError
+
+log = logging.getLogger(__name__)
+GiB = 2**30
+VLLM_DEFAULT_UTILIZATION = 0.92  # LLM(gpu_memory_utilization=0.92), entrypoints/llm.py:199
+MARGIN_FRACTION = 0.02
+SERVE_FACTOR = 1.25
+ITEM = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2}
+ENDPOINT_PLACES = ("device", "host")
+
+
+@dataclass(frozen=True)
+class SwitchPlan:
+    gpu_memory_utilization: float
+    endpoint_bytes: int  # one endpoint, in the dtype it is kept in
+    scratch_bytes: int
+    endpoints_on: str  # device | host (pinned)
+
+    def describe(self) -> str:
+        return (f"α switch memory plan: gpu_memory_utilization {self.gpu_memory_utilization:.2f}, "
+                f"{self.endpoint_bytes / GiB:.2f} GiB per endpoint on the {self.endpoints_on}"
+                f"{' (pinned)' if self.endpoints_on == 'host' else ''}, {self.scratch_bytes / GiB:.2f} GiB scratch")  # fmt: skip
+
+
+def _sizes(folder: str) -> tuple[int, int, int, str]:
+    """(parameters, bytes as stored, largest tensor's elements, dtype name) of the float tensors."""
+    from backend.merge.io import Checkpoint
+
+    ckpt = Checkpoint(folder)
+    try:
+        floats = [t for t in ckpt.tensors.values() if t.is_float]
+    finally:
+        ckpt.close()
+    params = sum(t.numel for t in floats)
+    dtype = max({t.dtype for t in floats}, key=lambda d: ITEM[d])
+    return params, sum(t.numel * ITEM[t.dtype] for t in floats), max(t.numel for t in floats), dtype
+
+
+def plan_switch_memory(
+    low: str, high: str, endpoints_on: str = "device", utilization: float | None = None
+) -> SwitchPlan:
+    """The plan for serving θ_α between low and high on this process's CUDA device; one line
+    (UserError) when the device is too small for it."""
+    import torch
+
+    params, low_bytes, largest, dtype = _sizes(low)
+    _, high_bytes, largest_high, _ = _sizes(high)
+    largest = max(largest, largest_high)
+    served = params * (
+        2 if ITEM[dtype] >= 4 else ITEM[dtype]
+    )  # vLLM serves float32 models in 16 bits (config/model.py:2372-2374)
+    scratch = largest * (2 * 4 + ITEM[dtype])
+    free, total = torch.cuda.mem_get_info()
+    beside = (low_bytes + high_bytes if endpoints_on == "device" else 0) + scratch + int(MARGIN_FRACTION * total)
+    if utilization is None:
+        utilization = min(VLLM_DEFAULT_UTILIZATION, int(100 * (free - beside) / total) / 100)
+    share = utilization * total
+    if share < SERVE_FACTOR * served or share + beside > free:
+        raise UserError(
+            f"{low} ({params / 1e9:.2f}B parameters, {dtype}) does not fit a live α switch on this "
+            f"{total / GiB:.1f} GiB device ({free / GiB:.1f} GiB free): the endpoints need "
+            f"{(low_bytes + high_bytes) / GiB:.2f} GiB on the {endpoints_on}, leaving vLLM {max(share, 0) / GiB:.2f} GiB "
+            f"of the {SERVE_FACTOR * served / GiB:.2f} it needs; try bf16 endpoints (RL checkpoints are saved "
+            "in their base's dtype unless --save-float32), host-pinned endpoints (--switch-endpoints host), "
+            "or a disk sweep (no --live-switch)"
+        )
+    plan = SwitchPlan(round(utilization, 2), max(low_bytes, high_bytes), scratch, endpoints_on)
+    log.warning(plan.describe())
+    return plan
+
 
 class AlphaSwitchExtension:
-    """Mixed into every vLLM worker: θ_low and θ_high stay on the GPU in their own dtype; each
-    switch streams θ_α tensor by tensor (float32 arithmetic, cast to the checkpoint dtype) into the
-    model's own load_weights, which handles fused QKV / gate-up layouts by their HF names."""
+    """Mixed into every vLLM worker: θ_low and θ_high stay in their own dtype, on the worker's
+    device or host-pinned (the plan says which); each switch streams θ_α tensor by tensor (float32
+    arithmetic, cast to the checkpoint dtype) into the model's own load_weights, which handles
+    fused QKV / gate-up layouts by their HF names."""
 
-    def flab_load_endpoints(self, low: str, high: str) -> int:
+    def flab_load_endpoints(self, low: str, high: str, endpoints_on: str = "device") -> int:
         from backend.merge.live import load_endpoints
 
         device = next(self.model_runner.model.parameters()).device
-        self._flab_endpoints = load_endpoints(low, high, device)
-        return len(self._flab_endpoints)
+        place = device if endpoints_on == "device" else "cpu"
+        endpoints = load_endpoints(low, high, place)
+        if endpoints_on == "host" and device.type == "cuda":  # pinned: copies to the device run at full speed
+            endpoints = {n: (a.pin_memory(), b.pin_memory()) for n, (a, b) in endpoints.items()}
+        self._flab_endpoints = endpoints
+        return len(endpoints)
 
     def flab_set_alpha(self, alpha: float) -> int:
         from backend.merge.live import blended
@@ -30,11 +119,14 @@ class AlphaSwitchExtension:
         loaded = self.model_runner.model.load_weights(weights=blended(self._flab_endpoints, alpha))
         return len(loaded) if loaded is not None else len(self._flab_endpoints)
 
+    def flab_drop_endpoints(self) -> None:
+        self._flab_endpoints = {}
+
 
 class VLLMAlphaSwitch:
-    def __init__(self, llm, low: str, high: str):
+    def __init__(self, llm, low: str, high: str, endpoints_on: str = "device"):
         self.llm = llm
-        llm.collective_rpc("flab_load_endpoints", args=(str(low), str(high)))
+        llm.collective_rpc("flab_load_endpoints", args=(str(low), str(high), endpoints_on))
         self.alpha: float | None = None
 
     def set_alpha(self, alpha: float) -> None:

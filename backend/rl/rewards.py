@@ -60,15 +60,16 @@ class RepairPool:
     """Failed programs waiting for a repair attempt, in a fixed number of slots (newest replace
     oldest). The GRPO dataset reads the slots, so repair prompts join training as failures occur."""
 
-    def __init__(self, slots: int, max_chars: int = 600):
+    def __init__(self, slots: int, max_chars: int = 600, prompt_format: str = "chat"):
         self.slots: list[dict | None] = [None] * slots
-        self.max_chars, self._next = max_chars, 0
+        self.max_chars, self._next, self.prompt_format = max_chars, 0, prompt_format
 
     def add(self, problem: Problem, code: str, context: dict) -> None:
-        from backend.rollout.prompts import SYSTEM
+        from backend.rollout.prompts import SYSTEM, render
 
-        prompt = [{"role": "system", "content": SYSTEM["reasoning"]},
-                  {"role": "user", "content": repair_prompt(problem, code, context, self.max_chars)}]  # fmt: skip
+        messages = [{"role": "system", "content": SYSTEM["reasoning"]},
+                    {"role": "user", "content": repair_prompt(problem, code, context, self.max_chars)}]  # fmt: skip
+        prompt = render(messages, "reasoning", self.prompt_format)  # the run's format, as its other prompts
         self.slots[self._next] = {"prompt": prompt, "problem_id": problem.id, "repair": True}
         self._next = (self._next + 1) % len(self.slots)
 

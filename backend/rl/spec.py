@@ -10,12 +10,12 @@ from pydantic import ConfigDict, Field, model_validator
 
 from backend.errors import UserError
 from backend.rl.rewards import REWARDS, parse_reward
-from backend.rollout.spec import ProblemSelection
+from backend.rollout.spec import ProblemSelection, PromptChoice
 from backend.specs import HIDDEN
 from backend.vocab import ExecutorName, LossType, SandboxBackend
 
 
-class RLSpec(ProblemSelection):
+class RLSpec(ProblemSelection, PromptChoice):
     """`python -m backend rl` and the Launch page's RL form: TRL's GRPOTrainer as a resumable job,
     rewarded by the sandbox judge."""
 
@@ -23,7 +23,7 @@ class RLSpec(ProblemSelection):
 
     kind: Literal["rl"] = Field("rl", json_schema_extra=HIDDEN)
     base: str = Field(min_length=1, title="Base / SFT checkpoint")
-    """Base/SFT checkpoint folder the policy starts from (it needs a chat template)."""
+    """Base/SFT checkpoint folder the policy starts from (chat template or not: see prompt_format)."""
     output_dir: str = Field(min_length=1, title="Output folder", json_schema_extra={"cli": "--out"})
     """Output folder for checkpoint-N folders and the final model."""
     reward: str = Field("R_inf", title="Reward", json_schema_extra={"choices": REWARDS})
@@ -50,6 +50,9 @@ class RLSpec(ProblemSelection):
     """A checkpoint every N steps: each becomes a checkpoint row, and a killed job resumes from the last."""
     seed: int = Field(0, ge=0, le=2**31 - 1, title="Seed")
     """Training seed (data order, sampling)."""
+    save_float32: bool = Field(False, title="Save float32 checkpoints")
+    """TRL trains in float32; off: checkpoints are saved in the base checkpoint's dtype (a bf16 base
+    gives bf16 checkpoints, half the bytes of a live α switch between two of them); on: float32."""
     use_vllm: bool = Field(False, title="Colocated vLLM generation (GPU)")
     """Generate with vLLM inside the training process on its GPU (vllm_mode="colocate"); off: plain
     transformers generation, which also works on a CPU."""

@@ -16,7 +16,7 @@ from backend.merge.registry import ensure_registered
 from backend.records import Checkpoint, Experiment, Metric, Test
 from backend.rl.rewards import RepairPool, SandboxReward
 from backend.rl.spec import RLSpec
-from backend.rollout.prompts import conversation
+from backend.rollout.prompts import conversation, render, resolve_prompt_format
 from backend.rollout.run import public_example, select_problems
 from backend.sandbox.judge import JudgeTest
 from backend.store import Store
@@ -44,20 +44,23 @@ def run_rl(store: Store, spec: RLSpec, progress: bool = True, experiment_id: str
     from trl import GRPOConfig, GRPOTrainer
 
     problems = select_problems(store, spec)
+    prompt_format = resolve_prompt_format(spec.prompt_format, [spec.base])
     base = ensure_registered(store, spec.base)
     exp = experiment_id or f"rl-{dt.datetime.now():%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
     if store.get(Experiment, exp) is None:
-        store.put([Experiment(id=exp, kind="rl", name=f"GRPO on {base.label} with {spec.reward}", spec=spec.model_dump(),
+        stored = spec.model_dump() | {"prompt_format": prompt_format}
+        store.put([Experiment(id=exp, kind="rl", name=f"GRPO on {base.label} with {spec.reward}", spec=stored,
                               note=f"RL run: reward {spec.reward}, {len(problems)} problems of {spec.bench}")])  # fmt: skip
     store.update(Experiment, (exp,), status="running")
     judged = {
         p.id: (p, [JudgeTest(t.input, t.output) for t in store.select(Test, {"problem_id": p.id})]) for p in problems
     }
     reward = SandboxReward(judged, spec.reward, spec.backend)
-    rows = [{"prompt": conversation(p, "reasoning", public_example(store, p)), "problem_id": p.id, "repair": False}
-            for p in problems]  # fmt: skip
+    # the rollout's prompt path: messages for TRL's conversational format, a string for its standard one
+    rows = [{"prompt": render(conversation(p, "reasoning", public_example(store, p)), "reasoning", prompt_format),
+             "problem_id": p.id, "repair": False} for p in problems]  # fmt: skip
     if reward.repair:  # as many repair slots as problems: once failures arrive, about half the prompts are repairs
-        reward.pool = RepairPool(len(rows), spec.repair_max_chars)
+        reward.pool = RepairPool(len(rows), spec.repair_max_chars, prompt_format)
         dataset = with_repairs(rows, reward.pool)
     else:
         dataset = Dataset.from_list(rows)
@@ -86,7 +89,9 @@ def run_rl(store: Store, spec: RLSpec, progress: bool = True, experiment_id: str
                 job.reached("train", state.global_step)
 
         def on_save(self, args, state, control, **kw):
-            _register(store, Path(args.output_dir) / f"checkpoint-{state.global_step}", spec, exp, state.global_step)
+            folder = Path(args.output_dir) / f"checkpoint-{state.global_step}"
+            _to_saved_dtype(folder, spec)
+            _register(store, folder, spec, exp, state.global_step)
 
     trainer = GRPOTrainer(
         model=spec.base,
@@ -96,11 +101,13 @@ def run_rl(store: Store, spec: RLSpec, progress: bool = True, experiment_id: str
         callbacks=[ToStore()],
     )
     for step, folder in complete_checkpoints(Path(spec.output_dir)):  # a kill may have come before on_save
+        _to_saved_dtype(folder, spec)
         _register(store, folder, spec, exp, step)
     trainer.train(resume_from_checkpoint=last_complete_checkpoint(Path(spec.output_dir)))
     final = Path(spec.output_dir) / "final"
     trainer.save_model(str(final))
     trainer.processing_class.save_pretrained(str(final))
+    _to_saved_dtype(final, spec)
     _register(store, final, spec, exp, trainer.state.global_step)
     store.update(Experiment, (exp,), status="done")
     return exp
@@ -145,6 +152,53 @@ def complete_checkpoints(output_dir: Path) -> list[tuple[int, Path]]:
 def last_complete_checkpoint(output_dir: Path) -> str | None:
     complete = complete_checkpoints(output_dir)
     return str(complete[-1][1]) if complete else None
+
+
+def _to_saved_dtype(folder: Path, spec: RLSpec) -> None:
+    """TRL trains and saves in float32 whatever the base's dtype (GRPOTrainer loads with dtype
+    float32 unless told otherwise); rewrite the folder's weights in the base's float dtype unless
+    float32 was asked for. A resumed run reloads these weights into its float32 model."""
+    from backend.merge.io import Checkpoint as Folder
+
+    if spec.save_float32 or not (folder / "config.json").is_file():
+        return
+    base = Folder(spec.base)
+    try:
+        dtypes = {t.dtype for t in base.tensors.values() if t.is_float}
+    finally:
+        base.close()
+    if len(dtypes) == 1 and (dtype := dtypes.pop()) != "F32":
+        cast_checkpoint(folder, dtype)
+
+
+def cast_checkpoint(folder: Path, dtype: str) -> None:
+    """Every float tensor of the folder's safetensors files in `dtype` (a safetensors name), each
+    file replaced atomically, and config.json's dtype to match."""
+    import os
+
+    from safetensors import safe_open
+    from safetensors.torch import save_file
+
+    from backend.merge.io import ST_DTYPES
+
+    target = ST_DTYPES[dtype]
+    for file in sorted(folder.glob("*.safetensors")):
+        with safe_open(str(file), "pt") as f:
+            metadata = f.metadata()
+            tensors = {k: f.get_tensor(k) for k in f.keys()}  # noqa: SIM118 (safe_open has no __iter__)
+        if all(t.dtype == target or not t.is_floating_point() for t in tensors.values()):
+            continue
+        cast = {k: t.to(target) if t.is_floating_point() else t for k, t in tensors.items()}
+        tmp = file.with_name(file.name + ".tmp")
+        save_file(cast, str(tmp), metadata=metadata)
+        os.replace(tmp, file)
+    config = folder / "config.json"
+    data = json.loads(config.read_text())
+    name = {"BF16": "bfloat16", "F16": "float16", "F64": "float64"}[dtype]
+    for key in ("torch_dtype", "dtype"):
+        if key in data:
+            data[key] = name
+    config.write_text(json.dumps(data, indent=2))
 
 
 def _register(store: Store, folder: Path, spec: RLSpec, exp: str, step: int) -> None:

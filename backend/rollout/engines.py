@@ -16,13 +16,21 @@ from backend.errors import UserError
 from backend.rollout.spec import Completion, SamplingSpec
 from backend.vocab import ENGINES
 
+Prompt = list[dict] | str  # messages (rendered with the chat template) or a plain prompt (prompts.render)
+
 
 class Engine(Protocol):
-    def generate(self, conversations: list[list[dict]], spec: SamplingSpec) -> list[list[Completion]]:
-        """For each conversation, spec.n completions of the next assistant turn."""
+    def generate(
+        self, prompts: list[Prompt], spec: SamplingSpec, seeds: list[int] | None = None
+    ) -> list[list[Completion]]:
+        """For each prompt, spec.n completions of the next assistant turn. seeds[i]: the seed of
+        prompt i's first sample (its k-th uses seeds[i] + k); default spec.seed + i·spec.n."""
 
     def alpha_switch(self, low: str, high: str):
         """A switcher whose set_alpha(α) puts θ_α = (1−α)·θ_low + α·θ_high into the loaded model."""
+
+    def close(self) -> None:
+        """Release the model and its device memory; the engine is unusable afterwards."""
 
 
 class TransformersEngine:
@@ -49,15 +57,26 @@ class TransformersEngine:
 
         return LiveAlphaSwitch(self.model, low, high)
 
-    def render(self, conversation: list[dict]) -> str:
-        # the one prompt format, as vLLM and TRL use it (jobs refuse checkpoints without a template)
-        return self.tokenizer.apply_chat_template(conversation, tokenize=False, add_generation_prompt=True)
+    def close(self) -> None:
+        self.model = None
+        if self.device == "cuda":
+            torch.cuda.empty_cache()
+
+    def render(self, prompt: Prompt) -> str:
+        """Messages through the chat template (as vLLM's chat and TRL do); a plain prompt as it is."""
+        if isinstance(prompt, str):
+            return prompt
+        return self.tokenizer.apply_chat_template(prompt, tokenize=False, add_generation_prompt=True)
 
     @torch.no_grad()
-    def generate(self, conversations: list[list[dict]], spec: SamplingSpec) -> list[list[Completion]]:
-        prompts = [self.render(c) for c in conversations]
+    def generate(
+        self, prompts: list[Prompt], spec: SamplingSpec, seeds: list[int] | None = None
+    ) -> list[list[Completion]]:
+        prompts = [self.render(p) for p in prompts]
         out: list[list[Completion]] = []
-        torch.manual_seed(spec.seed)  # the same call with the same seed gives the same text
+        # one generator for the call (transformers samples a batch from one stream): the same call
+        # with the same seeds gives the same text
+        torch.manual_seed(seeds[0] if seeds else spec.seed)
         per_batch = max(1, self.batch_size // spec.n)
         for start in range(0, len(prompts), per_batch):
             out += self._batch(prompts[start : start + per_batch], spec)
@@ -65,7 +84,7 @@ class TransformersEngine:
 
     def _batch(self, prompts: list[str], spec: SamplingSpec) -> list[list[Completion]]:
         enc = self.tokenizer(prompts, return_tensors="pt", padding=True).to(self.device)
-        sampling = spec.temperature > 0
+        sampling = not spec.greedy
         copies = spec.n if sampling else 1  # greedy decoding gives one answer: generate it once
         began = time.perf_counter()
         generated = self.model.generate(
@@ -99,16 +118,22 @@ class TransformersEngine:
         return Completion(text, int(prompt_tokens), len(tokens), finish, latency)
 
 
-def make_engine(name: str, checkpoint: str, *, alpha_switch: bool = False, **kw) -> Engine:
-    """`alpha_switch`: the engine will be asked for `alpha_switch(low, high)` (vLLM builds its
-    workers with the switch extension for it)."""
+def uses_vllm(name: str) -> bool:
+    """Whether engine `name` means vLLM here (auto: when CUDA and vllm are both present)."""
     if name not in ENGINES:
         raise UserError(f"unknown engine {name!r}; choose one of {', '.join(ENGINES)}")
     has_vllm = torch.cuda.is_available() and importlib.util.find_spec("vllm") is not None
     if name == "vllm" and not has_vllm:
         raise UserError("--engine vllm needs a CUDA GPU and `pip install -r requirements-gpu.txt`")
-    if name == "vllm" or (name == "auto" and has_vllm):
+    return name == "vllm" or (name == "auto" and has_vllm)
+
+
+def make_engine(name: str, checkpoint: str, *, alpha_switch: tuple[str, str] | None = None, **kw) -> Engine:
+    """`alpha_switch` (low, high): the engine will be asked for `alpha_switch(low, high)` (vLLM
+    builds its workers with the switch extension and plans device memory for the endpoints)."""
+    if uses_vllm(name):
         from backend.rollout.vllm_engine import VLLMEngine
 
-        return VLLMEngine(checkpoint, enable_alpha_switch=alpha_switch, **kw)
+        return VLLMEngine(checkpoint, alpha_switch=alpha_switch, **kw)
+    kw.pop("switch_endpoints", None)  # transformers keeps θ_low and θ_high where its model is
     return TransformersEngine(checkpoint, **kw)

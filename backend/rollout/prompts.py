@@ -66,6 +66,30 @@ def conversation(
     ]
 
 
+# The plain format, for base checkpoints without a chat template: one text per setting, in the
+# order (problem, instructions, answer cue), so the model continues after the cue as a document
+# would. Later turns of the tool and agentic settings are appended: the model's own text as it
+# wrote it, and what a tool or command printed under OUTPUT_CUE.
+PLAIN_TEMPLATE = "{problem}\n\n{instructions}\n\n{cue}"
+ANSWER_CUE = {"reasoning": "Solution:\n", "tool": "Solution:\n", "agentic": "Terminal session:\n"}
+OUTPUT_CUE = "\n\nOutput:\n{output}\n\n"
+
+
+def render_plain(messages: list[dict], setting: str) -> str:
+    """A conversation built by `conversation()` (and grown by the multi-turn settings) as one plain prompt."""
+    system, user, *rest = messages
+    text = PLAIN_TEMPLATE.format(problem=user["content"], instructions=system["content"], cue=ANSWER_CUE[setting])
+    for m in rest:
+        text += m["content"] if m["role"] == "assistant" else OUTPUT_CUE.format(output=m["content"])
+    return text
+
+
+def render(messages: list[dict], setting: str, prompt_format: str) -> list[dict] | str:
+    """What an engine is given: the messages (chat: the engine applies the tokenizer's template) or
+    one plain string (vLLM's generate, transformers' tokenizer, TRL's standard format)."""
+    return render_plain(messages, setting) if prompt_format == "plain" else messages
+
+
 def has_chat_template(folder: str | Path) -> bool:
     """Whether the checkpoint's tokenizer carries a chat template (its own file or its config)."""
     import json
@@ -79,11 +103,17 @@ def has_chat_template(folder: str | Path) -> bool:
         return False
 
 
-def require_chat_template(folder: str | Path) -> None:
-    """Rollouts, vLLM and TRL's GRPO all format prompts with the chat template: refuse a checkpoint
-    without one before any job starts, instead of inside it."""
+def resolve_prompt_format(requested: str, folders: list[str]) -> str:
+    """The one format a job uses for all its checkpoints (chat or plain), decided before it starts:
+    auto is chat when every checkpoint has a chat template, plain otherwise; chat on a checkpoint
+    without one is refused in one line (vLLM's chat() and TRL's conversational prompts would fail
+    inside the job)."""
     from backend.errors import UserError
 
-    if not has_chat_template(folder):
-        raise UserError(f"checkpoint {folder} has no chat template (chat_template.jinja or tokenizer_config.json); "
-                        "set tokenizer.chat_template and save_pretrained it into the folder")  # fmt: skip
+    missing = [str(f) for f in folders if not has_chat_template(f)]
+    if requested == "chat" and missing:
+        raise UserError(f"checkpoint {missing[0]} has no chat template (chat_template.jinja or tokenizer_config.json); "
+                        "use --prompt-format plain (or auto) for a base checkpoint, or save a chat template into the folder")  # fmt: skip
+    if requested == "auto":
+        return "plain" if missing else "chat"
+    return requested

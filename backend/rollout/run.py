@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pydantic import Field
@@ -15,9 +16,9 @@ from backend.errors import UserError
 from backend.merge.registry import ensure_registered
 from backend.records import Experiment, Problem, Sample, Test
 from backend.rollout.extract import extract_code
-from backend.rollout.prompts import conversation, require_chat_template
+from backend.rollout.prompts import conversation, resolve_prompt_format
 from backend.rollout.settings import SettingLimits, run_episodes
-from backend.rollout.spec import Episode, ProblemSelection, SamplingSpec, SettingChoice
+from backend.rollout.spec import Episode, ProblemSelection, PromptChoice, SamplingSpec, SettingChoice
 from backend.store import Store
 from backend.vocab import EngineName, SandboxBackend
 
@@ -27,7 +28,7 @@ if TYPE_CHECKING:  # engines import torch; the CLI reads RolloutSpec from here w
 PROBLEMS_PER_BATCH = 8
 
 
-class RolloutSpec(ProblemSelection, SettingChoice):
+class RolloutSpec(ProblemSelection, SettingChoice, PromptChoice):
     """`python -m backend rollout`: sample one checkpoint on a problem set, store the samples."""
 
     checkpoint: str = Field(title="Checkpoint folder")
@@ -63,6 +64,8 @@ def select_problems(store: Store, spec: ProblemSelection) -> list[Problem]:
 
 def experiment_id(spec: RolloutSpec, checkpoint_hash: str) -> str:
     key = {k: v for k, v in spec.model_dump().items() if k not in ("checkpoint", "engine")}
+    if key["prompt_format"] == "auto":  # rollouts stored before the field existed keep their ids
+        del key["prompt_format"]
     payload = json.dumps({"checkpoint": checkpoint_hash, **key}, sort_keys=True, default=str)
     return "rollout-" + hashlib.sha256(payload.encode()).hexdigest()[:12]
 
@@ -85,55 +88,86 @@ def to_sample(exp: str, ckpt: str, problem: Problem, idx: int, ep: Episode, sett
 def run_rollout(store: Store, spec: RolloutSpec, engine: Engine | None = None, progress: bool = True) -> str:
     """Sample every selected problem spec.sampling.n times; returns the experiment id."""
     problems = select_problems(store, spec)
-    require_chat_template(spec.checkpoint)
+    prompt_format = resolve_prompt_format(spec.prompt_format, [spec.checkpoint])
     ckpt = ensure_registered(store, spec.checkpoint)
     exp = experiment_id(spec, ckpt.content_hash)
     if store.get(Experiment, exp) is None:
         note = f"rollout of {ckpt.label}, {spec.setting} setting, n={spec.sampling.n}"
-        store.put([Experiment(id=exp, kind="rollout", name=note, spec=json.loads(spec.model_dump_json()))])
+        stored = json.loads(spec.model_dump_json()) | {"prompt_format": prompt_format}  # the format used, not "auto"
+        store.put([Experiment(id=exp, kind="rollout", name=note, spec=stored)])
     from backend.rollout.engines import make_engine
 
+    owned = engine is None  # an engine we build we also close; a caller's stays the caller's
     engine = engine or make_engine(spec.engine, spec.checkpoint)
 
-    def generate(conversations):
-        return run_episodes(engine, conversations, spec.setting, spec.sampling, spec.limits, spec.backend)
+    def generate(conversations, sampling):
+        return run_episodes(engine, conversations, spec.setting, sampling, spec.limits, spec.backend, prompt_format)
 
-    with tqdm(total=len(problems), desc=f"rollout {spec.setting}", unit="problem", disable=not progress) as bar:
-        sample_problems(store, exp, ckpt.id, problems, spec.setting, spec.sampling.n, generate,
-                        lambda batch, _: bar.update(len(batch)))  # fmt: skip
+    try:
+        with tqdm(total=len(problems), desc=f"rollout {spec.setting}", unit="problem", disable=not progress) as bar:
+            sample_problems(store, exp, ckpt.id, problems, spec.setting, spec.sampling, generate,
+                            lambda batch, _: bar.update(len(batch)))  # fmt: skip
+    finally:
+        if owned:
+            engine.close()
     store.update(Experiment, (exp,), status="done")
     return exp
 
 
-def sample_problems(store: Store, exp: str, checkpoint_id: str, problems: list[Problem], setting: str, n: int,
-                    generate: Callable, on_batch: Callable | None = None) -> None:  # fmt: skip
+def sample_problems(store: Store, exp: str, checkpoint_id: str, problems: list[Problem], setting: str,
+                    sampling: SamplingSpec, generate: Callable, on_batch: Callable | None = None) -> None:  # fmt: skip
     """The one rollout loop (rollout CLI, sweeps, evals): the problems still missing samples, in
-    batches of PROBLEMS_PER_BATCH; generate(conversations) → episodes per conversation; each
+    batches (missing_batches); generate(conversations, sampling) → episodes per conversation; each
     batch's new samples stored in one short transaction; on_batch(batch, rows stored) after it."""
-    for batch in missing_batches(store, exp, checkpoint_id, problems, n):
-        episodes = generate(conversations(store, batch, setting))
+    for batch in missing_batches(store, exp, checkpoint_id, problems, sampling.n):
+        episodes = generate(conversations(store, batch, setting), batch_sampling(sampling, batch))
         stored = store_batch(store, exp, checkpoint_id, batch, episodes, setting)
         if on_batch:
             on_batch(batch, stored)
 
 
-def missing_batches(store: Store, exp: str, checkpoint_id: str, problems: list[Problem], n: int) -> list[list[Problem]]:
-    """The problems still missing samples, in batches of PROBLEMS_PER_BATCH (a batch is one generate
-    call: the same batches give the same samples for the same seed, wherever they run)."""
+@dataclass(frozen=True)
+class Batch:
+    """Problems sampled in one generate call, at consecutive places of the run's problem list."""
+
+    problems: list[Problem]
+    place: int  # the first problem's place: its seeds start at S + place·n
+
+
+def missing_batches(store: Store, exp: str, checkpoint_id: str, problems: list[Problem], n: int) -> list[Batch]:
+    """The problems still missing samples, in batches of at most PROBLEMS_PER_BATCH, each split
+    where a finished problem leaves a gap. Seeds follow the problem's place in `problems`, not in
+    the batch: problem i's samples take S + i·n … S + i·n + n − 1 whichever batch it lands in and
+    wherever that batch runs, so a run reuses no seed and a resumed run draws what the first drew."""
     done = store.sample_keys(exp, checkpoint_id)
+    place = {p.id: i for i, p in enumerate(problems)}
     todo = [p for p in problems if any((p.id, i) not in done for i in range(n))]
-    return [todo[start : start + PROBLEMS_PER_BATCH] for start in range(0, len(todo), PROBLEMS_PER_BATCH)]
+    batches = []
+    for start in range(0, len(todo), PROBLEMS_PER_BATCH):
+        chunk = todo[start : start + PROBLEMS_PER_BATCH]
+        run = [chunk[0]]
+        for p in chunk[1:]:
+            if place[p.id] != place[run[-1].id] + 1:
+                batches.append(Batch(run, place[run[0].id]))
+                run = []
+            run.append(p)
+        batches.append(Batch(run, place[run[0].id]))
+    return batches
 
 
-def conversations(store: Store, batch: list[Problem], setting: str) -> list[list[dict]]:
-    return [conversation(p, setting, public_example(store, p)) for p in batch]
+def batch_sampling(sampling: SamplingSpec, batch: Batch) -> SamplingSpec:
+    return sampling.from_conversation(batch.place)
 
 
-def store_batch(store: Store, exp: str, checkpoint_id: str, batch: list[Problem], episodes, setting: str) -> int:
+def conversations(store: Store, batch: Batch, setting: str) -> list[list[dict]]:
+    return [conversation(p, setting, public_example(store, p)) for p in batch.problems]
+
+
+def store_batch(store: Store, exp: str, checkpoint_id: str, batch: Batch, episodes, setting: str) -> int:
     """A batch's samples not yet stored, in one short transaction; returns how many."""
     done = store.sample_keys(exp, checkpoint_id)
     rows = [to_sample(exp, checkpoint_id, p, i, ep, setting)
-            for p, eps in zip(batch, episodes, strict=True) for i, ep in enumerate(eps)]  # fmt: skip
+            for p, eps in zip(batch.problems, episodes, strict=True) for i, ep in enumerate(eps)]  # fmt: skip
     new = [r for r in rows if (r.problem_id, r.sample_idx) not in done]
     store.put(new, replace=False)
     return len(new)

@@ -16,7 +16,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from backend.rollout.spec import Episode, SamplingSpec, Turn
+from backend.rollout.prompts import render
+from backend.rollout.spec import Episode, SamplingSpec, Turn, seed_of
 from backend.sandbox.backends import SandboxError, Session, open_session
 from backend.sandbox.limits import JudgeLimits
 
@@ -90,25 +91,32 @@ class _State:
     done: bool = False
     action: tuple[str, str] | None = None  # (kind, payload) waiting to run
     pending: list = field(default_factory=list)
+    conversation: int = 0  # which conversation of the call, and which of its n samples: the seed's coordinates
+    sample: int = 0
 
 
 def run_episodes(
     engine: Engine, conversations: list[list[dict]], setting: str, spec: SamplingSpec,
-    limits: SettingLimits = SettingLimits(), backend: str = "bwrap",
+    limits: SettingLimits = SettingLimits(), backend: str = "bwrap", prompt_format: str = "chat",
 ) -> list[list[Episode]]:  # fmt: skip
-    """spec.n episodes per conversation, in the given setting."""
+    """spec.n episodes per conversation, in the given setting; prompts in `prompt_format` (chat:
+    the messages, plain: prompts.render_plain). Conversation i's samples take the seeds seed_of(
+    spec.seed, i, n, k, turn): none is shared within the call (spec.from_conversation continues
+    them across calls)."""
     if setting == "reasoning":
+        prompts = [render(c, setting, prompt_format) for c in conversations]
         return [
             [_one_turn(conv, c) for c in comps]
-            for conv, comps in zip(conversations, engine.generate(conversations, spec), strict=True)
+            for conv, comps in zip(conversations, engine.generate(prompts, spec), strict=True)
         ]
     states = [
-        _State([dict(m) for m in conv], Episode([Turn(m["role"], m["content"]) for m in conv], ""))
-        for conv in conversations
-        for _ in range(spec.n)
-    ]
+        _State([dict(m) for m in conv], Episode([Turn(m["role"], m["content"]) for m in conv], ""),
+               conversation=i, sample=k)
+        for i, conv in enumerate(conversations)
+        for k in range(spec.n)
+    ]  # fmt: skip
     try:
-        _multi_turn(engine, states, setting, spec, limits, backend)
+        _multi_turn(engine, states, setting, spec, limits, backend, prompt_format)
     finally:
         for s in states:
             if s.session:
@@ -121,17 +129,17 @@ def _one_turn(conversation: list[dict], c) -> Episode:
     return Episode(turns, c.text, c.prompt_tokens, c.completion_tokens, c.finish_reason, c.latency_s)
 
 
-def _multi_turn(engine, states, setting, spec, limits, backend) -> None:
+def _multi_turn(engine, states, setting, spec, limits, backend, prompt_format) -> None:
     stop = ("</tool_call>",) if setting == "tool" else ("</bash>", "</submit>")
     for turn in range(limits.max_turns):
         live = [s for s in states if not s.done]
         if not live:
             return
         budget = min(spec.max_tokens, min(limits.max_episode_tokens - s.episode.completion_tokens for s in live))
-        turn_spec = spec.model_copy(
-            update={"n": 1, "seed": spec.seed + turn, "stop": stop, "max_tokens": max(1, budget)}
-        )
-        for s, (c,) in zip(live, engine.generate([s.messages for s in live], turn_spec), strict=True):
+        turn_spec = spec.model_copy(update={"n": 1, "stop": stop, "max_tokens": max(1, budget)})
+        prompts = [render(s.messages, setting, prompt_format) for s in live]
+        seeds = [seed_of(spec.seed, s.conversation, spec.n, s.sample, turn) for s in live]
+        for s, (c,) in zip(live, engine.generate(prompts, turn_spec, seeds), strict=True):
             _record_assistant(s, c, setting, limits)
         acting = [s for s in live if s.action]
         for s in acting:

@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field
 from pydantic import BaseModel, ConfigDict, Field
 
 from backend.specs import HIDDEN
-from backend.vocab import Difficulty, Setting
+from backend.vocab import Difficulty, PromptFormat, Setting
 
 
 class SamplingSpec(BaseModel):
@@ -19,7 +19,7 @@ class SamplingSpec(BaseModel):
     """Samples per problem. 8 gives pass@k up to k = 8 and keeps an 11-point sweep of the 40 builtin
     problems within an hour on 2 CPU cores; published pass@k curves use 16 or more."""
     temperature: float = Field(1.0, ge=0.0, le=2.0, title="Temperature")
-    """Sampling temperature. 1.0 samples the policy as RL trained it; 0 is greedy."""
+    """Sampling temperature. 1.0 samples the policy as RL trained it; below 1e-5 is greedy (as in vLLM)."""
     top_p: float = Field(1.0, gt=0.0, le=1.0, title="top-p")
     """Nucleus sampling mass. 1.0 (off) keeps the estimate of pass@k unbiased for the policy itself."""
     max_tokens: int = Field(1024, ge=1, le=32768, title="Max tokens")
@@ -33,6 +33,31 @@ class SamplingSpec(BaseModel):
     def to_dict(self) -> dict:
         return self.model_dump()
 
+    @property
+    def greedy(self) -> bool:
+        """vLLM samples greedily below this temperature and refuses n > 1 there (vLLM 0.31.0
+        sampling_params.py:27 _SAMPLING_EPS, :549-554); every engine here draws the same line."""
+        return self.temperature < GREEDY_BELOW
+
+    def from_conversation(self, first: int) -> SamplingSpec:
+        """This spec for a batch whose first conversation is the run's conversation `first`: the
+        seeds of its conversations continue the run's (seed_of), so no two batches share one."""
+        return self.model_copy(update={"seed": self.seed + first * self.n})
+
+
+GREEDY_BELOW = 1e-5
+TURN_STRIDE = 2**32  # vLLM keeps request seeds as int64 (v1/worker/gpu/sample/states.py:26)
+
+
+def seed_of(spec_seed: int, conversation: int, n: int, sample: int = 0, turn: int = 0) -> int:
+    """The vLLM seed of one sample's turn. vLLM gives the k-th of a request's n child samples the
+    seed `seed + k` (v1/engine/parallel_sampling.py:69-81) and its sampler's noise depends on the
+    seed alone, not on the prompt (v1/worker/gpu/sample/gumbel.py:164-198). So conversation i with
+    n samples owns S + i·n … S + i·n + n − 1, and a later turn t of a multi-turn episode adds
+    t·2³²: no two (conversation, sample, turn) of a run share a seed while the run has fewer than
+    2³¹ samples."""
+    return spec_seed + conversation * n + sample + turn * TURN_STRIDE
+
 
 class SettingChoice(BaseModel):
     model_config = ConfigDict(use_attribute_docstrings=True)
@@ -40,6 +65,18 @@ class SettingChoice(BaseModel):
     setting: Setting = Field("reasoning", title="Setting")
     """reasoning: one turn; tool: Python runs in the sandbox between turns; agentic: a sandboxed
     terminal with a submit action (PAPER.md). Reasoning is the paper's main setting."""
+
+
+class PromptChoice(BaseModel):
+    """How a problem becomes the model's prompt: declared once here, shared by rollouts, sweeps,
+    evals and RL (a checkpoint is evaluated in the format it was trained on)."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    prompt_format: PromptFormat = Field("auto", title="Prompt format")
+    """chat: the tokenizer's chat template; plain: a text prompt (problem, instructions, answer cue)
+    for base checkpoints without one; auto: chat when every checkpoint of the job has a template,
+    else plain. The stored experiment records the format used."""
 
 
 class ProblemSelection(BaseModel):

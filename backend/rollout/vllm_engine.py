@@ -1,74 +1,95 @@
 """vLLM engine. GPU only, imported lazily. Not run here (vLLM cannot run on this project's
-machines): written against vLLM 0.31.0's offline API (LLM.chat, SamplingParams, collective_rpc,
-reset_prefix_cache) and tested through a strict stand-in of it (tests/rollout/test_vllm_contract.py).
+machines): written against vLLM 0.31.0's offline API (LLM.chat, LLM.generate, SamplingParams,
+collective_rpc, reset_prefix_cache, engine_core.shutdown) and tested through a strict stand-in of
+it (tests/rollout/test_vllm_contract.py).
 
 Sampling matches the spec:
-- every conversation gets its own SamplingParams with a seed derived from (spec seed,
-  conversation index): vLLM seeds each request on its own, so the n copies of a conversation in
-  the tool and agentic settings, or identical prompts in one call, would otherwise come out the same;
-- greedy decoding with n > 1 (which vLLM refuses) is one request with n = 1, copied n times;
+- prompt i's request carries the seed seeds[i] (default S + i·n) and n = spec.n; vLLM gives its
+  k-th child sample seed + k (v1/engine/parallel_sampling.py:69-81), so a run's samples own
+  distinct seeds (rollout/spec.py seed_of) and share no sampling noise;
+- greedy decoding (T < 1e-5) with n > 1, which vLLM refuses, is one request with n = 1, copied n times;
+- messages go through LLM.chat (the tokenizer's chat template), plain prompts through LLM.generate;
 - a prompt that does not fit max_model_len becomes that sample's format failure
   ("prompt_too_long"), not a failed batch.
+
+One engine per device at a time: a vLLM engine holds its memory share until its engine core is
+shut down, so close() does that before the next engine is built (jobs/executors.py Engines).
 """
 
 from __future__ import annotations
 
-import logging
+import gc
 import time
 
 from backend.rollout.spec import Completion, SamplingSpec
 
-log = logging.getLogger(__name__)
-SWITCH_GPU_MEMORY_UTILIZATION = 0.80  # vLLM's default is 0.92; θ_low and θ_high need room beside it
-SEED_STRIDE = 1_000_003  # a prime: seeds of (spec seed, index) pairs do not collide for indices < stride
 
+def request_seeds(spec: SamplingSpec, count: int) -> list[int]:
+    from backend.rollout.spec import seed_of
 
-def request_seed(spec_seed: int, index: int) -> int:
-    return (spec_seed * SEED_STRIDE + index) % (2**31 - 1)
+    return [seed_of(spec.seed, i, spec.n) for i in range(count)]
 
 
 class VLLMEngine:
-    def __init__(self, checkpoint: str, *, enable_alpha_switch: bool = False, **llm_kw):
+    def __init__(
+        self, checkpoint: str, *, alpha_switch: tuple[str, str] | None = None, switch_endpoints: str = "device",
+        **llm_kw,
+    ):  # fmt: skip
         from vllm import LLM
 
-        if enable_alpha_switch:  # workers gain the α-switch methods (backend/merge/live_vllm.py)
+        if alpha_switch:  # workers gain the α-switch methods; the plan sizes vLLM's share around the endpoints
+            from backend.merge.live_vllm import plan_switch_memory
+
             llm_kw.setdefault("worker_extension_cls", "backend.merge.live_vllm.AlphaSwitchExtension")
-            if "gpu_memory_utilization" not in llm_kw:
-                llm_kw["gpu_memory_utilization"] = SWITCH_GPU_MEMORY_UTILIZATION
-                log.warning(
-                    "α switch on: θ_low and θ_high stay on the GPU, so gpu_memory_utilization is lowered to %.2f "
-                    "(pass gpu_memory_utilization to override)",
-                    SWITCH_GPU_MEMORY_UTILIZATION,
-                )
+            plan = plan_switch_memory(*alpha_switch, switch_endpoints, llm_kw.get("gpu_memory_utilization"))
+            llm_kw["gpu_memory_utilization"] = plan.gpu_memory_utilization
         self.llm = LLM(model=checkpoint, enable_prefix_caching=True, **llm_kw)
         self.checkpoint = checkpoint
-        self.switchable = enable_alpha_switch
+        self.endpoints = alpha_switch
+        self.switch_endpoints = switch_endpoints
         self.max_model_len = self.llm.llm_engine.model_config.max_model_len
+
+    def close(self) -> None:
+        """Give the device back: shut the engine core down (its worker processes and their memory
+        share; v1/engine/core_client.py:391), drop the references, collect, empty the CUDA cache."""
+        import torch
+
+        if self.llm is None:
+            return
+        self.llm.llm_engine.engine_core.shutdown()
+        self.llm = None
+        gc.collect()
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
 
     def alpha_switch(self, low: str, high: str):
         """In-place θ_α inside the running engine; the prefix cache is reset on every switch."""
         from backend.errors import UserError
         from backend.merge.live_vllm import VLLMAlphaSwitch
 
-        if not self.switchable:
-            raise UserError("this vLLM engine was built without the α switch; create it with enable_alpha_switch=True")
-        return VLLMAlphaSwitch(self.llm, low, high)
+        if not self.endpoints:
+            raise UserError("this vLLM engine was built without the α switch; create it with alpha_switch=(low, high)")
+        return VLLMAlphaSwitch(self.llm, low, high, self.switch_endpoints)
 
-    def _prompt_tokens(self, conversation: list[dict]) -> int:
-        tokens = self.llm.get_tokenizer().apply_chat_template(conversation, tokenize=True, add_generation_prompt=True)
+    def _prompt_tokens(self, prompt) -> int:
+        tokenizer = self.llm.get_tokenizer()
+        if isinstance(prompt, str):
+            return len(tokenizer(prompt)["input_ids"])
+        tokens = tokenizer.apply_chat_template(prompt, tokenize=True, add_generation_prompt=True)
         return len(tokens if isinstance(tokens, list) else tokens["input_ids"])  # transformers 5: a BatchEncoding
 
-    def generate(self, conversations: list[list[dict]], spec: SamplingSpec) -> list[list[Completion]]:
+    def generate(self, prompts: list, spec: SamplingSpec, seeds: list[int] | None = None) -> list[list[Completion]]:
         from vllm import SamplingParams
 
-        greedy = spec.temperature == 0
-        sizes = [self._prompt_tokens(c) for c in conversations]
+        seeds = seeds if seeds is not None else request_seeds(spec, len(prompts))
+        sizes = [self._prompt_tokens(p) for p in prompts]
         fits = [i for i, n in enumerate(sizes) if n < self.max_model_len]
-        common = {"n": 1 if greedy else spec.n, "temperature": spec.temperature, "top_p": spec.top_p,
+        common = {"n": 1 if spec.greedy else spec.n, "temperature": spec.temperature, "top_p": spec.top_p,
                   "max_tokens": spec.max_tokens, "stop": list(spec.stop) or None, "include_stop_str_in_output": True}  # fmt: skip
-        params = [SamplingParams(**common, seed=request_seed(spec.seed, i)) for i in fits]
+        params = [SamplingParams(**common, seed=seeds[i]) for i in fits]
+        chosen = [prompts[i] for i in fits]
         began = time.perf_counter()
-        outputs = self.llm.chat([conversations[i] for i in fits], params, use_tqdm=True) if fits else []
+        outputs = self._submit(chosen, params) if fits else []
         latency = time.perf_counter() - began
         out: list[list[Completion]] = [[Completion("", n, 0, "prompt_too_long", 0.0)] * spec.n for n in sizes]
         for i, req in zip(fits, outputs, strict=True):
@@ -78,5 +99,15 @@ class VLLMEngine:
                 Completion(o.text, prompt, len(o.token_ids), f, latency)
                 for o, f in zip(req.outputs, finish, strict=True)
             ]
-            out[i] = done * spec.n if greedy else done
+            out[i] = done * spec.n if spec.greedy else done
         return out
+
+    def _submit(self, prompts: list, params: list):
+        """Plain prompts through LLM.generate (entrypoints/llm.py:420), messages through LLM.chat
+        (:615), which refuses a tokenizer without a chat template (renderers/hf.py:794-799)."""
+        plain = [isinstance(p, str) for p in prompts]
+        if all(plain):
+            return self.llm.generate(prompts, params, use_tqdm=True)
+        if any(plain):
+            raise ValueError("one generate call mixes plain prompts and chat messages")
+        return self.llm.chat(prompts, params, use_tqdm=True)

@@ -31,7 +31,9 @@ from pathlib import Path
 PREFIX = "flab-"
 CONTROLLERS = ("cpu", "memory", "pids")  # roles; v1 counts CPU with the cpuacct controller
 V1_CONTROLLER = {"cpu": "cpuacct", "memory": "memory", "pids": "pids"}
+PAGE = os.sysconf("SC_PAGE_SIZE")
 LAUNCHER_SLACK_MB = 8  # room for the launcher's own pages (copy-on-write) on top of the test's limit
+CAP_REACHED_BYTES = 2 << 20  # a charge that fails at the cap can be one huge page: a peak this close reached it
 _counter = itertools.count()
 _reaped: set[Path] = set()
 
@@ -155,9 +157,11 @@ class SandboxCgroup:
         self.v2 = layout.version == 2
         self._peak_fd: int | None = None
         self._baseline = 0
+        self._cap = 0
         self._events = (0, 0)
         self._fds: dict[Path, int] = {}  # per-test files stay open: a test costs a few µs of syscalls
         self._written: dict[str, int] = {}  # what was last set, so unchanged values are not rewritten
+        self._memsw = not self.v2 and (dirs["memory"] / "memory.memsw.failcnt").exists()
 
     @classmethod
     def create(cls, layout: Layout) -> SandboxCgroup:
@@ -246,35 +250,46 @@ class SandboxCgroup:
     def usage_bytes(self) -> int:
         return int(self._get(self.usage_file()) or 0)
 
-    def begin(self, memory_mb: int, max_procs: int) -> int:
+    def begin(self, memory_mb: int, max_procs: int, staged_bytes: int = 0) -> int:
         """Cap memory at the current use (launcher, staged input) plus the test's limit; reset the
-        peak; note the OOM counters. Returns the cap in bytes."""
-        self._baseline = self.usage_bytes()
+        peak; note the OOM counters. Returns the cap in bytes. `staged_bytes`: input the launcher
+        is about to write to its tmpfs, counted (in whole pages) as if already there."""
+        self._baseline = self.usage_bytes() + -(-staged_bytes // PAGE) * PAGE
         cap = ((self._baseline >> 20) + 1 + memory_mb + LAUNCHER_SLACK_MB) << 20  # whole MB: rarely rewritten
         self._set_memory_cap(cap)
+        self._cap = cap
         self._set(self.dirs["pids"] / "pids.max", max_procs + 1)  # + the launcher
         self._reset_peak()
         self._events = self._memory_events()
         return cap
 
     def end(self) -> dict:
-        """What the test used: peak memory above the baseline (None where the kernel cannot reset
-        the peak), and whether the cap was hit (OOM kill, or the limit reached)."""
+        """What the test used, read whatever stopped it: peak memory above the baseline (None where
+        the kernel cannot reset the peak), whether the OOM killer fired, and whether the cap was
+        reached: a limit-hit event counted, or a peak within a huge page of the cap. The peak is
+        needed on v1 because kernels >= 6.12 count failcnt only on the memory counter while a
+        memsw limit equal to it fails first (memory.memsw.failcnt is never counted)."""
         oom0, hit0 = self._events
         oom, hit = self._memory_events()
         peak = self._peak_bytes()
         return {
             "mem_mb": None if peak is None else max(0, peak - self._baseline) / (1 << 20),
             "oom_killed": oom > oom0,
-            "cap_hit": hit > hit0,
+            "cap_hit": hit > hit0 or (peak is not None and peak >= self._cap - CAP_REACHED_BYTES),
         }
 
     def _memory_events(self) -> tuple[int, int]:
+        """(OOM kills, limit hits) so far: v2 memory.events `oom_kill` and `max`; v1 the
+        oom_control `oom_kill` and memory.failcnt + memory.memsw.failcnt."""
+        mem = self.dirs["memory"]
         if self.v2:
-            events = self._get(self.dirs["memory"] / "memory.events")
+            events = self._get(mem / "memory.events")
             return _field(events, "oom_kill"), _field(events, "max")
-        oom = _field(self._get(self.dirs["memory"] / "memory.oom_control"), "oom_kill")
-        return oom, int(self._get(self.dirs["memory"] / "memory.failcnt") or 0)
+        oom = _field(self._get(mem / "memory.oom_control"), "oom_kill")
+        hits = int(self._get(mem / "memory.failcnt") or 0)
+        if self._memsw:
+            hits += int(self._get(mem / "memory.memsw.failcnt") or 0)
+        return oom, hits
 
     def _set_memory_cap(self, cap: int) -> None:
         if self.v2:

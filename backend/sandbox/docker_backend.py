@@ -6,8 +6,11 @@ process in the container (kill(-1) as PID 1) and wipes the run folder, so one co
 many programs without one seeing another's processes or files.
 
 Accounting: the container's own cgroup. The host sets its memory cap and pids limit per test
-(the container limit *is* the test's cap, so an OOM kill in it is MLE) and the launcher reads
-the container's CPU counter, mounted read-only at /sys/fs/cgroup inside it.
+(the container limit *is* the test's cap, so an OOM kill in it is MLE), reads its memory events
+and peak after every test, and the launcher reads the container's CPU counter, mounted read-only
+at /sys/fs/cgroup inside it. Where the host cannot read the container's cgroup (another cgroup
+driver's layout, a rootless daemon), containers run under per-process rlimits instead and
+`accounting` says why: the MLE/TLE split is then best-effort.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import atexit
 import os
 import socket
 import struct
+import sys
 
 from backend.errors import UserError
 from backend.sandbox import cgroups
@@ -24,13 +28,29 @@ from backend.sandbox.session import LAUNCHER_SOURCE, SandboxError, Session, cgro
 IMAGE = os.environ.get("FLAB_SANDBOX_IMAGE", "frontier-lab-sandbox:latest")
 _idle: list[DockerSession] = []  # healthy containers of this process, ready for the next program
 _all: list[DockerSession] = []
+_unreadable: list[str] = []  # why the host cannot read containers' cgroups, once found out
 # where the container's own cgroup counter appears inside it (runc mounts the container's cgroup)
 IN_CONTAINER_COUNTER = {1: "/sys/fs/cgroup/cpuacct/cpuacct.usage:v1", 2: "/sys/fs/cgroup/cpu.stat:v2"}
 
 
+class ContainerCgroupUnreadable(Exception):
+    """The host sees no usable cgroup for a started container."""
+
+
+def container_cgroup(layout: cgroups.Layout, pid: int) -> cgroups.SandboxCgroup:
+    """The container's cgroup, with every file the judge reads per test read once."""
+    try:
+        group = cgroups.SandboxCgroup.of_process(layout, pid)
+        group.usage_bytes()
+        group.end()
+        return group
+    except (OSError, StopIteration, KeyError, ValueError) as exc:
+        raise ContainerCgroupUnreadable(f"{type(exc).__name__}: {exc}"[:200]) from exc
+
+
 class DockerSession(Session):
     def __init__(self, client, tmpfs_mb: int):
-        layout = cgroup_layout()
+        layout = None if _unreadable else cgroup_layout()
         counter = ["--cpu-counter", IN_CONTAINER_COUNTER[layout.version]] if layout else []
         self.container = client.containers.create(
             IMAGE,
@@ -57,11 +77,16 @@ class DockerSession(Session):
         try:
             self.container.start()
             self.container.reload()
-            group = cgroups.SandboxCgroup.of_process(layout, self.container.attrs["State"]["Pid"]) if layout else None
+            group = container_cgroup(layout, self.container.attrs["State"]["Pid"]) if layout else None
             super().__init__(None, cgroup=group)
+        except ContainerCgroupUnreadable:
+            self.destroy()
+            raise
         except Exception as exc:
             self.destroy()
             raise SandboxError(f"sandbox container did not start: {str(exc)[-300:]}") from exc
+        if _unreadable:
+            self.accounting = f"rlimits (docker: the container's cgroup is unreadable here; {_unreadable[0]})"
 
     def _send_bytes(self, data: bytes) -> None:
         try:
@@ -133,7 +158,17 @@ def _client():
 def open_docker_session(tmpfs_mb: int = 128) -> DockerSession:
     if _idle:
         return _idle.pop()
-    session = DockerSession(_client(), max(tmpfs_mb, 128))
+    client = _client()
+    try:
+        session = DockerSession(client, max(tmpfs_mb, 128))
+    except ContainerCgroupUnreadable as exc:
+        _unreadable.append(str(exc))
+        print(
+            f"frontier-lab judge: cannot read the docker container's cgroup ({exc}); containers run under "
+            "per-process rlimits, so the MLE/TLE split is best-effort",
+            file=sys.stderr,
+        )
+        session = DockerSession(client, max(tmpfs_mb, 128))
     _all.append(session)
     return session
 

@@ -112,26 +112,30 @@ def format_failure(reason: str) -> JudgeResult:
 
 
 def _verdict(res: dict, limits: JudgeLimits) -> str | None:
-    """Everything but the output check. None means the run was clean."""
+    """Everything but the output check. None means the run was clean.
+
+    What the program did decides, not which limit's enforcement came first: a test that reached
+    its memory cap (an OOM kill, a limit hit, or a peak above the limit) is MLE even when the
+    clock stopped it, since a program held at its cap can spend its time in the kernel's reclaim,
+    and how much depends on the machine's load."""
     sig = res["signal"]
-    if res.get("oom_killed"):  # the cgroup's cap was exceeded at some point: whatever came after
+    if res.get("oom_killed") or res.get("cap_hit") or res["mem_mb"] > limits.memory_mb:
         return "MLE"
     if res["timed_out"] or res["cpu_s"] > limits.time_limit_s or sig == signal.SIGXCPU:
-        # a program held at its memory cap can spend its time in the kernel's reclaim before the
-        # OOM kill comes (seen under CPU load): the cap, reached first, is the verdict
-        return "MLE" if res.get("cap_hit") else "TLE"
+        return "TLE"
     if sig == signal.SIGXFSZ or len(res["stdout"]) > limits.output_mb << 20:
         return "OLE"
     failed = sig is not None or res["exit_code"] != 0
     out_of_memory = any(m in res["stderr"] for m in ("MemoryError", "std::bad_alloc", "Cannot allocate memory"))
-    if res.get("accounting", "rlimits") == "rlimits":
-        # A crash at the address-space cap (a NULL malloc, a stack that cannot grow) is memory too.
-        at_cap = sig is not None and res["mem_mb"] >= 0.9 * limits.memory_mb
-    else:  # the cgroup's cap over all processes: its OOM kill, or a failure once the cap was reached
-        at_cap = failed and res["cap_hit"]
-    if res["mem_mb"] > limits.memory_mb or (failed and out_of_memory) or at_cap:
+    # Under rlimits a crash at the address-space cap (a NULL malloc, a stack that cannot grow) is memory too.
+    at_cap = (
+        sig is not None
+        and res["mem_mb"] >= 0.9 * limits.memory_mb
+        and res.get("accounting", "rlimits").startswith("rlimits")
+    )
+    if (failed and out_of_memory) or at_cap:
         return "MLE"
-    if sig is not None or res["exit_code"] != 0:
+    if failed:
         return "RE"
     return None
 

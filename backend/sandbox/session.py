@@ -13,6 +13,7 @@ import struct
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 from backend.sandbox import admission, cgroups
@@ -20,6 +21,10 @@ from backend.sandbox import admission, cgroups
 LAUNCHER_SOURCE = (Path(__file__).parent / "launcher.py").read_text()
 SANDBOX_PYTHON = "/usr/bin/python3"  # Debian's interpreter: readable by nobody, outside our venv
 NOBODY = 65534
+# Host-side seconds spent in each phase of every test run in this process (setup: input staged,
+# memory admitted and the cgroup armed; run: the launcher's fork, run and wait; teardown: usage
+# collected, output read), and the number of tests. bench/judge_speed.py reads it.
+PHASES: Counter = Counter()
 
 
 class SandboxError(RuntimeError):
@@ -74,17 +79,28 @@ class Session:
         self, limits: dict, input: str = "", *, files: dict | None = None, args: list | None = None,
         cmd: str | None = None, keep_dir: bool = False,
     ) -> dict:  # fmt: skip
-        """One test: stage its input, run it under its cap, return the measurements and output.
-        `cmd` runs a shell command instead of the loaded program (agentic rollouts)."""
-        self.call({"op": "stage", "input": input, "files": files or {}, "keep_dir": keep_dir or cmd is not None}, 30)
-        msg = (
-            {"op": "shell", "cmd": cmd, "limits": limits}
-            if cmd
-            else {"op": "run", "limits": limits, "args": args or []}
-        )
-        with self._capped(limits) as usage:
+        """One test: its input in place, run under its cap; the measurements and the output.
+        `cmd` runs a shell command instead of the loaded program (agentic rollouts). A plain
+        test (input only) is one round trip, `test`; files, kept folders and commands are staged
+        first, `stage` + `run`/`shell`."""
+        t0 = time.perf_counter()
+        if cmd is None and not files and not keep_dir:
+            data = input.encode("utf-8", "surrogateescape")
+            msg, staged = {"op": "test", "limits": limits, "args": args or [], "input_bytes": len(data)}, len(data)
+        else:
+            self.call(
+                {"op": "stage", "input": input, "files": files or {}, "keep_dir": keep_dir or cmd is not None}, 30
+            )
+            msg = (
+                {"op": "shell", "cmd": cmd, "limits": limits}
+                if cmd
+                else {"op": "run", "limits": limits, "args": args or []}
+            )
+            data, staged = b"", 0
+        with self._capped(limits, staged) as usage:
+            t1 = time.perf_counter()
             try:
-                reply = self.call(msg, timeout=limits["wall_s"] + 10)
+                reply = self.call(msg, timeout=limits["wall_s"] + 10, payload=data)
             except SandboxError:
                 usage.update(self.cgroup.end() if self.cgroup else {})
                 if not usage.get("oom_killed"):
@@ -92,23 +108,28 @@ class Session:
                 # the kernel's OOM killer took the launcher itself: still the program's memory
                 reply = {"exit_code": None, "signal": 9, "cpu_s": 0.0, "wall_s": 0.0, "mem_mb": 0.0,
                          "timed_out": False, "stdout_bytes": 0, "stderr": ""}  # fmt: skip
-            reply["stdout"] = self._read_stdout(reply.pop("stdout_bytes"))
+                msg["op"] = "killed"
+            t2 = time.perf_counter()
+            # a `test` ends with one byte, sent once its input, output and files are freed
+            reply["stdout"] = self._read_stdout(reply.pop("stdout_bytes"), marker=msg["op"] == "test")
         reply["accounting"] = self.accounting
         reply["oom_killed"] = bool(usage.get("oom_killed"))
         reply["cap_hit"] = bool(usage.get("cap_hit"))
         if usage.get("mem_mb") is not None:
             reply["mem_mb"] = usage["mem_mb"]
+        PHASES.update(setup=t1 - t0, run=t2 - t1, teardown=time.perf_counter() - t2, tests=1)
         return reply
 
     @contextlib.contextmanager
-    def _capped(self, limits: dict):
-        """Admit the test to the host's memory, cap its cgroup, and collect what it used."""
+    def _capped(self, limits: dict, staged_bytes: int = 0):
+        """Admit the test to the host's memory, cap its cgroup, and collect what it used.
+        `staged_bytes`: input the launcher writes to its tmpfs after this, counted as baseline."""
         usage: dict = {}
         if self.cgroup is None:
             yield usage
             return
         self._admit((limits["memory_mb"] + cgroups.LAUNCHER_SLACK_MB) << 20)
-        self.cgroup.begin(limits["memory_mb"], limits["max_procs"])
+        self.cgroup.begin(limits["memory_mb"], limits["max_procs"], staged_bytes)
         yield usage
         if not usage:
             usage.update(self.cgroup.end())
@@ -127,25 +148,28 @@ class Session:
             self._admission.close()
             self._admission = None
 
-    def _read_stdout(self, size: int) -> str:
-        if not size:
+    def _read_stdout(self, size: int, marker: bool = False) -> str:
+        if not size and not marker:
             return ""
         try:
-            return self._read_exact(size, time.monotonic() + 60).decode("utf-8", "replace")
+            data = self._read_exact(size + marker, time.monotonic() + 60)
+            return data[:size].decode("utf-8", "replace")
         except SandboxError:
             if self.broken:
                 return ""
             raise
 
-    def call(self, msg: dict, timeout: float) -> dict:
+    def call(self, msg: dict, timeout: float, payload: bytes = b"") -> dict:
+        """One message (and `payload`, raw bytes after it, in the same write); its reply."""
         data = json.dumps(msg).encode()
         try:
-            self._send_bytes(struct.pack(">I", len(data)) + data)
+            self._send_bytes(struct.pack(">I", len(data)) + data + payload)
             reply = self._recv(timeout)
         except SandboxError:
             self.broken = True
             raise
         if "sandbox_error" in reply:
+            self.broken = self.broken or bool(payload)  # no reuse (docker) after a failed `test`
             raise SandboxError(reply["sandbox_error"])
         return reply
 

@@ -216,7 +216,7 @@ def test_live_switch_sweep_matches_merged_folders(jobs_db, endpoints):
 
     (merged,) = [c for c in jobs_db.select(Checkpoint) if c.alpha == 1.5 and not c.path.startswith("live:")]
     on_disk = load_file(f"{merged.path}/model.safetensors")
-    engine = make_engine("transformers", endpoints[0], alpha_switch=True)
+    engine = make_engine("transformers", endpoints[0], alpha_switch=tuple(endpoints[:2]))
     engine.alpha_switch(*endpoints).set_alpha(1.5)
     live = dict(engine.model.named_parameters())
     assert on_disk.keys() <= live.keys() and all(torch.equal(live[k].detach(), v) for k, v in on_disk.items())

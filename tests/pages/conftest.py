@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 from backend.records import Checkpoint, Evaluation, Experiment, Problem, Sample, Test
+from tests.pages.browser import cold_server, lab_server, page, server  # noqa: F401  (fixtures)
 
 
 @pytest.fixture
@@ -45,3 +46,24 @@ def populated(store):
     store.put(samples)
     store.put(evals)
     return store
+
+
+def copy_experiment(store, source: str, target: str, name: str) -> None:
+    """A second experiment, cheaply: the source's rows under another id, with every correct sample
+    of the first checkpoint turned into a wrong answer (so the two curves differ)."""
+    import dataclasses
+
+    exp = store.get(Experiment, source)
+    store.put([dataclasses.replace(exp, id=target, name=name)])
+    store.put([dataclasses.replace(s, experiment_id=target) for s in store.select(Sample, {"experiment_id": source})])
+    evals = store.select(Evaluation, {"experiment_id": source})
+    first = min(e.checkpoint_id for e in evals)
+    store.put([dataclasses.replace(e, experiment_id=target, **({"outcome": "correctness_failure", "verdict": "WA"}
+                                   if e.checkpoint_id == first and e.outcome == "correct" else {}))
+               for e in evals])  # fmt: skip
+
+
+@pytest.fixture
+def two_experiments(populated):
+    copy_experiment(populated, "exp-dash", "exp-dash-b", "second sweep")
+    return populated

@@ -61,7 +61,7 @@ def test_pages_show_the_populated_database(populated, db_path, monkeypatch):
     names = traces(at)[0]
     assert {"m0", "m1"} <= set(names) and "pool: all interpolated" in names  # endpoints shown by default
     at = app(db_path, monkeypatch, "problem", {"exp": "exp-dash", "problem": "t/p0"})
-    assert any(s.value == "Outcomes per checkpoint" for s in at.subheader)
+    assert any(s.value == "Samples compared across α" for s in at.subheader)
     assert any(len(d.value) == 6 for d in at.dataframe)  # one row per checkpoint
     for page in ("training", "jobs"):
         at = app(db_path, monkeypatch, page, {"exp": "exp-dash"})
@@ -138,7 +138,7 @@ def test_export_all_figures_offers_a_zip(populated, db_path, monkeypatch):
     assert not at.exception, at.exception
     assert any(d.label == "Download the zip" for d in at.get("download_button"))
     bar = at.get("progress")[0]  # the zip's progress bar ends on what it holds
-    assert bar.proto.value == 100 and bar.proto.text.startswith("5 figures in")
+    assert bar.proto.value == 100 and bar.proto.text.startswith("5 figures and their data in")
 
 
 def test_training_page_draws_the_curves_of_an_rl_run(store, db_path, monkeypatch):
@@ -233,11 +233,11 @@ def solved_by_hand(store, at_least: float) -> dict[str, int]:
 def test_one_solved_threshold_drives_every_count(populated, db_path, monkeypatch, at_least):
     at = app(db_path, monkeypatch, "churn", {"exp": "exp-dash", "solved": str(at_least)})
     assert not at.exception, at.exception
-    assert at.sidebar.slider(key="solved-at").value == at_least
+    assert at.sidebar.slider(key="view-solved").value == at_least
     assert any(f"solved = pass rate ≥ {at_least:.0%}" in c.value for c in at.caption)
     by_hand = solved_by_hand(populated, at_least)
     assert int(at.metric[2].value) == max(by_hand.values())  # best single checkpoint's solved count
     # the choice follows the session to pass@k, whose unique-solves list says the same threshold
     at.switch_page("pages/passk.py").run()
-    assert at.sidebar.slider(key="solved-at").value == at_least
+    assert at.sidebar.slider(key="view-solved").value == at_least
     assert any(f"solved = pass rate ≥ {at_least:.0%}" in c.value for c in at.caption)

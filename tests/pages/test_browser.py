@@ -1,107 +1,15 @@
 """The dashboard in a real browser: Playwright drives Debian's Chromium (never a downloaded one)."""
 
 import json
-import os
-import socket
 import struct
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from backend.records import Job
+from tests.pages.browser import ARGS, CHROMIUM, LAB, shoot, wait_plots
 
 pytestmark = pytest.mark.browser
-
-ROOT = Path(__file__).resolve().parents[2]
-SHOTS = os.environ.get("FLAB_SCREENSHOTS")  # `make screenshots` sets it; `make test` writes no picture
-
-
-def shoot(page, name: str, **options) -> None:
-    if SHOTS:
-        Path(SHOTS).mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(Path(SHOTS) / name), **options)
-
-
-LAB = ROOT / "artifacts" / "lab"
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture
-def server(populated, db_path, tmp_path):
-    yield from serve(db_path, tmp_path)
-
-
-@pytest.fixture
-def lab_server(store, db_path, tmp_path):
-    """The dashboard on a database holding only the committed miniature lab (what `make run` shows)."""
-    from backend.lab.artifacts import import_results
-
-    import_results(store)
-    yield from serve(db_path, tmp_path)
-
-
-@pytest.fixture
-def cold_server(populated, db_path, tmp_path):
-    """A fresh server that no browser has opened yet."""
-    yield from serve(db_path, tmp_path, warm=False)
-
-
-def serve(db_path, tmp_path, warm: bool = True):
-    port = free_port()
-    env = {**os.environ, "FLAB_DB": str(db_path), "FLAB_CACHE": str(tmp_path / "cache")}
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
-                             "--browser.gatherUsageStats", "false"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=1).read() == b"ok":
-                break
-        except OSError:
-            time.sleep(0.3)
-    if warm:
-        warm_up(url)
-    yield url
-    proc.terminate()
-    proc.wait(10)
-
-
-@pytest.fixture
-def page():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield browser.new_page(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
-        browser.close()
-
-
-def warm_up(url: str) -> None:
-    """Open the app's root once (the suite's other tests; test_deep_links_work_cold needs none)."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        first = browser.new_page()
-        first.goto(url)
-        first.get_by_text("frontier-lab").first.wait_for(timeout=60000)
-        browser.close()
-
-
-def wait_plots(page, count: int):
-    page.wait_for_function(f"document.querySelectorAll('.js-plotly-plot').length >= {count}", timeout=60000)
-    page.wait_for_timeout(800)
 
 
 def png_size(data: bytes) -> tuple[int, int]:
@@ -156,16 +64,10 @@ def test_miniature_lab_in_chromium(lab_server, page):
                 legend: box('.legend'), colorbar: box('.colorbar'),
                 labels: gd._fullData[0].text.filter(t => t).length};
     }""")
-    widest = max(max(scatter[k]) - min(scatter[k]) for k in ("xs", "ys"))
-    spans = {}
     for axis, values in (("x", scatter["xs"]), ("y", scatter["ys"])):
         lo, hi = scatter[axis]
-        assert lo <= min(values) and max(values) <= hi  # every point is on the plot
-        spans[axis] = hi - lo
-    # equal scales (a point of either failure is as long on screen), so plotly widens the longer
-    # side of the plot; the other side is fitted to the data with a margin, not a fixed 0–100 %
-    assert spans["x"] / scatter["xpx"] == pytest.approx(spans["y"] / scatter["ypx"], rel=0.02)
-    assert min(spans.values()) <= 1.3 * widest + 1e-6
+        assert 0 <= lo <= min(values) and max(values) <= hi <= 1  # every point on the plot, inside 0–100 %
+        assert hi - lo <= 1.4 * (max(values) - min(values)) + 0.2  # fitted to the data (and its CIs), not 0–100 %
     (l1, t1, r1, b1), (l2, t2, r2, b2) = scatter["legend"], scatter["colorbar"]
     assert r1 <= l2 or r2 <= l1 or b1 <= t2 or b2 <= t1  # the legend clears the colour bar
     assert scatter["labels"] == 4  # 11 α points: the endpoints and the extremes are labelled, all on hover

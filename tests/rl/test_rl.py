@@ -261,6 +261,46 @@ def test_use_vllm_names_the_colocate_mode(monkeypatch):
     assert trainer.vllm_options(True) == {"use_vllm": True, "vllm_mode": "colocate"}
 
 
+def test_an_rl_job_on_a_base_checkpoint_trains_on_plain_prompts_and_saves_in_the_base_dtype(
+    store, tmp_path, monkeypatch
+):
+    """A base checkpoint (no chat template, bf16) trains with TRL's standard format: the rollout's
+    plain prompt as a string; its checkpoints come back in bf16, not TRL's float32."""
+    from safetensors import safe_open
+    from transformers import AutoModelForCausalLM
+
+    from backend.jobs import runner
+    from backend.lab.tiny import make_tiny_checkpoint
+    from backend.records import Job
+    from backend.rollout.prompts import SYSTEM, problem_prompt
+
+    base = make_tiny_checkpoint(tmp_path / "base")
+    (base / "chat_template.jinja").unlink()
+    AutoModelForCausalLM.from_pretrained(base).to(torch.bfloat16).save_pretrained(base)
+    store.put([ECHO])
+    store.put([Test(problem_id="t/one", idx=0, input="x\n", output="1\n", input_len=2, tier=1, is_public=True)])
+    seen = []
+    judge = SandboxReward.__call__
+    monkeypatch.setattr(
+        SandboxReward,
+        "__call__",
+        lambda self, prompts, *a, **kw: seen.extend(prompts) or judge(self, prompts, *a, **kw),
+    )
+    out = tmp_path / "out"
+    spec = RLSpec(base=str(base), output_dir=str(out), bench="t", steps=1, num_generations=2, per_device_train_batch_size=2,
+                  max_completion_length=8, save_steps=1, seed=1)  # fmt: skip
+    job = runner.create_job(store, spec)
+    runner.run_job_here(store, job.id)
+    assert store.get(Job, job.id).status == "done", store.get(Job, job.id).error
+    assert store.get(Experiment, job.experiment_id).spec["prompt_format"] == "plain"
+    plain = problem_prompt(ECHO, ("x\n", "1\n")) + "\n\n" + SYSTEM["reasoning"] + "\n\nSolution:\n"
+    assert seen and set(seen) == {plain}
+    for folder in (out / "checkpoint-1", out / "final"):
+        with safe_open(str(folder / "model.safetensors"), "pt") as f:
+            assert {f.get_tensor(k).dtype for k in f.keys()} == {torch.bfloat16}  # noqa: SIM118
+    AutoModelForCausalLM.from_pretrained(out / "final")  # loadable
+
+
 def test_a_program_that_does_not_parse_is_a_format_failure_but_still_queued_for_repair():
     """CE counts as a format failure (no runnable program), yet there is a program to repair, as before."""
     fn = SandboxReward({"t/len": (PROBLEM, TESTS)}, "repair:R_inf", workers=1)

@@ -57,14 +57,28 @@ def test_auto_engine_and_one_prompt_format(tmp_path):
     )
 
 
-def test_a_checkpoint_without_a_chat_template_is_refused_before_any_job(tmp_path, store):
+def test_chat_format_on_a_checkpoint_without_a_template_is_refused_before_any_job(tmp_path, store):
     from backend.errors import UserError
     from backend.jobs import runner
+    from backend.records import Experiment
     from backend.rl.spec import RLSpec
 
     folder = make_tiny_checkpoint(tmp_path / "plain")
     (folder / "chat_template.jinja").unlink()
-    spec = RLSpec(base=str(folder), output_dir=str(tmp_path / "out"))
+    spec = RLSpec(base=str(folder), output_dir=str(tmp_path / "out"), prompt_format="chat")
     with pytest.raises(UserError, match="has no chat template"):
         runner.create_job(store, spec)
     assert store.count(Job) == 0  # nothing was started or written
+    job = runner.create_job(store, spec.model_copy(update={"prompt_format": "auto"}))  # auto: plain for it
+    assert store.get(Experiment, job.experiment_id).spec["prompt_format"] == "plain"
+
+
+def test_plain_prompts_reach_the_model_as_written(engine):
+    from backend.rollout.prompts import render
+
+    messages = [{"role": "system", "content": "Do it."}, {"role": "user", "content": "Problem."},
+                {"role": "assistant", "content": "<bash>ls</bash>"}, {"role": "tool", "content": "a.py"}]  # fmt: skip
+    plain = render(messages, "agentic", "plain")
+    assert plain == "Problem.\n\nDo it.\n\nTerminal session:\n<bash>ls</bash>\n\nOutput:\na.py\n\n"
+    assert engine.render(plain) == plain  # no template around it
+    assert render(messages, "agentic", "chat") is messages

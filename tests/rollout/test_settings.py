@@ -15,7 +15,7 @@ class ScriptedEngine:
         self.scripts = scripts
         self.calls = []
 
-    def generate(self, conversations, spec):
+    def generate(self, conversations, spec, seeds=None):
         self.calls.append(len(conversations))
         out = []
         for conv in conversations:
@@ -105,7 +105,7 @@ def test_rollout_stores_samples_with_transcripts_and_resumes(store, tmp_path):
     answers = {"a": "```python\nprint(2)\n```", "b": "no code here"}
 
     class ByProblem(ScriptedEngine):
-        def generate(self, conversations, spec):
+        def generate(self, conversations, spec, seeds=None):
             self.calls.append(len(conversations))
             return [
                 [Completion(answers["a" if "P0" in c[1]["content"] else "b"], 5, 3, "stop", 0.1)] * spec.n

@@ -92,10 +92,10 @@ def _reference(low: str, high: str, alpha: float) -> dict[str, torch.Tensor]:
 
 def test_alpha_switch_feeds_load_weights_with_hf_names_into_fused_layers(vllm, bf16_pair):
     low, high = bf16_pair
-    engine = make_engine("vllm", low, alpha_switch=True)
+    engine = make_engine("vllm", low, alpha_switch=(low, high))
     llm = LLM.instances[-1]
     assert llm.kwargs["worker_extension_cls"] == "backend.merge.live_vllm.AlphaSwitchExtension"
-    assert llm.gpu_memory_utilization == 0.80  # lowered beside the endpoints on the GPU
+    assert llm.gpu_memory_utilization == 0.92  # tiny endpoints on a 140 GiB device: vLLM's default share
     switch = engine.alpha_switch(low, high)
     model = llm.worker.model_runner.model
     for alpha in (0.5, -0.5, 1.5):
@@ -112,7 +112,7 @@ def test_alpha_switch_feeds_load_weights_with_hf_names_into_fused_layers(vllm, b
 
 def test_a_failed_prefix_cache_reset_stops_the_sweep(vllm, bf16_pair):
     low, high = bf16_pair
-    switch = make_engine("vllm", low, alpha_switch=True).alpha_switch(low, high)
+    switch = make_engine("vllm", low, alpha_switch=(low, high)).alpha_switch(low, high)
     LLM.reset_result = False
     with pytest.raises(RuntimeError, match="did not reset its prefix cache"):
         switch.set_alpha(0.5)

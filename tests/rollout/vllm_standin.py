@@ -2,14 +2,26 @@
 
 Signatures are those of vLLM 0.31.0 (the version requirements-gpu.txt pins), read from its wheel:
 `LLM.__init__` (keyword-only options; the rest go to EngineArgs, of which only real field names are
-accepted here), `LLM.chat`, `LLM.collective_rpc`, `LLM.reset_prefix_cache`, `LLM.get_tokenizer`,
-`llm_engine.model_config.max_model_len` and `SamplingParams` (its field names; greedy with n > 1 is
-refused with vLLM's message). It refuses any other argument, a list of SamplingParams whose length
-is not the number of conversations, and a prompt longer than max_model_len, as vLLM does.
+accepted here), `LLM.chat`, `LLM.generate`, `LLM.collective_rpc`, `LLM.reset_prefix_cache`,
+`LLM.get_tokenizer`, `llm_engine.model_config.max_model_len`, `llm_engine.engine_core.shutdown`
+and `SamplingParams` (its field names). It refuses any other argument, a list of SamplingParams
+whose length is not the number of prompts, and a prompt longer than max_model_len, as vLLM does.
 
-It stands in for the *model* only: a completion's text is a function of (prompt, seed, index), and
-the worker holds a Qwen2 in vLLM's fused layout (qkv_proj, gate_up_proj) whose load_weights takes
-Hugging Face names, as vLLM's does. Nothing here is vLLM's code.
+It keeps vLLM's rules, not only its signatures (file:line in vLLM 0.31.0's wheel):
+- one device with a memory ledger (DEVICE): an LLM starts only when free ≥ gpu_memory_utilization
+  × total (v1/worker/utils.py:539-558) and holds that share until its engine core is shut down
+  (v1/engine/core_client.py:391-393) or collected (its weakref finalizer, core_client.py:373);
+  torch.cuda.mem_get_info answers from the ledger (install() patches it, in tests only); tensors
+  a worker extension puts on the device (the α switch's endpoints) are charged beside the share;
+- the k-th of n child samples gets seed + k (v1/engine/parallel_sampling.py:69-81);
+- the sampling noise depends on the seed alone, not on the prompt (v1/worker/gpu/sample/gumbel.py:
+  164-198): every completion shows its `noise=` tag, so two requests that share a seed collide visibly;
+- temperature < 1e-5 is greedy (sampling_params.py:27, 549-554): no noise, and n > 1 refused;
+- chat() needs a chat template (renderers/hf.py:794-799); generate() takes plain prompts.
+
+It stands in for the *model* only: a completion's text is a function of (prompt tokens, noise,
+weights), and the worker holds a Qwen2 in vLLM's fused layout (qkv_proj, gate_up_proj) whose
+load_weights takes Hugging Face names, as vLLM's does. Nothing here is vLLM's code.
 """
 
 from __future__ import annotations
@@ -18,9 +30,13 @@ import hashlib
 import importlib
 import importlib.machinery
 import inspect
+import json
+import math
 import sys
 import types
+import weakref
 from dataclasses import dataclass
+from pathlib import Path
 from typing import ClassVar
 
 import torch
@@ -35,8 +51,40 @@ SAMPLING_FIELDS = {
 EVENTS: list[tuple] = []  # what the fake engine was asked to do, for the tests
 
 
+GiB = 2**30
+SAMPLING_EPS = 1e-5  # sampling_params.py:27
+
+
 class VLLMValidationError(Exception):
     pass
+
+
+class ChatTemplateResolutionError(ValueError):  # entrypoints/chat_utils.py:89
+    pass
+
+
+class Device:
+    """One GPU's memory as a ledger: holder -> bytes."""
+
+    def __init__(self, total: int = 140 * GiB):
+        self.total, self.held = total, {}
+
+    @property
+    def free(self) -> int:
+        return self.total - sum(self.held.values())
+
+    def take(self, holder, nbytes: int) -> None:
+        self.held[holder] = self.held.get(holder, 0) + nbytes
+
+    def release(self, holder) -> None:
+        EVENTS.append(("release", holder))
+        self.held.pop(holder, None)
+
+    def mem_get_info(self, device=None) -> tuple[int, int]:
+        return self.free, self.total
+
+
+DEVICE = Device()
 
 
 class SamplingParams:
@@ -46,8 +94,25 @@ class SamplingParams:
             raise TypeError(f"SamplingParams got unexpected keyword arguments {sorted(unknown)}")
         self.n, self.temperature, self.seed = fields.get("n", 1), fields.get("temperature", 1.0), fields.get("seed")
         self.max_tokens, self.stop = fields.get("max_tokens", 16), fields.get("stop")
-        if self.temperature < 1e-5 and self.n > 1:
+        if self.seed == -1:  # sampling_params.py:504-505
+            self.seed = None
+        if self.temperature < SAMPLING_EPS and self.n > 1:  # sampling_params.py:549-554, 703-707
             raise VLLMValidationError(f"n must be 1 when using greedy sampling, got {self.n}.")
+
+    @property
+    def greedy(self) -> bool:
+        return self.temperature < SAMPLING_EPS
+
+    def child_seeds(self) -> list[int | None]:
+        """parallel_sampling.py:69-81: child k of a seeded request gets seed + k."""
+        return [None if self.seed is None else self.seed + k for k in range(self.n)]
+
+
+def noise(seed: int | None) -> str:
+    """The sampler's draw for a seed: the same for every prompt (gumbel.py hashes (seed, pos, token))."""
+    if seed is None:  # vLLM draws a random int64 seed (v1/worker/gpu/sample/states.py:56-57)
+        seed = int.from_bytes(__import__("os").urandom(8), "little")
+    return hashlib.sha256(str(seed).encode()).hexdigest()[:10]
 
 
 @dataclass
@@ -134,13 +199,28 @@ class _ModelConfig:
         self.max_model_len = max_model_len
 
 
+class _EngineCoreClient:
+    """Holds the engine's device share; shutdown() or garbage collection gives it back (core_client.py:373, 391-393)."""
+
+    def __init__(self, holder: str):
+        self.holder = holder
+        self._finalizer = weakref.finalize(self, DEVICE.release, holder)
+
+    def shutdown(self, timeout: float | None = None) -> None:
+        EVENTS.append(("shutdown", self.holder))
+        if self._finalizer.detach() is not None:
+            DEVICE.release(self.holder)
+
+
 class _Engine:
-    def __init__(self, max_model_len: int):
+    def __init__(self, max_model_len: int, holder: str):
         self.model_config = _ModelConfig(max_model_len)
+        self.engine_core = _EngineCoreClient(holder)
 
 
 class LLM:
     instances: ClassVar[list[LLM]] = []
+    built = 0
     reset_result = True  # set False to see the caller refuse a failed prefix-cache reset
 
     def __init__(self, model: str, *, tokenizer=None, seed: int = 0, gpu_memory_utilization: float = 0.92,
@@ -151,37 +231,66 @@ class LLM:
         from safetensors.torch import load_file
         from transformers import AutoTokenizer
 
+        requested = math.ceil(DEVICE.total * gpu_memory_utilization)  # v1/worker/utils.py:539-558
+        if DEVICE.free < requested:
+            raise ValueError(
+                f"Free memory on device cuda:0 ({DEVICE.free / GiB:.2f}/{DEVICE.total / GiB:.2f} GiB) on startup is "
+                f"less than desired GPU memory utilization ({gpu_memory_utilization}, {requested / GiB:.2f} GiB). "
+                "Decrease GPU memory utilization or reduce GPU memory used by other processes."
+            )
         self.model_path, self.kwargs = model, kwargs
         self.gpu_memory_utilization = gpu_memory_utilization
         self.tokenizer = AutoTokenizer.from_pretrained(tokenizer or model)
-        config = __import__("json").loads((__import__("pathlib").Path(model) / "config.json").read_text())
-        self.llm_engine = _Engine(
-            kwargs.get("max_model_len") or config["max_position_embeddings"]
-        )  # as vLLM derives it
+        config = json.loads((Path(model) / "config.json").read_text())
+        LLM.built += 1
+        holder = f"engine-{LLM.built}"
+        DEVICE.take(holder, requested)
+        EVENTS.append(("start", holder, model))
+        self.llm_engine = _Engine(kwargs.get("max_model_len") or config["max_position_embeddings"], holder)
         worker_cls = type("Worker", (_worker_extension(kwargs.get("worker_extension_cls")),), {})
         self.worker = worker_cls()
         state = {}
-        for f in sorted(__import__("pathlib").Path(model).glob("*.safetensors")):
+        for f in sorted(Path(model).glob("*.safetensors")):
             state.update(load_file(str(f)))
         self.worker.model_runner = _ModelRunner(FusedQwen2(state))
         LLM.instances.append(self)
 
-    def get_tokenizer(self, lora_request=None):
+    def get_tokenizer(self):
         return self.tokenizer
 
     def chat(self, messages, sampling_params=None, use_tqdm=True, lora_request=None, chat_template=None,
              chat_template_content_format="auto", add_generation_prompt=True, continue_final_message=False,
              tools=None, chat_template_kwargs=None, tokenization_kwargs=None, mm_processor_kwargs=None):  # fmt: skip
+        if (chat_template or self.tokenizer.chat_template) is None:  # renderers/hf.py:794-799
+            raise ChatTemplateResolutionError(
+                "As of transformers v4.44, default chat template is no longer allowed, so you must provide a chat "
+                "template if the tokenizer does not define one."
+            )
         conversations = [messages] if messages and isinstance(messages[0], dict) else list(messages)
+        EVENTS.append(("call", "chat"))
+        ids = []
+        for conv in conversations:
+            tokens = self.tokenizer.apply_chat_template(conv, tokenize=True, add_generation_prompt=True)
+            ids.append(tokens if isinstance(tokens, list) else tokens["input_ids"])
+        return self._run(ids, sampling_params)
+
+    def generate(self, prompts, sampling_params=None, *, use_tqdm=True, lora_request=None, priority=None,
+                 tokenization_kwargs=None, mm_processor_kwargs=None):  # fmt: skip
+        prompts = [prompts] if isinstance(prompts, str) else list(prompts)
+        if not all(isinstance(p, str) for p in prompts):
+            raise TypeError("the stand-in takes text prompts only")
+        EVENTS.append(("call", "generate"))
+        EVENTS.extend(("prompt", p) for p in prompts)
+        return self._run([self.tokenizer(p)["input_ids"] for p in prompts], sampling_params)
+
+    def _run(self, ids_per_prompt: list[list[int]], sampling_params) -> list[RequestOutput]:
         params = (
-            sampling_params if isinstance(sampling_params, list | tuple) else [sampling_params] * len(conversations)
+            sampling_params if isinstance(sampling_params, list | tuple) else [sampling_params] * len(ids_per_prompt)
         )
-        if len(params) != len(conversations):
+        if len(params) != len(ids_per_prompt):
             raise ValueError("The lengths of prompts and sampling_params must be the same.")
         out = []
-        for conv, p in zip(conversations, params, strict=True):
-            ids = self.tokenizer.apply_chat_template(conv, tokenize=True, add_generation_prompt=True)
-            ids = ids if isinstance(ids, list) else ids["input_ids"]
+        for ids, p in zip(ids_per_prompt, params, strict=True):
             limit = self.llm_engine.model_config.max_model_len
             if len(ids) >= limit:
                 raise VLLMValidationError(
@@ -189,9 +298,12 @@ class LLM:
                 )
             EVENTS.append(("request", p.seed, p.n))
             outputs = []
-            for k in range(p.n):
-                digest = hashlib.sha256(f"{ids}|{p.seed}|{k}|{self._weights_digest()}".encode()).hexdigest()[:8]
-                outputs.append(CompletionOutput(k, f"sample {digest}\n```python\nprint({k})\n```", [1, 2, 3], "stop"))
+            for k, seed in enumerate(p.child_seeds()):
+                drawn = "greedy" if p.greedy else noise(seed)
+                EVENTS.append(("sample", seed, drawn))
+                digest = hashlib.sha256(f"{ids}|{drawn}|{self._weights_digest()}".encode()).hexdigest()[:8]
+                text = f"sample {digest} noise={drawn}\n```python\nprint({k})\n```"
+                outputs.append(CompletionOutput(k, text, [1, 2, 3], "stop"))
             out.append(RequestOutput(list(ids), outputs))
         return out
 
@@ -204,7 +316,22 @@ class LLM:
     ) -> list:
         EVENTS.append(("rpc", method))
         fn = getattr(self.worker, method) if isinstance(method, str) else method.__get__(self.worker)
-        return [fn(*args, **(kwargs or {}))]
+        result = fn(*args, **(kwargs or {}))
+        if method == "flab_load_endpoints":
+            self._charge_endpoints(args[2] if len(args) > 2 else "device")
+        return [result]
+
+    def _charge_endpoints(self, place: str) -> None:
+        """The worker runs on the CPU here, so what the call asked for says which of its tensors a
+        GPU worker would hold: endpoints on the device are charged beside the engine's share."""
+        if place != "device":
+            return
+        nbytes = sum(t.numel() * t.element_size() for pair in self.worker._flab_endpoints.values() for t in pair)
+        if nbytes > DEVICE.free:
+            raise torch.OutOfMemoryError(
+                f"CUDA out of memory. Tried to allocate {nbytes / GiB:.2f} GiB; {DEVICE.free / GiB:.2f} GiB free"
+            )
+        DEVICE.take(self.llm_engine.engine_core.holder, nbytes)
 
     def reset_prefix_cache(self, reset_running_requests: bool = False, reset_connector: bool = False) -> bool:
         EVENTS.append(("reset_prefix_cache",))
@@ -218,13 +345,19 @@ def _worker_extension(qualified: str | None) -> type:
     return getattr(importlib.import_module(module), name)
 
 
-def install(monkeypatch) -> types.ModuleType:
-    """Make `import vllm` give this stand-in, and CUDA look present, for one test."""
+def install(monkeypatch, device_bytes: int = 140 * GiB) -> types.ModuleType:
+    """Make `import vllm` give this stand-in, and CUDA look present with one device of
+    `device_bytes` (an H200's 140 GiB by default) whose memory is the ledger, for one test."""
+    global DEVICE
     module = types.ModuleType("vllm")
     module.__spec__ = importlib.machinery.ModuleSpec("vllm", None)
     module.LLM, module.SamplingParams = LLM, SamplingParams
     monkeypatch.setitem(sys.modules, "vllm", module)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    DEVICE = Device(device_bytes)
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: DEVICE.mem_get_info(device))
+    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: EVENTS.append(("empty_cache",)))
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: None)  # nothing runs asynchronously here
     LLM.instances.clear()
     EVENTS.clear()
     LLM.reset_result = True

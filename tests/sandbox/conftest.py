@@ -2,6 +2,7 @@ import os
 import shutil
 import subprocess
 import time
+from pathlib import Path
 
 import psutil
 import pytest
@@ -43,8 +44,17 @@ def run(backend):
 
 
 def nobody_processes() -> list[str]:
+    """The machine's processes running as nobody inside a docker container (other judges' bwrap
+    sandboxes on the same machine also run as nobody, and are not this test's leftovers)."""
     out = subprocess.run(["ps", "-u", "65534", "-o", "pid=,comm="], capture_output=True, text=True).stdout
-    return [line for line in out.splitlines() if line.strip()]
+    return [line for line in out.splitlines() if line.strip() and _in_docker(line.split()[0])]
+
+
+def _in_docker(pid: str) -> bool:
+    try:
+        return "/docker" in Path(f"/proc/{pid}/cgroup").read_text()
+    except OSError:
+        return False
 
 
 def leftovers(backend: str, before: set[str]) -> set[str]:

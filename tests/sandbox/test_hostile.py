@@ -4,7 +4,6 @@ The expected output of every test is what a *successful* attack would print, so 
 as AC where the suite demands WA/RE; harmless-by-design probes expect their blocked answer.
 """
 
-import os
 import socket
 import threading
 
@@ -186,31 +185,3 @@ def test_hostile_program(run, name, host_guard, host_listener, monkeypatch, tmp_
 
 def test_suite_is_big_enough():
     assert len(CASES) >= 30
-
-
-def test_verdicts_identical_under_cpu_load(run):
-    """A CPU hog on the other core must not change any verdict (CPU time, not wall time, decides)."""
-    import multiprocessing as mp
-
-    programs = {
-        "AC": "a, b = map(int, input().split())\nprint(a + b)",
-        "TLE": "while True:\n    pass",
-        "slow_but_ok": "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3:\n    pass\nprint(3)",
-        "MLE": "x = bytearray(1 << 30)",
-    }
-    limits = JudgeLimits(time_limit_s=0.6, memory_mb=256)
-    quiet = {k: run(v, limits=limits).verdict for k, v in programs.items()}
-    hogs = [mp.get_context("fork").Process(target=_burn, daemon=True) for _ in range(os.cpu_count() or 2)]
-    for hog in hogs:
-        hog.start()
-    try:
-        loaded = {k: run(v, limits=limits).verdict for k, v in programs.items()}
-    finally:
-        for hog in hogs:
-            hog.kill()
-    assert quiet == loaded == {"AC": "AC", "TLE": "TLE", "slow_but_ok": "AC", "MLE": "MLE"}
-
-
-def _burn():
-    while True:
-        pass

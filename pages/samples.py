@@ -1,0 +1,103 @@
+"""The Problem page's samples view: two samples side by side, each with its code, verdict ladder and
+first failing test, and the diff between them (layout only; backend/analysis/samples.py reads them)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from backend.analysis.frame import Outcomes
+from backend.analysis.samples import NOT_RUN, code_diff, first_failure, first_failure_line, format_reason, ladder, prose
+from backend.records import Evaluation, Problem, Sample
+from backend.sandbox.verdicts import OPTIMIZATION
+from pages import view
+
+VERDICT_COLORS = {"AC": "#c9ecd9", NOT_RUN: "#eeeeee"} | {v: "#fbe3b8" for v in OPTIMIZATION}
+FAILED_COLOR = "#f7c9b8"  # any other verdict: a correctness failure
+
+
+def alpha_text(o: Outcomes, i: int) -> str:
+    """How a checkpoint is named in the URL: its α as written (e.g. -0.5), or its label when it has none."""
+    a = o.alphas[i]
+    return f"{a:g}" if a is not None else o.labels[i]
+
+
+def default_pair(o: Outcomes) -> tuple[str, str]:
+    """The endpoints (α = 0 and 1) when the experiment has them, else its first and last checkpoints."""
+    names = [alpha_text(o, i) for i in range(len(o.checkpoints))]
+    return ("0" if "0" in names else names[0]), ("1" if "1" in names else names[-1])
+
+
+def samples_view(o: Outcomes, problem: Problem, samples: list[Sample], evals: list[Evaluation]) -> None:
+    st.subheader("Samples compared across α")
+    names = [alpha_text(o, i) for i in range(len(o.checkpoints))]
+    shown = {n: f"α = {n}" if o.alphas[i] is not None else n for i, n in enumerate(names)}
+    low, high = default_pair(o)
+    if (
+        view.get("alpha") == view.get("vs") and view.get("alpha") is not None
+    ):  # a link naming one α: compare it with an endpoint
+        view.put("vs", low if view.get("alpha") == high else high)
+    by_key = {(e.checkpoint_id, e.sample_idx): e for e in evals}
+    sides = []
+    for col, key, default in zip(st.columns(2), ("alpha", "vs"), (low, high), strict=True):
+        with col:
+            name = view.bound(st.selectbox, key, "α" if key == "alpha" else "compared with α", names, default=default,
+                              format_func=shown.get)  # fmt: skip
+            ckpt = o.checkpoints[names.index(name)]
+            mine = sorted((s for s in samples if s.checkpoint_id == ckpt), key=lambda s: s.sample_idx)
+            if not mine:
+                st.info("No samples of this checkpoint on this problem.")
+                sides.append((name, None))
+                continue
+            by_idx = {s.sample_idx: s for s in mine}
+            idx = st.selectbox("Sample", list(by_idx), key=f"sample-{key}-{ckpt}",
+                               format_func=lambda i, c=ckpt: f"sample {i}: {_outcome(by_key.get((c, i)))}")  # fmt: skip
+            sample = by_idx[idx]
+            one_sample(sample, by_key.get((ckpt, sample.sample_idx)), problem)
+            sides.append((name, sample))
+    (a, left), (b, right) = sides
+    if left is not None and right is not None:
+        st.markdown(f"**Diff: α = {a} → α = {b}**")
+        diff = code_diff(left.code, right.code, f"α={a} sample {left.sample_idx}", f"α={b} sample {right.sample_idx}")
+        st.code(diff or "(the two programs are identical)", language="diff")
+
+
+def _outcome(e: Evaluation | None) -> str:
+    return f"{e.outcome} ({e.verdict})" if e else "not judged yet"
+
+
+def one_sample(s: Sample, e: Evaluation | None, problem: Problem) -> None:
+    st.markdown(f"**{_outcome(e)}**")
+    if e is not None:
+        st.markdown(first_failure_line(e.test_results, problem.time_limit_s))
+    if s.code:
+        st.code(s.code, language="cpp" if "#include" in s.code else "python", line_numbers=True)
+    else:
+        st.warning(f"format failure: {format_reason(e.test_results if e else None) or s.extract_error}")
+    if e and e.test_results:
+        rows = pd.DataFrame(ladder(e.test_results))
+        if not rows.empty:
+            styled = rows.style.map(
+                lambda v: f"background-color: {VERDICT_COLORS.get(v, FAILED_COLOR)}", subset=["verdict"]
+            )
+            st.dataframe(styled, hide_index=True, width="stretch", height=min(36 * (len(rows) + 1) + 2, 600))
+            st.caption(f"Tests in ascending input length; time limit {problem.time_limit_s:g} s, memory "
+                       f"{problem.memory_limit_mb} MB. Judging stops at the first failure: later tests are {NOT_RUN}.")  # fmt: skip
+        failed = first_failure(e.test_results)
+        if failed and failed.get("detail"):
+            with st.expander("Failure detail: the checker's message or the end of stderr (traceback)"):
+                st.code(failed["detail"], language="text")
+    if s.setting in ("tool", "agentic") and s.transcript:
+        with st.expander("Transcript"):
+            for turn in s.transcript:
+                role = (
+                    turn["role"]
+                    if turn["role"] in ("user", "assistant")
+                    else "ai"
+                    if turn["role"] == "tool"
+                    else "human"
+                )
+                st.chat_message(role).write(turn["content"])
+    elif prose(s.completion):
+        with st.expander("What the model wrote around the code"):
+            st.text(prose(s.completion)[:4000])

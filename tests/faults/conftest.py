@@ -1,0 +1,1 @@
+from tests.jobs.conftest import endpoints, jobs_db  # noqa: F401  (the sweep fixtures, shared)

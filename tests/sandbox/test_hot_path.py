@@ -1,0 +1,71 @@
+"""The judge's per-test path (issue #32): one round trip per test, a child forked from the warm
+launcher per test, and nothing passing from one test to the next."""
+
+import pytest
+
+from backend.sandbox import session as session_module
+from backend.sandbox.backends import SandboxError, open_session
+from backend.sandbox.judge import JudgeTest, Program, judge
+from backend.sandbox.limits import JudgeLimits
+
+# What a test sees of what the tests before it did, then leaves behind: files in its run folder,
+# in /tmp (the same folder) and beside the launcher in /work, folders made unwritable, and
+# attributes set on modules of the interpreter it was forked from.
+LEAVES_STATE = """import builtins, os, sys
+print(len(os.listdir('.')), os.access('.', os.W_OK), sorted(os.listdir('/work')), hasattr(sys, 'mark'), hasattr(builtins, 'mark'))
+sys.mark = builtins.mark = 1
+open('left', 'w').write('x')
+open('/tmp/left2', 'w').write('x')
+open('/work/left3', 'w').write('x')
+os.makedirs('deep/er')
+os.chmod('deep', 0o500)
+os.chmod('.', 0o500)
+"""
+CLEAN = "0 True ['.io', 'run'] False False\n"
+
+
+def test_no_state_passes_between_tests(run):
+    result = run(LEAVES_STATE, [JudgeTest("", CLEAN)] * 3, run_all=True)
+    assert [t.verdict for t in result.tests] == ["AC"] * 3, [t.detail for t in result.tests]
+
+
+def test_the_input_is_not_the_programs_memory(run):
+    """The input's pages are counted into the baseline before the program starts: a program that
+    never reads a 24 MB input uses almost nothing, under a 16 MB limit; one that reads it all
+    into a string is measured with it."""
+    big = "1" * (24 << 20)
+    limits = JudgeLimits(time_limit_s=5.0, memory_mb=16)
+    idle = run("print(3)", [JudgeTest(big, "3\n")], limits=limits)
+    assert idle.verdict == "AC" and idle.tests[0].mem_mb < 6, (idle.verdict, idle.tests[0].mem_mb)
+    reader = run("import sys\nprint(len(sys.stdin.read()) // 1024)", [JudgeTest(big, f"{24 << 10}\n")],
+                 limits=JudgeLimits(time_limit_s=5.0, memory_mb=256))  # fmt: skip
+    assert reader.verdict == "AC" and 24 <= reader.tests[0].mem_mb <= 120, reader.tests[0].mem_mb
+
+
+def test_each_test_is_one_round_trip(monkeypatch):
+    """load once, then one `test` message per test (no separate staging call)."""
+    ops = []
+    real_call = session_module.Session.call
+
+    def recording_call(self, msg, timeout, payload=b""):
+        ops.append(msg["op"])
+        return real_call(self, msg, timeout, payload)
+
+    monkeypatch.setattr(session_module.Session, "call", recording_call)
+    tests = [JudgeTest(f"{i} {i}\n", f"{2 * i}\n") for i in range(5)]
+    result = judge(Program("a, b = map(int, input().split())\nprint(a + b)"), tests)
+    assert result.verdict == "AC"
+    assert ops[:6] == ["load"] + ["test"] * 5, ops
+
+
+def test_an_input_the_tmpfs_cannot_hold_leaves_the_launcher_in_step():
+    """A 12 MB input into an 8 MB tmpfs is a sandbox error, and the launcher still reads all of
+    it, so the next test on the same sandbox is judged (it would read input bytes as a message)."""
+    session = open_session("bwrap", tmpfs_mb=8)
+    try:
+        assert session.load("python", "print(input()[::-1])", JudgeLimits().for_compile())["ok"]
+        with pytest.raises(SandboxError, match="No space left"):
+            session.run(JudgeLimits().for_test(), "x" * (12 << 20))
+        assert session.run(JudgeLimits().for_test(), "abc\n")["stdout"] == "cba\n"
+    finally:
+        session.close()
