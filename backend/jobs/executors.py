@@ -139,13 +139,3 @@ def connect_ray(address: str | None, **init_kw):
                 raise
             ray.shutdown()
     return ray
-
-
-def make_executor(spec):
-    switch_endpoints = getattr(spec, "switch_endpoints", "device")
-    if spec.executor == "ray":
-        from backend.jobs.pool import RayExecutor
-
-        return RayExecutor(spec.engine, spec.ray_address, spec.gpus, spec.tensor_parallel_size,
-                           {"switch_endpoints": switch_endpoints, **engine_options(spec)})  # fmt: skip
-    return LocalExecutor(spec.engine, switch_endpoints=switch_endpoints, **engine_options(spec))

@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from backend.jobs.executors import make_executor
+from backend.jobs.executors import LocalExecutor, engine_options
 from backend.jobs.spec import EvalSpec, SweepSpec, job_folders
 from backend.merge.cache import merge_key, register_merged
 from backend.merge.io import Checkpoint as Folder
@@ -119,6 +119,17 @@ def sweep_points(store: Store, spec: SweepSpec, progress: Progress, merge) -> li
 
 def eval_points(store: Store, folders: list[str]) -> list[Point]:
     return [Point(ensure_registered(store, p).id, p, label=Path(p).name) for p in folders]
+
+
+def make_executor(spec: SweepSpec | EvalSpec):
+    """Local, or the Ray engine pool (imported only when asked for: it imports Ray)."""
+    switch_endpoints = getattr(spec, "switch_endpoints", "device")
+    if spec.executor == "ray":
+        from backend.jobs.pool import RayExecutor
+
+        return RayExecutor(spec.engine, spec.ray_address, spec.gpus, spec.tensor_parallel_size,
+                           {"switch_endpoints": switch_endpoints, **engine_options(spec)})  # fmt: skip
+    return LocalExecutor(spec.engine, switch_endpoints=switch_endpoints, **engine_options(spec))
 
 
 def run_pipeline(store: Store, job_id: str, experiment_id: str, spec: SweepSpec | EvalSpec) -> dict:

@@ -123,7 +123,7 @@ def sample_problems(store: Store, exp: str, checkpoint_id: str, problems: list[P
         episodes = generate(conversations(store, batch, setting), batch_sampling(sampling, batch))
         stored = store_batch(store, exp, checkpoint_id, batch, episodes, setting)
         if on_batch:
-            on_batch(batch, stored)
+            on_batch(batch.problems, stored)
 
 
 @dataclass(frozen=True)
