@@ -188,7 +188,7 @@ def parameters(kind: str, spec: dict | None) -> list[tuple[str, str]]:
     for name, field in sorted(model.model_fields.items(), key=lambda item: item[0] not in own):
         value = spec.get(name)
         extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
-        if value in (None, "", [], {}) or extra.get("form") is False and extra.get("cli") is False:
+        if value in (None, "", [], {}) or (extra.get("form") is False and extra.get("cli") is False):
             continue
         if isinstance(value, list):
             value = ", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in value)
