@@ -202,6 +202,11 @@ def jobs() -> list[Job]:
     return list_jobs(_store(db_path()))
 
 
+def job_specs() -> dict[str, dict]:
+    """experiment id → its stored spec, for the job cards' parameters."""
+    return {e.id: e.spec for e in _store(db_path()).select(Experiment)}
+
+
 SHELL_KEY = "_flab_app_shell"  # set by app.py on every run
 
 

@@ -24,9 +24,15 @@ def live_jobs() -> None:
         st.info("No jobs yet. Launch one on the Launch page.")
         return
     focus = st.query_params.get("job")
+    specs = data.job_specs()
     for job in jobs:
         with st.container(border=True):
-            st.markdown(f"**{job.id}** · {job.kind} · `{job.status}` · experiment `{job.experiment_id}`")
+            elapsed = runner.elapsed_s(job)
+            took = f" · {_duration(elapsed)} {'so far' if job.status == 'running' else 'elapsed'}" if elapsed else ""
+            st.markdown(f"**{job.id}** · {job.kind} · `{job.status}` · experiment `{job.experiment_id}`{took}")
+            params = runner.parameters(job.kind, specs.get(job.experiment_id))
+            if params:
+                st.caption(" · ".join(f"{title}: `{value}`" for title, value in params))
             for stage, p in runner.stages(job).items():
                 eta = f", ETA {p['eta_s']:.0f}s" if p.get("eta_s") and job.status == "running" else ""
                 st.progress(
@@ -51,6 +57,12 @@ def live_jobs() -> None:
     if not any(j.status in ("running", "queued") for j in jobs):
         st.caption("Nothing is running; this page stops polling.")
         st.stop()
+
+
+def _duration(seconds: float) -> str:
+    minutes, secs = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h {minutes:02d}m" if hours else f"{minutes}m {secs:02d}s" if minutes else f"{secs}s"
 
 
 live_jobs()

@@ -46,6 +46,12 @@ class Progress:
         self.stages[stage]["done"] += n
         self.flush(stage)
 
+    def reuse(self, stage: str, n: int) -> None:
+        """Work a resumed job finds already done: it counts as done, but not toward the rate, so
+        the ETA is the work still to do at the speed of this run."""
+        self.stages[stage]["reused"] = self.stages[stage].get("reused", 0) + n
+        self.reached(stage, self.stages[stage]["done"] + n)
+
     def reached(self, stage: str, done: int) -> None:
         self.stages[stage]["done"] = done
         self.flush(stage, force=True)
@@ -73,7 +79,7 @@ class Progress:
         for name, s in self.stages.items():
             if s.get("total") and s["done"] >= s["total"]:
                 s.setdefault("ended", now)  # a finished stage's rate stops where it ended
-            rate = s["done"] / max(s.get("ended", now) - s["started"], 1e-6)
+            rate = (s["done"] - s.get("reused", 0)) / max(s.get("ended", now) - s["started"], 1e-6)
             left = s.get("total", 0) - s["done"]
             out[name] = {
                 "done": s["done"],
@@ -147,7 +153,7 @@ def run_pipeline(store: Store, job_id: str, experiment_id: str, spec: SweepSpec 
         progress.set_total("judge", len(points) * len(problems) * spec.n)
         for point in points:
             done = store.sample_keys(experiment_id, point.checkpoint_id)
-            progress.advance("rollout", sum(1 for p in problems for i in range(spec.n) if (p.id, i) in done))
+            progress.reuse("rollout", sum(1 for p in problems for i in range(spec.n) if (p.id, i) in done))
         executor.rollout_points(
             points, Work(store, executor, experiment_id, problems, spec, judge_inputs, progress, prompt_format)
         )
@@ -210,7 +216,7 @@ def _queue_judging(store, executor, exp, point, judge_inputs, spec, progress) ->
         if s.problem_id in judge_inputs
     ]
     todo = [s for s in samples if (s.problem_id, s.sample_idx) not in judged]
-    progress.advance("judge", len(samples) - len(todo))
+    progress.reuse("judge", len(samples) - len(todo))
     jobs = []
     for s in todo:
         tests, limits, checker, func = judge_inputs[s.problem_id]

@@ -14,6 +14,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import traceback
 import uuid
@@ -91,14 +92,20 @@ def start(store: Store, job_id: str, detach: bool = True) -> int:
     job = get_job(store, job_id)
     if detach:
         with open(job.log_path, "a") as log:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "backend", "jobs", "run-job", job_id, "--db", str(store.path)],
-                cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
-            )  # fmt: skip
-        store.update(Job, (job_id,), pid=proc.pid, status="queued", error=None)
-        return proc.pid
+            pid = spawn([sys.executable, "-m", "backend", "jobs", "run-job", job_id, "--db", str(store.path)], log)
+        store.update(Job, (job_id,), pid=pid, status="queued", error=None)
+        return pid
     run_job_here(store, job_id)
     return os.getpid()
+
+
+def spawn(argv: list[str], log) -> int:
+    """A detached process in its own session. A thread of ours waits for it, so when it ends it is
+    reaped at once: a long-lived starter (the dashboard's server) keeps no <defunct> children."""
+    proc = subprocess.Popen(argv, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                            start_new_session=True)  # fmt: skip
+    threading.Thread(target=proc.wait, name=f"reap-{proc.pid}", daemon=True).start()
+    return proc.pid
 
 
 def run_job_here(store: Store, job_id: str) -> None:
@@ -185,6 +192,34 @@ def actor_lines(job: Job) -> list[str]:
         doing = f" {a['point']}" if a.get("state") == "sampling" else ""
         lines.append(f"{name} on {where}: {a.get('state', '?')}{doing}, {a['points']} point(s) done{rate}")
     return lines
+
+
+def parameters(kind: str, spec: dict | None) -> list[tuple[str, str]]:
+    """(title, value) of a stored spec's set fields, titled as the spec declares them; folders by
+    name. Hidden fields (set by code only) and empty ones are left out."""
+    model = SPECS.get(kind)
+    if model is None or not spec:
+        return []
+    out, own = [], set(model.__annotations__)  # the job kind's own fields (endpoints, grid) first
+    for name, field in sorted(model.model_fields.items(), key=lambda item: item[0] not in own):
+        value = spec.get(name)
+        extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
+        if value in (None, "", [], {}) or (extra.get("form") is False and extra.get("cli") is False):
+            continue
+        if isinstance(value, list):
+            value = ", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in value)
+        elif isinstance(value, str) and "/" in value and Path(value).is_absolute():
+            value = Path(value).name
+        out.append((field.title or name, str(value)))
+    return out
+
+
+def elapsed_s(job: Job, now: dt.datetime | None = None) -> float | None:
+    """Seconds since the job was created: until now while it runs, until its last update once it ended."""
+    if job.created_at is None:
+        return None
+    end = (now or dt.datetime.now()) if job.status in ("running", "queued") else job.updated_at
+    return max(0.0, ((end or job.created_at) - job.created_at).total_seconds())
 
 
 def list_jobs(store: Store) -> list[Job]:

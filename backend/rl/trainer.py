@@ -77,6 +77,8 @@ def run_rl(store: Store, spec: RLSpec, progress: bool = True, experiment_id: str
         def on_train_begin(self, args, state, control, **kw):
             if job:
                 job.set_total("train", spec.steps)
+                if state.global_step:  # resumed from a checkpoint: those steps are not this run's speed
+                    job.reuse("train", state.global_step)
 
         def on_log(self, args, state, control, logs=None, **kw):
             values = {k: float(v) for k, v in (logs or {}).items() if isinstance(v, int | float)}

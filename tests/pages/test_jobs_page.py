@@ -1,0 +1,36 @@
+"""The Jobs page during a running job, in Chromium: the job's card with its parameters and time."""
+
+import time
+
+import pytest
+
+from backend.jobs import runner
+from backend.jobs.spec import SweepSpec, validate_spec
+from backend.lab.tiny import make_tiny_checkpoint
+from backend.problems.build import build_builtin
+from backend.records import Job
+
+pytestmark = pytest.mark.browser
+
+
+def test_a_running_jobs_card_shows_its_parameters_and_elapsed_time(server, store, page, tmp_path, monkeypatch):
+    monkeypatch.setenv("FLAB_CACHE", str(tmp_path / "cache"))
+    build_builtin(store, only=["count-pairs-sum", "max-subarray"], progress=False)
+    low, high = (str(make_tiny_checkpoint(tmp_path / name, seed=s)) for name, s in (("low", 1), ("high", 2)))
+    spec = validate_spec(SweepSpec, {"low": low, "high": high, "alphas": "-1:2:0.25", "n": 8, "max_tokens": 256,
+                                     "problems": ["builtin/count-pairs-sum", "builtin/max-subarray"]})  # fmt: skip
+    job = runner.create_job(store, spec)
+    runner.start(store, job.id)
+    try:
+        deadline = time.monotonic() + 120
+        while store.get(Job, job.id).status != "running" or not store.get(Job, job.id).progress:
+            assert time.monotonic() < deadline, "the job never started"
+            time.sleep(0.3)
+        page.goto(f"{server}/jobs")
+        page.get_by_text(job.id).first.wait_for(timeout=60000)
+        page.reload()  # as the user did, while the job writes
+        for text in (job.id, "α grid: -1, -0.75, -0.5", "Samples per problem: 8", "Max tokens: 256", "so far"):
+            page.get_by_text(text).first.wait_for(timeout=60000)
+        assert store.get(Job, job.id).status == "running"  # drawn during the job, not after it
+    finally:
+        runner.cancel(store, job.id)
