@@ -9,6 +9,8 @@ import os
 import shutil
 from pathlib import Path
 
+import psutil
+
 from backend.merge.engine import sweep
 from backend.merge.io import Checkpoint, content_hash
 from backend.merge.registry import checkpoint_id, merged_id
@@ -22,16 +24,6 @@ USED_STAMP = ".last_used"
 def default_root() -> Path:
     base = os.environ.get("FLAB_CACHE", Path.home() / ".cache" / "frontier-lab")
     return Path(os.environ.get("FLAB_MERGE_CACHE", Path(base) / "merges"))
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    return True
 
 
 def merge_key(input_hashes: list[str], spec: MergeSpec) -> str:
@@ -69,7 +61,7 @@ class MergeCache:
         removed = []
         for d in self.root.glob(".*.partial-*"):
             pid = d.name.rpartition("-")[2]
-            if pid.isdigit() and not _pid_alive(int(pid)):
+            if pid.isdigit() and not psutil.pid_exists(int(pid)):
                 shutil.rmtree(d, ignore_errors=True)
                 removed.append(d)
         return removed

@@ -8,9 +8,7 @@ import math
 from pathlib import Path
 
 import pytest
-import torch
 from safetensors import safe_open
-from transformers import AutoModelForCausalLM
 
 from backend.errors import UserError
 from backend.lab.tiny import make_tiny_checkpoint
@@ -20,27 +18,6 @@ from backend.rollout.spec import SamplingSpec
 from backend.store import Store
 from tests.rollout import vllm_standin
 from tests.rollout.vllm_standin import EVENTS, LLM
-
-
-@pytest.fixture
-def vllm(monkeypatch):
-    return vllm_standin.install(monkeypatch)
-
-
-@pytest.fixture(scope="module")
-def pair(tmp_path_factory):
-    """Two tiny bf16 Qwen2 checkpoints with a chat template, far apart."""
-    root = tmp_path_factory.mktemp("rules-pair")
-    out = []
-    for name, seed in (("low", 1), ("high", 2)):
-        folder = make_tiny_checkpoint(root / name, seed=seed)
-        model = AutoModelForCausalLM.from_pretrained(folder)
-        with torch.no_grad():
-            for p in model.parameters():
-                p.normal_(0, 0.5)
-        model.to(torch.bfloat16).save_pretrained(folder)
-        out.append(str(folder))
-    return tuple(out)
 
 
 @pytest.fixture(scope="module")
@@ -78,9 +55,9 @@ def held_engines() -> int:
     return sum(1 for holder in vllm_standin.DEVICE.held if holder.startswith("engine-"))
 
 
-def test_a_two_alpha_disk_sweep_with_engine_vllm_runs_through_one_device(vllm, pair, store):
+def test_a_two_alpha_disk_sweep_with_engine_vllm_runs_through_one_device(vllm, bf16_pair, store):
     """Before: Engines.get built the second α's engine while the first held its 92 % share."""
-    low, high = pair
+    low, high = bf16_pair
     job = run_sweep(store, {"low": low, "high": high, "alphas": "0.25,0.75", "problems": ["builtin/max-subarray"],
                             "n": 2, "max_tokens": 16, "engine": "vllm"})  # fmt: skip
     starts = [e for e in EVENTS if e[0] == "start"]
@@ -91,9 +68,9 @@ def test_a_two_alpha_disk_sweep_with_engine_vllm_runs_through_one_device(vllm, p
     assert store.count(Evaluation, {"experiment_id": job.experiment_id}) == 2 * 2
 
 
-def test_a_live_sweep_with_an_independent_checkpoint_runs_through_one_device(vllm, pair, store, tmp_path):
+def test_a_live_sweep_with_an_independent_checkpoint_runs_through_one_device(vllm, bf16_pair, store, tmp_path):
     """Before: the independent checkpoint's engine could not start beside the switching one."""
-    low, high = pair
+    low, high = bf16_pair
     other = make_tiny_checkpoint(tmp_path / "independent", seed=9)
     job = run_sweep(store, {"low": low, "high": high, "alphas": "0,1", "problems": ["builtin/max-subarray"], "n": 2,
                             "max_tokens": 16, "engine": "vllm", "live_switch": True, "independent": [str(other)]})  # fmt: skip
@@ -105,11 +82,11 @@ def test_a_live_sweep_with_an_independent_checkpoint_runs_through_one_device(vll
     assert len(samples) == 3 * 2
 
 
-def test_a_failed_job_closes_its_engine(vllm, pair, store):
+def test_a_failed_job_closes_its_engine(vllm, bf16_pair, store):
     from backend.jobs import runner
     from backend.jobs.spec import SweepSpec, validate_spec
 
-    low, high = pair
+    low, high = bf16_pair
     LLM.reset_result = False  # the first switch fails after the engine was built
     spec = validate_spec(SweepSpec, {"low": low, "high": high, "alphas": "0,1", "problems": ["builtin/max-subarray"],
                                      "n": 1, "max_tokens": 8, "engine": "vllm", "live_switch": True})  # fmt: skip
@@ -120,13 +97,13 @@ def test_a_failed_job_closes_its_engine(vllm, pair, store):
     assert [e[0] for e in EVENTS if e[0] in ("start", "shutdown")] == ["start", "shutdown"] and held_engines() == 0
 
 
-def test_a_rollout_with_n_4_over_several_problems_reuses_no_seed(vllm, pair, store, monkeypatch):
+def test_a_rollout_with_n_4_over_several_problems_reuses_no_seed(vllm, bf16_pair, store, monkeypatch):
     """Before: conversation i got one seed and its children seed + k, so sample k of problem i drew
     the noise of sample 0 of problem i + k; and every batch started again from the same seeds."""
     from backend.rollout import run
 
     monkeypatch.setattr(run, "PROBLEMS_PER_BATCH", 2)  # three problems: two batches
-    spec = run.RolloutSpec(checkpoint=pair[0], problems=[f"builtin/{s}" for s in SLUGS], engine="vllm",
+    spec = run.RolloutSpec(checkpoint=bf16_pair[0], problems=[f"builtin/{s}" for s in SLUGS], engine="vllm",
                            sampling=SamplingSpec(n=4, temperature=0.7, seed=11, max_tokens=16))  # fmt: skip
     exp = run.run_rollout(store, spec, progress=False)
     drawn = [(e[1], e[2]) for e in EVENTS if e[0] == "sample"]
@@ -136,10 +113,10 @@ def test_a_rollout_with_n_4_over_several_problems_reuses_no_seed(vllm, pair, sto
     assert len(samples) == 12 and len(set(noises)) == 12  # no two samples share sampling noise
 
 
-def test_a_tool_rollout_derives_distinct_seeds_per_conversation_sample_and_turn(vllm, pair):
+def test_a_tool_rollout_derives_distinct_seeds_per_conversation_sample_and_turn(vllm, bf16_pair):
     from backend.rollout.settings import SettingLimits, run_episodes
 
-    engine = make_engine("vllm", pair[0])
+    engine = make_engine("vllm", bf16_pair[0])
     convs = [[{"role": "system", "content": "s"}, {"role": "user", "content": t}] for t in ("a", "b")]
     engine_generate = engine.generate
 
@@ -165,9 +142,9 @@ def _bytes_and_largest(folder: str) -> tuple[int, int]:
     return sum(t.numel() * t.element_size() for t in tensors), max(t.numel() for t in tensors)
 
 
-def test_the_memory_plan_refuses_a_model_too_big_for_the_device(monkeypatch, pair):
+def test_the_memory_plan_refuses_a_model_too_big_for_the_device(monkeypatch, bf16_pair):
     """Before: the switch always asked vLLM for 80 % and hoped the endpoints fit in the rest."""
-    low, high = pair
+    low, high = bf16_pair
     size, largest = _bytes_and_largest(low)
     vllm_standin.install(monkeypatch, device_bytes=3 * size)  # both endpoints leave too little to serve one copy
     with pytest.raises(UserError) as refused:
@@ -187,8 +164,8 @@ def test_the_memory_plan_refuses_a_model_too_big_for_the_device(monkeypatch, pai
     )  # fmt: skip
 
 
-def test_host_pinned_endpoints_leave_the_device_to_vllm(monkeypatch, pair):
-    low, high = pair
+def test_host_pinned_endpoints_leave_the_device_to_vllm(monkeypatch, bf16_pair):
+    low, high = bf16_pair
     size, _ = _bytes_and_largest(low)
     vllm_standin.install(monkeypatch, device_bytes=3 * size)
     engine = make_engine("vllm", low, alpha_switch=(low, high), switch_endpoints="host")
@@ -199,11 +176,11 @@ def test_host_pinned_endpoints_leave_the_device_to_vllm(monkeypatch, pair):
     assert holder not in vllm_standin.DEVICE.held and ("empty_cache",) in EVENTS
 
 
-def test_a_sweep_too_big_for_the_device_is_refused_before_the_job_exists(monkeypatch, pair, store):
+def test_a_sweep_too_big_for_the_device_is_refused_before_the_job_exists(monkeypatch, bf16_pair, store):
     from backend.jobs import runner
     from backend.jobs.spec import SweepSpec, validate_spec
 
-    low, high = pair
+    low, high = bf16_pair
     vllm_standin.install(monkeypatch, device_bytes=3 * _bytes_and_largest(low)[0])
     spec = validate_spec(SweepSpec, {"low": low, "high": high, "alphas": "0,1", "engine": "vllm", "live_switch": True})
     with pytest.raises(UserError, match="does not fit a live α switch"):
@@ -211,21 +188,21 @@ def test_a_sweep_too_big_for_the_device_is_refused_before_the_job_exists(monkeyp
     assert store.count(Job, {}) == 0
 
 
-def test_an_engine_is_held_until_shut_down_or_collected(vllm, pair):
+def test_an_engine_is_held_until_shut_down_or_collected(vllm, bf16_pair):
     import gc
 
-    LLM(pair[0])
+    LLM(bf16_pair[0])
     with pytest.raises(ValueError, match="less than desired GPU memory utilization"):
-        LLM(pair[1])  # the first still holds its 92 %
+        LLM(bf16_pair[1])  # the first still holds its 92 %
     LLM.instances.clear()
     gc.collect()  # the engine core's finalizer gives the share back
     assert vllm_standin.DEVICE.free == vllm_standin.DEVICE.total
-    make_engine("vllm", pair[1]).close()
+    make_engine("vllm", bf16_pair[1]).close()
     assert vllm_standin.DEVICE.free == vllm_standin.DEVICE.total
 
 
-def test_greedy_is_below_1e_5_as_in_vllm(vllm, pair):
-    engine = make_engine("vllm", pair[0])
+def test_greedy_is_below_1e_5_as_in_vllm(vllm, bf16_pair):
+    engine = make_engine("vllm", bf16_pair[0])
     out = engine.generate([[{"role": "user", "content": "a"}]], SamplingSpec(n=3, temperature=5e-6, max_tokens=8))
     assert [e[2] for e in EVENTS if e[0] == "request"] == [1]  # one request, copied: vLLM would refuse n=3
     assert len({c.text for c in out[0]}) == 1 and "noise=greedy" in out[0][0].text
@@ -273,11 +250,15 @@ def test_a_sweep_on_base_checkpoints_stores_plain_and_generates(vllm, base_check
     assert store.count(Evaluation, {"experiment_id": job.experiment_id}) == 4
 
 
-def test_chat_format_for_a_sweep_with_a_base_checkpoint_is_refused_before_the_job(vllm, base_checkpoint, pair, store):
+def test_chat_format_for_a_sweep_with_a_base_checkpoint_is_refused_before_the_job(
+    vllm, base_checkpoint, bf16_pair, store
+):
     from backend.jobs import runner
     from backend.jobs.spec import SweepSpec, validate_spec
 
-    spec = validate_spec(SweepSpec, {"low": pair[0], "high": base_checkpoint, "alphas": "0,1", "prompt_format": "chat"})
+    spec = validate_spec(
+        SweepSpec, {"low": bf16_pair[0], "high": base_checkpoint, "alphas": "0,1", "prompt_format": "chat"}
+    )
     with pytest.raises(UserError, match=f"checkpoint {base_checkpoint} has no chat template"):
         runner.create_job(store, spec)
     assert store.count(Job, {}) == 0
