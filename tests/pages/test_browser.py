@@ -91,7 +91,7 @@ def test_miniature_lab_in_chromium(lab_server, page):
     wait_plots(page, 4)
     shoot(page, "training.png")
     page.goto(lab_server)
-    page.get_by_text("Miniature lab: does the paper show at this scale?").wait_for(timeout=60000)
+    page.get_by_text("Miniature lab: how its programs change along α").wait_for(timeout=60000)
     page.wait_for_timeout(800)
     shoot(page, "overview.png", full_page=True)
 
