@@ -10,6 +10,20 @@ from backend.store import Store
 PROBLEMS = ["builtin/count-pairs-sum", "builtin/max-subarray"]
 
 
+def sweep(endpoints, **kw):
+    """A small sweep spec over the test endpoints; keywords override any field."""
+    from backend.jobs.spec import SweepSpec
+    from backend.specs import validate_spec
+
+    low, high = endpoints
+    data = {"low": low, "high": high, "alphas": "-0.5,0.5,1.5", "problems": PROBLEMS, "n": 2, "max_tokens": 24, **kw}
+    return validate_spec(SweepSpec, data)
+
+
+def finished(job):
+    return job.status in ("done", "failed", "cancelled")
+
+
 @pytest.fixture(scope="session")
 def endpoints(tmp_path_factory):
     root = tmp_path_factory.mktemp("endpoints")

@@ -12,17 +12,7 @@ from backend.jobs.spec import SweepSpec, parse_alpha_grid, validate_spec
 from backend.records import Checkpoint, Evaluation, Job, Sample
 from backend.store import Store
 from tests.conftest import run_cli, wait_until
-from tests.jobs.conftest import PROBLEMS, wait_for
-
-
-def sweep(endpoints, **kw):
-    low, high = endpoints
-    data = {"low": low, "high": high, "alphas": "-0.5,0.5,1.5", "problems": PROBLEMS, "n": 2, "max_tokens": 24, **kw}
-    return validate_spec(SweepSpec, data)
-
-
-def finished(job):
-    return job.status in ("done", "failed", "cancelled")
+from tests.jobs.conftest import finished, sweep, wait_for
 
 
 def test_alpha_grid_syntax():

@@ -12,22 +12,16 @@ import psutil
 import pytest
 
 from backend.jobs import runner
-from backend.jobs.spec import SweepSpec, validate_spec
 from backend.records import Evaluation, Job, Sample
-from tests.jobs.conftest import PROBLEMS, wait_for
+from tests.jobs.conftest import PROBLEMS, finished, wait_for
+from tests.jobs.conftest import sweep as jobs_sweep
 
 FOUR_GPUS = json.dumps({"CPU": 2, "GPU": 4})
 LOOPBACK = {"127.0.0.1", "::ffff:127.0.0.1", "::1"}
 
 
 def sweep(endpoints, **kw):
-    low, high = endpoints
-    data = {"low": low, "high": high, "alphas": "-0.5,0.5,1,1.5", "problems": PROBLEMS, "n": 2, "max_tokens": 24, **kw}
-    return validate_spec(SweepSpec, data)
-
-
-def finished(job):
-    return job.status in ("done", "failed", "cancelled")
+    return jobs_sweep(endpoints, **({"alphas": "-0.5,0.5,1,1.5"} | kw))  # four α: one per fake GPU
 
 
 def run(store, spec, detach=True, on_running=None) -> Job:
