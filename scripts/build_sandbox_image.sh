@@ -2,7 +2,9 @@
 # Build the docker sandbox image offline: a minimal root filesystem made of this machine's own
 # Debian files (python3.11, g++ and what they load), imported with `docker import`.
 set -euo pipefail
-IMAGE=${1:-frontier-lab-sandbox:latest}
+# The tag is this script's own hash, so a changed recipe never runs on a stale image
+# (backend/sandbox/docker_backend.py derives the same tag).
+IMAGE=${1:-frontier-lab-sandbox:$(sha256sum "$0" | cut -c1-12)}
 root=$(mktemp -d /tmp/flab-rootfs.XXXXXX)
 trap 'rm -rf "$root"' EXIT
 chmod 755 "$root"  # mktemp makes it 0700; nobody must be able to traverse the container's /
@@ -21,6 +23,7 @@ tar -cf - --ignore-failed-read -T "$list" 2>/dev/null | tar -xf - -C "$root"
 for link in bin lib lib64 sbin; do ln -sfn "usr/$link" "$root/$link"; done
 ln -sf python3.11 "$root/usr/bin/python3"
 ln -sf g++-12 "$root/usr/bin/g++"; ln -sf gcc-12 "$root/usr/bin/gcc"; ln -sf dash "$root/usr/bin/sh"
-mkdir -p "$root"/{work,tmp,proc,dev,etc} && chmod 1777 "$root/work" "$root/tmp" && cp /etc/ld.so.cache "$root/etc/" 2>/dev/null || true
+# /tmp is the run folder, as in the bwrap sandbox: writable, and wiped between tests with it
+mkdir -p "$root"/{work,proc,dev,etc} && chmod 1777 "$root/work" && ln -s /work/run "$root/tmp" && cp /etc/ld.so.cache "$root/etc/" 2>/dev/null || true
 tar -C "$root" -cf - . | docker import --change "ENV PATH=/usr/bin:/bin" --change "WORKDIR /work" - "$IMAGE" >/dev/null
 echo "built $IMAGE ($(du -sh "$root" | cut -f1))"

@@ -426,8 +426,10 @@ class Program:
         self.language = None
         self.code = None
         self.binary = os.path.join(WORK, "prog")
+        self.headers = set()
 
     def load(self, msg):
+        self.forget_previous()
         self.language = msg["language"]
         if self.language == "binary":  # a checker compiled earlier (special.py's cache)
             with open(self.binary, "wb") as f:
@@ -448,7 +450,8 @@ class Program:
         for name, text in (msg.get("headers") or {}).items():  # e.g. testlib.h beside a checker
             with open(os.path.join(WORK, os.path.basename(name)), "w") as f:
                 f.write(text)
-            OWN_FILES.add(os.path.basename(name))
+            self.headers.add(os.path.basename(name))
+        OWN_FILES.update(self.headers)
         cmd = ["/usr/bin/g++", "-O2", "-std=c++17", "-pipe", "-o", self.binary, src]
         env = {"PATH": "/usr/bin:/bin", "TMPDIR": IO_DIR}
         lim = msg["compile_limits"]
@@ -464,6 +467,14 @@ class Program:
             with open(self.binary, "rb") as f:
                 reply["binary_b64"] = base64.b64encode(f.read()).decode()
         return reply
+
+    def forget_previous(self):
+        """A docker container serves many programs: the next one sees no binary, source or header
+        of the one before (the bwrap sandbox is a fresh tmpfs per program)."""
+        for name in ("prog", "prog.cpp", *self.headers):
+            remove(os.path.join(WORK, name))
+        OWN_FILES.difference_update(self.headers)
+        self.headers = set()
 
     def target(self, args=()):
         if self.language == "python":

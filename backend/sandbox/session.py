@@ -128,8 +128,12 @@ class Session:
         if self.cgroup is None:
             yield usage
             return
-        self._admit((limits["memory_mb"] + cgroups.LAUNCHER_SLACK_MB) << 20)
-        self.cgroup.begin(limits["memory_mb"], limits["max_procs"], staged_bytes)
+        try:
+            self._admit((limits["memory_mb"] + cgroups.LAUNCHER_SLACK_MB) << 20)
+            self.cgroup.begin(limits["memory_mb"], limits["max_procs"], staged_bytes)
+        except OSError as exc:  # the container (and its cgroup) went away while idle: retried afresh
+            self.broken = True
+            raise SandboxError(f"the sandbox's cgroup is gone: {exc}") from exc
         yield usage
         if not usage:
             usage.update(self.cgroup.end())

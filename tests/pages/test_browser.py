@@ -206,34 +206,43 @@ def test_form_messages_in_chromium(server, page, populated, tmp_path):
     page.goto(f"{server}/launch")
     page.get_by_role("button", name="Launch sweep").wait_for(timeout=60000)
 
-    def launch(button: str) -> list[str]:
+    def launch(button: str, expected: list[str]) -> list[str]:
+        """Click, then read the error lines once the rerun has replaced the previous click's: under
+        load the old alert stays on screen for a while after the click, so wait for new text."""
         page.get_by_role("button", name=button).click()
-        alert = page.locator("[data-testid='stAlertContentError']").first
-        alert.wait_for(timeout=30000)
-        page.wait_for_timeout(300)
-        return [t.strip() for t in page.locator("[data-testid='stAlertContentError']").all_inner_texts()]
+        alerts = page.locator("[data-testid='stAlertContentError']")
+        texts: list[str] = []
+        for _ in range(150):
+            texts = [t.strip() for t in alerts.all_inner_texts()]
+            if texts == expected:
+                break
+            page.wait_for_timeout(200)
+        return texts
 
     def fill(name: str, value: str) -> None:
         box = page.get_by_role("textbox", name=name).first
         box.fill(value)
         box.press("Tab")
 
-    assert launch("Launch sweep") == ["choose both endpoints, θ_low and θ_high"]
+    expected = ["choose both endpoints, θ_low and θ_high"]
+    assert launch("Launch sweep", expected) == expected
     fill("θ_low (α = 0): path", str(low))
     fill("θ_high (α = 1): path", f"{low}/")  # the same folder, spelled with a trailing slash
-    assert launch("Launch sweep") == [
-        "θ_low and θ_high are the same checkpoint (identical content); choose two different ones"
-    ]
+    expected = ["θ_low and θ_high are the same checkpoint (identical content); choose two different ones"]
+    assert launch("Launch sweep", expected) == expected
     high = make_tiny_checkpoint(tmp_path / "high", seed=2)
     fill("θ_high (α = 1): path", str(high))
     fill("α grid", "2:-1:0.5")
-    assert launch("Launch sweep") == ["α range '2:-1:0.5' is reversed; write -1:2:0.5"]
+    expected = ["α range '2:-1:0.5' is reversed; write -1:2:0.5"]
+    assert launch("Launch sweep", expected) == expected
 
     page.get_by_role("tab", name="Eval checkpoints").click()
-    assert launch("Launch eval") == ["Checkpoint folders: give at least one"]
+    expected = ["Checkpoint folders: give at least one"]
+    assert launch("Launch eval", expected) == expected
     page.get_by_role("textbox", name="Checkpoint folders, one per line").fill(str(low))
     samples = page.get_by_role("spinbutton", name="Samples per problem").first  # the visible tab's: the eval form
     samples.fill("0")
     samples.press("Tab")
-    assert launch("Launch eval") == ["Samples per problem: at least 1"]
+    expected = ["Samples per problem: at least 1"]
+    assert launch("Launch eval", expected) == expected
     assert populated.count(Job) == 0

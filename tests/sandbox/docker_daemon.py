@@ -40,9 +40,11 @@ def ensure_daemon_and_image() -> tuple[str, bool]:
     started = subprocess.run([ROOT / "scripts/start_dockerd.sh"], capture_output=True, text=True, timeout=120)
     if started.returncode != 0:
         pytest.fail(f"could not start a Docker daemon: {started.stderr.strip()}")
-    have = subprocess.run(["docker", "image", "inspect", "frontier-lab-sandbox:latest"], capture_output=True)
+    from backend.sandbox.docker_backend import IMAGE
+
+    have = subprocess.run(["docker", "image", "inspect", IMAGE], capture_output=True)
     if have.returncode != 0:
-        built = subprocess.run([ROOT / "scripts/build_sandbox_image.sh"], capture_output=True, text=True, timeout=600)
+        built = subprocess.run([ROOT / "scripts/build_sandbox_image.sh", IMAGE], capture_output=True, text=True, timeout=600)
         if built.returncode != 0:
             pytest.fail(f"could not build the sandbox image: {built.stderr.strip()[-500:]}")
-    return "frontier-lab-sandbox:latest", not was_running
+    return IMAGE, not was_running

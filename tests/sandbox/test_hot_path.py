@@ -69,3 +69,26 @@ def test_an_input_the_tmpfs_cannot_hold_leaves_the_launcher_in_step():
         assert session.run(JudgeLimits().for_test(), "abc\n")["stdout"] == "cba\n"
     finally:
         session.close()
+
+
+@pytest.mark.docker
+def test_an_idle_container_that_died_is_replaced(docker_ready):
+    """A container kept for the next program can die while idle (its cgroup goes with it); the
+    next program is judged on a fresh one, not reported as a sandbox error."""
+    session = open_session("docker")
+    session.close()  # back to the idle pool
+    session.container.kill()
+    result = judge(Program("a, b = map(int, input().split())\nprint(a + b)"), [JudgeTest("1 2\n", "3\n")], backend="docker")
+    assert (result.verdict, session.broken) == ("AC", True)
+
+
+def test_the_next_program_sees_no_files_of_the_one_before(backend):
+    """One sandbox serves many programs (docker keeps its containers): a Python program loaded
+    after a C++ one sees no binary or source of it beside the launcher."""
+    session = open_session(backend)
+    try:
+        assert session.load("cpp", "int main() { return 0; }", JudgeLimits().for_compile())["ok"]
+        assert session.load("python", "import os\nprint(sorted(os.listdir('/work')))", JudgeLimits().for_compile())["ok"]
+        assert session.run(JudgeLimits().for_test())["stdout"] == "['.io', 'run']\n"
+    finally:
+        session.close()
