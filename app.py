@@ -7,11 +7,8 @@ import threading
 import streamlit as st
 
 # Imported once at start-up, not on the first visit to a chart page.
-import backend.analysis.churn
-import backend.analysis.ensembles
-import backend.analysis.frontier
-import backend.plots  # noqa: F401
-from pages import view
+import dashboard.plots  # noqa: F401
+from dashboard import view
 
 st.set_page_config(page_title="frontier-lab", layout="wide")
 
@@ -32,16 +29,15 @@ def _require_token() -> None:
     st.stop()
 
 
-_require_token()  # before the shell key: a page reached without it reruns through here (require_app_shell)
-st.session_state["_flab_app_shell"] = True  # pages check it (pages/data.py:require_app_shell)
+_require_token()
 
 
 @st.cache_resource(show_spinner=False)
 def _warm_up_once() -> bool:
     """Once per server process, in the background: the newest experiment's analysis, and the
     export engine (kaleido's Chromium), so neither the first chart nor the first export waits."""
-    from backend.export import start_export_engine
-    from pages import data
+    from dashboard import data
+    from dashboard.export import start_export_engine
 
     threading.Thread(target=data.warm_up, name="flab-warm-up", daemon=True).start()
     threading.Thread(target=_quietly(start_export_engine), name="flab-export-engine", daemon=True).start()
@@ -62,14 +58,14 @@ def _quietly(step):
 # would also become the tab's favicon, which Streamlit fetches from an external font host: on an
 # offline cluster that request fails, so the pages carry none and the sidebar links carry the icons.
 PAGES = [  # (file, title, sidebar icon)
-    ("pages/overview.py", "Overview", ":material/home:"),
-    ("pages/frontier.py", "Frontier", ":material/show_chart:"),
-    ("pages/churn.py", "Churn", ":material/grid_on:"),
-    ("pages/passk.py", "pass@k", ":material/stacked_line_chart:"),
-    ("pages/problem.py", "Problem", ":material/description:"),
-    ("pages/training.py", "Training", ":material/model_training:"),
-    ("pages/launch.py", "Launch", ":material/rocket_launch:"),
-    ("pages/jobs.py", "Jobs", ":material/pending_actions:"),
+    ("dashboard/overview.py", "Overview", ":material/home:"),
+    ("dashboard/frontier.py", "Frontier", ":material/show_chart:"),
+    ("dashboard/churn.py", "Churn", ":material/grid_on:"),
+    ("dashboard/passk.py", "pass@k", ":material/stacked_line_chart:"),
+    ("dashboard/problem.py", "Problem", ":material/description:"),
+    ("dashboard/training.py", "Training", ":material/model_training:"),
+    ("dashboard/launch.py", "Launch", ":material/rocket_launch:"),
+    ("dashboard/jobs.py", "Jobs", ":material/pending_actions:"),
 ]
 pages = [st.Page(path, title=title, default=i == 0) for i, (path, title, _) in enumerate(PAGES)]
 current = st.navigation(pages, position="hidden")

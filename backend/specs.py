@@ -4,7 +4,7 @@ A spec field declares everything about an option once: type, default, bounds and
 annotation and `Field`), the form's label (`title`), the help text (its attribute docstring) and,
 in `json_schema_extra`, a CLI flag other than `--field-name` (`cli`), the meaning of None in words
 (`none`), or that code alone sets it (`HIDDEN`). `backend/cli/options.py` derives Typer options
-from that and `pages/form.py` derives form widgets.
+from that and `dashboard/form.py` derives form widgets.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The import graph of backend/ and pages/: every import counts, the ones inside functions too,
+"""The import graph of backend/ and dashboard/: every import counts, the ones inside functions too,
 since a lazy import only hides a cycle until the function runs."""
 
 import ast
@@ -6,7 +6,7 @@ from pathlib import Path
 
 from tests.conftest import ROOT
 
-PACKAGES = ("backend", "pages")
+PACKAGES = ("backend", "dashboard")
 
 
 def module_name(path: Path) -> str:
@@ -89,10 +89,18 @@ def test_no_library_module_imports_the_cli():
 
 
 def test_the_dashboard_validates_forms_without_torch():
-    """pages/launch.py's specs import no torch (a form check must not load a deep-learning stack)."""
+    """dashboard/launch.py's specs import no torch (a form check must not load a deep-learning stack)."""
     import subprocess
     import sys
 
-    code = "import sys, backend.jobs.spec, backend.rl.spec, backend.problems.lcb, backend.problems.ccplus, pages.form; print('torch' in sys.modules)"
+    code = "import sys, backend.jobs.spec, backend.rl.spec, backend.problems.lcb, backend.problems.ccplus, dashboard.form; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_no_module_patches_streamlit_internals():
+    """The dashboard uses Streamlit's public API only: nothing imports from streamlit.runtime (where
+    a page once switched the pages-directory mode off by writing a private class attribute)."""
+    sources = [ROOT / "app.py", *sorted((ROOT / "dashboard").glob("*.py"))]
+    offenders = [p.name for p in sources if "streamlit.runtime" in p.read_text() or "PagesManager" in p.read_text()]
+    assert offenders == []

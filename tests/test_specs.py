@@ -50,7 +50,7 @@ def form_script():
     from pydantic import Field
 
     from backend.jobs.spec import EvalSpec
-    from pages.form import spec_widgets
+    from dashboard.form import spec_widgets
 
     class WithWarmup(EvalSpec):
         warmup_steps: int = Field(3, ge=1, le=9, title="Warm-up steps")

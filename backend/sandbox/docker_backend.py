@@ -29,7 +29,10 @@ from backend.sandbox.session import LAUNCHER_SOURCE, SandboxError, Session, cgro
 
 BUILD_SCRIPT = Path(__file__).resolve().parents[2] / "scripts/build_sandbox_image.sh"
 # tagged by the build script's hash, as the script tags it: a changed recipe means a rebuild
-IMAGE = os.environ.get("FLAB_SANDBOX_IMAGE") or f"frontier-lab-sandbox:{hashlib.sha256(BUILD_SCRIPT.read_bytes()).hexdigest()[:12]}"
+IMAGE = (
+    os.environ.get("FLAB_SANDBOX_IMAGE")
+    or f"frontier-lab-sandbox:{hashlib.sha256(BUILD_SCRIPT.read_bytes()).hexdigest()[:12]}"
+)
 _idle: list[DockerSession] = []  # healthy containers of this process, ready for the next program
 _all: list[DockerSession] = []
 _unreadable: list[str] = []  # why the host cannot read containers' cgroups, once found out

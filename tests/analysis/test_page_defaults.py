@@ -4,7 +4,7 @@ import numpy as np
 import polars as pl
 
 from backend.analysis.frame import Outcomes, default_passk_selection
-from backend.plots import churn_heatmap, passk_curves, training_curves
+from dashboard.plots import churn_heatmap, passk_curves, training_curves
 
 
 def outcomes(alphas, correct_per_ckpt) -> Outcomes:

@@ -4,7 +4,7 @@ colour bar (from the figure's layout, on the miniature lab's real frontier table
 import polars as pl
 import pytest
 
-from backend.plots import alpha_labels, failure_scatter, fitted_range
+from dashboard.plots import alpha_labels, failure_scatter, fitted_range
 
 
 def lab_like_table() -> pl.DataFrame:

@@ -17,7 +17,7 @@ def app(db_path, monkeypatch, page, params=None):
     at = AppTest.from_file("../../app.py", default_timeout=60)
     for k, v in (params or {}).items():
         at.query_params[k] = v
-    at.switch_page(f"pages/{page}.py")
+    at.switch_page(f"dashboard/{page}.py")
     return at.run()
 
 
@@ -238,6 +238,6 @@ def test_one_solved_threshold_drives_every_count(populated, db_path, monkeypatch
     by_hand = solved_by_hand(populated, at_least)
     assert int(at.metric[2].value) == max(by_hand.values())  # best single checkpoint's solved count
     # the choice follows the session to pass@k, whose unique-solves list says the same threshold
-    at.switch_page("pages/passk.py").run()
+    at.switch_page("dashboard/passk.py").run()
     assert at.sidebar.slider(key="view-solved").value == at_least
     assert any(f"solved = pass rate ≥ {at_least:.0%}" in c.value for c in at.caption)

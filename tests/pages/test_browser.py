@@ -99,8 +99,8 @@ def test_miniature_lab_in_chromium(lab_server, page):
 def test_exported_html_opens_offline(tmp_path, page):
     import polars as pl
 
-    from backend.export import figure_bytes
-    from backend.plots import outcome_fractions
+    from dashboard.export import figure_bytes
+    from dashboard.plots import outcome_fractions
 
     table = pl.DataFrame(
         {

@@ -5,7 +5,7 @@ import zipfile
 import plotly.graph_objects as go
 import pytest
 
-from backend.export import export_engine_running, figure_bytes, figures_zip, start_export_engine
+from dashboard.export import export_engine_running, figure_bytes, figures_zip, start_export_engine
 
 pytestmark = pytest.mark.browser
 

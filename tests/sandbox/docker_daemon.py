@@ -44,7 +44,9 @@ def ensure_daemon_and_image() -> tuple[str, bool]:
 
     have = subprocess.run(["docker", "image", "inspect", IMAGE], capture_output=True)
     if have.returncode != 0:
-        built = subprocess.run([ROOT / "scripts/build_sandbox_image.sh", IMAGE], capture_output=True, text=True, timeout=600)
+        built = subprocess.run(
+            [ROOT / "scripts/build_sandbox_image.sh", IMAGE], capture_output=True, text=True, timeout=600
+        )
         if built.returncode != 0:
             pytest.fail(f"could not build the sandbox image: {built.stderr.strip()[-500:]}")
     return IMAGE, not was_running

@@ -78,7 +78,9 @@ def test_an_idle_container_that_died_is_replaced(docker_ready):
     session = open_session("docker")
     session.close()  # back to the idle pool
     session.container.kill()
-    result = judge(Program("a, b = map(int, input().split())\nprint(a + b)"), [JudgeTest("1 2\n", "3\n")], backend="docker")
+    result = judge(
+        Program("a, b = map(int, input().split())\nprint(a + b)"), [JudgeTest("1 2\n", "3\n")], backend="docker"
+    )
     assert (result.verdict, session.broken) == ("AC", True)
 
 
@@ -87,8 +89,9 @@ def test_the_next_program_sees_no_files_of_the_one_before(backend):
     after a C++ one sees no binary or source of it beside the launcher."""
     session = open_session(backend)
     try:
-        assert session.load("cpp", "int main() { return 0; }", JudgeLimits().for_compile())["ok"]
-        assert session.load("python", "import os\nprint(sorted(os.listdir('/work')))", JudgeLimits().for_compile())["ok"]
+        compile_limits = JudgeLimits().for_compile()
+        assert session.load("cpp", "int main() { return 0; }", compile_limits)["ok"]
+        assert session.load("python", "import os\nprint(sorted(os.listdir('/work')))", compile_limits)["ok"]
         assert session.run(JudgeLimits().for_test())["stdout"] == "['.io', 'run']\n"
     finally:
         session.close()

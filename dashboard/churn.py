@@ -4,12 +4,10 @@ import pandas as pd
 import streamlit as st
 
 from backend.analysis.churn import solve_rates
-from backend.plots import churn_heatmap
-from pages import data, view
-from pages.exports import figure_downloads
-from pages.samples import alpha_text, default_pair
-
-data.require_app_shell()
+from dashboard import data, view
+from dashboard.exports import figure_downloads
+from dashboard.plots import churn_heatmap
+from dashboard.samples import alpha_text, default_pair
 
 exp, f, o = data.page_header("Per-problem churn")
 ordering = st.sidebar.radio(
@@ -37,7 +35,7 @@ if points:  # a clicked cell opens the samples view of that problem at the α cl
     view.put("problem", points[0]["y"])
     view.put("alpha", clicked)
     view.put("vs", low if clicked == high else high)
-    st.switch_page("pages/problem.py", query_params={"exp": exp, "problem": points[0]["y"], "alpha": clicked,
+    st.switch_page("dashboard/problem.py", query_params={"exp": exp, "problem": points[0]["y"], "alpha": clicked,
                                                      "vs": view.get("vs")})  # fmt: skip
 
 stats = data.churn(exp, f["difficulty"], f["platform"], f["setting"], f["solved_at"])

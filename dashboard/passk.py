@@ -8,11 +8,9 @@ from backend.analysis.ensembles import (
     unique_solves,
 )
 from backend.analysis.frame import default_passk_selection
-from backend.plots import passk_curves as passk_figure
-from pages import data, view
-from pages.exports import figure_downloads, table_downloads
-
-data.require_app_shell()
+from dashboard import data, view
+from dashboard.exports import figure_downloads, table_downloads
+from dashboard.plots import passk_curves as passk_figure
 
 exp, f, o = data.page_header("pass@k and ensembles")
 

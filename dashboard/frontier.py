@@ -2,11 +2,9 @@
 
 import streamlit as st
 
-from backend.plots import failure_scatter, outcome_fractions, solve_rate
-from pages import data
-from pages.exports import all_figures_zip, figure_downloads, samples_download, table_downloads
-
-data.require_app_shell()
+from dashboard import data
+from dashboard.exports import all_figures_zip, figure_downloads, samples_download, table_downloads
+from dashboard.plots import failure_scatter, outcome_fractions, solve_rate
 
 st.title("Frontier")
 exp = data.experiment_picker()

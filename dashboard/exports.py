@@ -7,7 +7,7 @@ import io
 import polars as pl
 import streamlit as st
 
-from backend.export import figure_bytes
+from dashboard.export import figure_bytes
 
 
 def figure_downloads(fig, name: str) -> None:
@@ -58,10 +58,10 @@ def all_figures_zip(exp: str, f: dict, averaging: str) -> None:
     from backend.analysis.churn import order_problems, solve_matrix, solve_rates
     from backend.analysis.ensembles import passk_curves
     from backend.analysis.frontier import frontier_table
-    from backend.export import figures_zip
-    from backend.plots import churn_heatmap, failure_scatter, outcome_fractions, solve_rate
-    from backend.plots import passk_curves as passk_figure
-    from pages import data
+    from dashboard import data
+    from dashboard.export import figures_zip
+    from dashboard.plots import churn_heatmap, failure_scatter, outcome_fractions, solve_rate
+    from dashboard.plots import passk_curves as passk_figure
 
     o = data.outcomes(exp, f["difficulty"], f["platform"], f["setting"])
     label = data.experiment_label(exp)
@@ -88,8 +88,8 @@ def samples_download(exp: str, f: dict, problems: list[str]) -> None:
     """The raw samples behind this view (this experiment, these filters) as JSONL, built on request."""
     if not st.button("Raw samples of this view (JSONL)", key="jsonl-prepare"):
         return
-    from backend.export import samples_jsonl
-    from pages import data
+    from dashboard import data
+    from dashboard.export import samples_jsonl
 
     payload = samples_jsonl(data.open_store(), exp, problems, f["setting"])
     count = payload.count(b"\n")

@@ -6,9 +6,7 @@ import streamlit as st
 
 from backend.errors import UserError
 from backend.jobs import runner
-from pages import data
-
-data.require_app_shell()
+from dashboard import data
 
 st.title("Jobs")
 
@@ -51,7 +49,7 @@ def live_jobs() -> None:
                 runner.resume(data.open_store(), job.id)
                 st.rerun()
             if job.status == "done":
-                c2.page_link("pages/frontier.py", label="Results", query_params={"exp": job.experiment_id})
+                c2.page_link("dashboard/frontier.py", label="Results", query_params={"exp": job.experiment_id})
             if job.log_path and Path(job.log_path).exists() and (focus == job.id or job.status == "running"):
                 st.code("\n".join(Path(job.log_path).read_text().splitlines()[-15:]) or "(empty log)", language="text")
     if not any(j.status in ("running", "queued") for j in jobs):

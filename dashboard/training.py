@@ -3,11 +3,9 @@
 import streamlit as st
 
 from backend.errors import UserError
-from backend.plots import training_curves
-from pages import data
-from pages.exports import figure_downloads, table_downloads
-
-data.require_app_shell()
+from dashboard import data
+from dashboard.exports import figure_downloads, table_downloads
+from dashboard.plots import training_curves
 
 st.title("Training curves")
 try:

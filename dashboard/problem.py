@@ -3,10 +3,8 @@
 import pandas as pd
 import streamlit as st
 
-from pages import data, view
-from pages.samples import samples_view
-
-data.require_app_shell()
+from dashboard import data, view
+from dashboard.samples import samples_view
 
 st.title("Problem")
 exp = data.experiment_picker()

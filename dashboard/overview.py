@@ -5,10 +5,8 @@ import streamlit as st
 from backend.analysis.findings import findings_table
 from backend.errors import UserError
 from backend.lab.styles import MATCH
-from backend.plots import outcome_fractions, style_shares
-from pages import data
-
-data.require_app_shell()
+from dashboard import data
+from dashboard.plots import outcome_fractions, style_shares
 
 st.title("frontier-lab")
 st.caption(
@@ -63,7 +61,7 @@ if lab_experiment:
         f"force, buggy-fast) by token similarity with its own names folded together; below {MATCH:.0%} similarity it "
         f"resembles none (`backend/lab/styles.py`). The shaded band is interpolation."
     )
-    st.page_link("pages/frontier.py", label="Open the lab's frontier", query_params={"exp": lab_experiment})
+    st.page_link("dashboard/frontier.py", label="Open the lab's frontier", query_params={"exp": lab_experiment})
 
 newest = data.newest_with_results()
 if newest:
@@ -74,7 +72,7 @@ if newest:
     if glance is not None:
         st.subheader("Newest experiment at a glance")
         st.plotly_chart(outcome_fractions(glance, title=f"{newest[1]}: how samples fail as α moves"), key="glance")
-        st.page_link("pages/frontier.py", label="Open its frontier", query_params={"exp": newest[0]})
+        st.page_link("dashboard/frontier.py", label="Open its frontier", query_params={"exp": newest[0]})
 
 with st.expander("Terms", expanded=experiments.empty):
     st.markdown(

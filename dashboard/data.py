@@ -1,6 +1,6 @@
 """Cached data access and shared controls for the pages: thin calls into backend (no SQL here).
 
-The experiment, filters and selected problem are the view state (pages/view.py): in the session and the URL.
+The experiment, filters and selected problem are the view state (dashboard/view.py): in the session and the URL.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from backend.errors import UserError
 from backend.records import Checkpoint, Evaluation, Experiment, Job, Metric, Problem, Sample, Test
 from backend.store import Store, default_db_path
 from backend.vocab import DIFFICULTIES, SETTINGS
-from pages import view
+from dashboard import view
 
 EXPERIMENT_KINDS_WITH_RESULTS = ("sweep", "eval", "rollout")  # the kinds whose experiments hold samples
 
@@ -205,22 +205,6 @@ def jobs() -> list[Job]:
 def job_specs() -> dict[str, dict]:
     """experiment id → its stored spec, for the job cards' parameters."""
     return {e.id: e.spec for e in _store(db_path()).select(Experiment)}
-
-
-SHELL_KEY = "_flab_app_shell"  # set by app.py on every run
-
-
-def require_app_shell() -> None:
-    """Every page runs inside app.py's navigation. Until some session has run app.py, Streamlit
-    serves a deep link such as /frontier straight from pages/ (its pages-directory mode, switched
-    on by the folder's name, process-wide) without the app's sidebar and wide layout: switch that
-    mode off for the whole server and rerun, which goes through app.py to the same page."""
-    if st.session_state.get(SHELL_KEY):
-        return
-    from streamlit.runtime.pages_manager import PagesManager
-
-    PagesManager.uses_pages_directory = False
-    st.rerun()
 
 
 def experiment_picker() -> str | None:

@@ -1,4 +1,4 @@
-"""Launch: α sweeps, evals, RL runs and imports. Every field comes from the job's spec (pages/form.py),
+"""Launch: α sweeps, evals, RL runs and imports. Every field comes from the job's spec (dashboard/form.py),
 validated by the same spec as the CLI; the spec's first error is shown in the form's words."""
 
 import streamlit as st
@@ -12,13 +12,12 @@ from backend.problems.lcb import LCBFilter
 from backend.rl.spec import RLSpec
 from backend.specs import form_label, validate_spec
 from backend.vocab import ImportSource, choices
-from pages import data
-from pages.form import spec_widgets, widget
+from dashboard import data
+from dashboard.form import spec_widgets, widget
 
 SOURCES = {"builtin": "our tiered benchmark", "lcb": "LiveCodeBench (local files)", "ccplus": "CodeContests+ (Parquet)"}
 FILTERS = {"lcb": LCBFilter, "ccplus": CCPlusFilter}
 
-data.require_app_shell()
 
 st.title("Launch")
 store = data.open_store()
@@ -47,7 +46,7 @@ def submit(cls, payload: dict) -> None:
         st.error(str(err))
         return
     st.success(f"Job {job.id} started (experiment {job.experiment_id}).")
-    st.page_link("pages/jobs.py", label=f"Follow job {job.id} on the Jobs page", query_params={"job": job.id})
+    st.page_link("dashboard/jobs.py", label=f"Follow job {job.id} on the Jobs page", query_params={"job": job.id})
 
 
 sweep_tab, eval_tab, rl_tab, import_tab = st.tabs(["α sweep", "Eval checkpoints", "RL (GRPO)", "Import problems"])
