@@ -18,8 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from backend.sandbox.judge import JudgeTest, Program
-from backend.sandbox.pool import JudgeJob, judge_many
+from backend.grading.judge import JudgeTest, Program
+from backend.grading.pool import JudgeJob, judge_many
 
 SAMPLES, TESTS_PER_SAMPLE = 20, 30
 SOURCES = {

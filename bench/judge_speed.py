@@ -29,9 +29,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from backend.grading.judge import JudgeTest, Program, judge
+from backend.grading.limits import JudgeLimits
 from backend.sandbox import session
-from backend.sandbox.judge import JudgeTest, Program, judge
-from backend.sandbox.limits import JudgeLimits
 
 SOURCE = "import sys\ndata = sys.stdin.read().split()\nprint(sum(map(int, data[1:])))\n"
 LENGTHS = [round(10 * 10 ** (4 * j / 99)) for j in range(100)]  # 10 .. 100,000 characters

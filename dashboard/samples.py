@@ -8,8 +8,8 @@ import streamlit as st
 
 from backend.analysis.frame import Outcomes
 from backend.analysis.samples import NOT_RUN, code_diff, first_failure, first_failure_line, format_reason, ladder, prose
+from backend.grading.verdicts import OPTIMIZATION
 from backend.records import Evaluation, Problem, Sample
-from backend.sandbox.verdicts import OPTIMIZATION
 from dashboard import view
 
 VERDICT_COLORS = {"AC": "#c9ecd9", NOT_RUN: "#eeeeee"} | {v: "#fbe3b8" for v in OPTIMIZATION}

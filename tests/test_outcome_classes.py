@@ -6,8 +6,8 @@ from pathlib import Path
 
 import duckdb
 
+from backend.grading.verdicts import outcome_of
 from backend.records import Evaluation
-from backend.sandbox.verdicts import outcome_of
 from backend.store import SCHEMA_VERSION, Store
 
 ROOT = Path(__file__).resolve().parents[1]

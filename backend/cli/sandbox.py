@@ -10,9 +10,9 @@ import typer
 
 from backend.cli.options import DbOption, open_store
 from backend.errors import UserError
+from backend.grading.judge import JudgeTest, Program, SpecialJudge, judge, judge_setup
+from backend.grading.limits import JudgeLimits
 from backend.records import Problem, Test
-from backend.sandbox.judge import JudgeTest, Program, SpecialJudge, judge, judge_setup
-from backend.sandbox.limits import JudgeLimits
 from backend.specs import validate_spec
 
 CPP_SUFFIXES = (".cpp", ".cc", ".cxx", ".c++")

@@ -16,12 +16,12 @@ import os
 from pathlib import Path
 from typing import Any
 
+from backend.grading.pool import JudgeJob, JudgePool
 from backend.merge.cache import MergeCache
 from backend.merge.spec import MergeSpec
 from backend.rollout.engines import make_engine
 from backend.rollout.settings import SettingLimits, run_episodes
 from backend.rollout.spec import SamplingSpec
-from backend.sandbox.pool import JudgeJob, JudgePool
 
 
 class Engines:

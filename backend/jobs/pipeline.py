@@ -12,19 +12,18 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from backend.grading.judge import JudgeResult, JudgeTest, Program, judge_setup
+from backend.grading.pool import JudgeJob
 from backend.jobs.executors import LocalExecutor, engine_options
 from backend.jobs.spec import EvalSpec, SweepSpec, job_folders
 from backend.merge.cache import merge_key, register_merged
-from backend.merge.io import Checkpoint as Folder
-from backend.merge.io import content_hash
+from backend.merge.io import CheckpointFolder, content_hash
 from backend.merge.registry import ensure_registered, merged_id
 from backend.merge.spec import MergeSpec
 from backend.records import Checkpoint, Evaluation, Job, Problem, Sample, Test
 from backend.rollout.prompts import resolve_prompt_format
 from backend.rollout.run import Batch, batch_sampling, conversations, missing_batches, select_problems, store_batch
 from backend.rollout.settings import SettingLimits
-from backend.sandbox.judge import JudgeResult, JudgeTest, Program, judge_setup
-from backend.sandbox.pool import JudgeJob
 from backend.store import Store
 
 
@@ -105,12 +104,12 @@ def sweep_points(store: Store, spec: SweepSpec, progress: Progress, merge) -> li
     specs = [MergeSpec.alpha(spec.low, spec.high, a) for a in spec.alphas]
     progress.set_total("merge", len(specs))
     if spec.live_switch:  # live α switch: no folders, the same ids a disk merge would get
-        hashes = [content_hash(Folder(spec.low)), content_hash(Folder(spec.high))]
+        hashes = [content_hash(CheckpointFolder(spec.low)), content_hash(CheckpointFolder(spec.high))]
         points = []
         for s in specs:
             cid = merged_id(merge_key(hashes, s))
             low_id, high_id = (ensure_registered(store, p).id for p in (spec.low, spec.high))
-            model_type = Folder(spec.low).model_type
+            model_type = CheckpointFolder(spec.low).model_type
             store.put([Checkpoint(id=cid, path=f"live:{spec.low}|{spec.high}", kind="merged", label=f"α={s.label['alpha']:g}",
                                   low_id=low_id, high_id=high_id, alpha=s.label["alpha"], content_hash=merge_key(hashes, s), model_type=model_type)],
                       replace=False)  # another experiment's row with this content stays as it is  # fmt: skip

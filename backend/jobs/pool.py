@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from backend.errors import UserError
+from backend.grading.pool import JudgeJob, run_job
 from backend.jobs.executors import Engines, connect_ray
 from backend.merge.cache import MergeCache
 from backend.merge.spec import MergeSpec
-from backend.sandbox.pool import JudgeJob, run_job
 
 ATTEMPTS = 3  # a point whose actor died this many times fails the job: the fault is likely the point's
 

@@ -53,11 +53,11 @@ def create_job(store: Store, spec, name: str | None = None, note: str | None = N
     """Experiment + queued job rows for a validated spec (its checkpoint folders, prompt format and,
     for a live vLLM switch here, device memory checked first). The stored spec names the prompt
     format the job uses (auto resolved)."""
-    from backend.merge.io import Checkpoint as Folder
+    from backend.merge.io import CheckpointFolder
     from backend.rollout.prompts import resolve_prompt_format
 
     for folder in job_folders(spec):
-        Folder(folder).close()  # raises one clear line for a missing or broken folder
+        CheckpointFolder(folder).close()  # raises one clear line for a missing or broken folder
     spec = spec.model_copy(update={"prompt_format": resolve_prompt_format(spec.prompt_format, job_folders(spec))})
     _check_switch_memory(spec)
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")

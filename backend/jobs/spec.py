@@ -95,9 +95,9 @@ def same_checkpoint(a: str, b: str) -> bool:
         return True
     if not ((pa / "config.json").is_file() and (pb / "config.json").is_file()):
         return False  # a missing folder is reported on its own
-    from backend.merge.io import Checkpoint, content_hash
+    from backend.merge.io import CheckpointFolder, content_hash
 
-    return content_hash(Checkpoint(pa)) == content_hash(Checkpoint(pb))
+    return content_hash(CheckpointFolder(pa)) == content_hash(CheckpointFolder(pb))
 
 
 class JobSpec(ProblemSelection, SettingChoice, PromptChoice, SamplingSpec, RunOptions):

@@ -66,7 +66,7 @@ def _classes_from_verdicts(table):
     older frontier-lab (CE was then a correctness failure) import with today's classes."""
     import pyarrow as pa
 
-    from backend.sandbox.verdicts import outcome_of
+    from backend.grading.verdicts import outcome_of
 
     verdicts = table.column("verdict").to_pylist()
     old = table.column("outcome").to_pylist()

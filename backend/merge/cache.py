@@ -12,7 +12,7 @@ from pathlib import Path
 import psutil
 
 from backend.merge.engine import sweep
-from backend.merge.io import Checkpoint, content_hash
+from backend.merge.io import CheckpointFolder, content_hash
 from backend.merge.registry import checkpoint_id, merged_id
 from backend.merge.spec import MergeSpec
 from backend.records import Checkpoint as CheckpointRow
@@ -43,7 +43,7 @@ class MergeCache:
 
     def get(self, specs: list[MergeSpec], **sweep_kw) -> list[Path]:
         """Folders holding each spec's merge; the missing ones are made in one pass."""
-        hashes = [content_hash(Checkpoint(m)) for m in specs[0].models]
+        hashes = [content_hash(CheckpointFolder(m)) for m in specs[0].models]
         keys = [merge_key(hashes, s) for s in specs]
         paths = [self.root / k for k in keys]
         missing = [i for i, p in enumerate(paths) if not (p / "merge.json").is_file()]

@@ -28,7 +28,7 @@ from backend.errors import UserError
 from backend.merge.io import (
     ST_DTYPES,
     ST_NAMES,
-    Checkpoint,
+    CheckpointFolder,
     OutTensor,
     ShardWriter,
     TensorInfo,
@@ -68,7 +68,7 @@ def merge(spec: MergeSpec, out: str | Path, **kw) -> MergeResult:
     return sweep([spec], [out], **kw)[0]
 
 
-def validate(ckpts: list[Checkpoint]) -> list[str]:
+def validate(ckpts: list[CheckpointFolder]) -> list[str]:
     """Tensor names in write order, after checking architecture, names, shapes and dtype families."""
     first = ckpts[0]
     for c in ckpts[1:]:
@@ -125,7 +125,7 @@ def sweep(
     for out in outs:
         if out.exists() and any(out.iterdir()) and not overwrite:
             raise UserError(f"output folder {out} exists and is not empty; remove it or pass --overwrite")
-    ckpts = [Checkpoint(m) for m in specs[0].models]
+    ckpts = [CheckpointFolder(m) for m in specs[0].models]
     names = validate(ckpts)
     hashes = [content_hash(c) for c in ckpts]
     infos = {n: [c.resolve(n) for c in ckpts] for n in names}

@@ -1,4 +1,4 @@
-"""Checkpoint I/O for the merge engine, kept apart from the arithmetic (as in mergekit).
+"""Checkpoint-folder I/O for the merge engine, kept apart from the arithmetic (as in mergekit).
 
 Reading: safetensors headers are parsed directly, so validation touches no tensor data; tensor
 data is read through mmap in chunks, and each chunk's pages are released right after use, so
@@ -85,7 +85,7 @@ def read_header(path: Path) -> tuple[dict, int]:
     return header, data_start
 
 
-class Checkpoint:
+class CheckpointFolder:
     """A Hugging Face checkpoint folder: config plus single-file or sharded safetensors."""
 
     def __init__(self, folder: str | Path):
@@ -172,7 +172,7 @@ def _release(mm: mmap.mmap, start: int, length: int) -> None:
         pass
 
 
-def content_hash(ckpt: Checkpoint) -> str:
+def content_hash(ckpt: CheckpointFolder) -> str:
     """sha256 of config.json and every safetensors file, cached by (path, size, mtime)."""
     files = [*sorted({t.file for t in ckpt.tensors.values()}), ckpt.folder / "config.json"]
     stamp = [(str(f.resolve()), f.stat().st_size, f.stat().st_mtime_ns) for f in files]

@@ -16,14 +16,14 @@ import torch
 
 from backend.errors import UserError
 from backend.merge.engine import combine_into, validate
-from backend.merge.io import Checkpoint
+from backend.merge.io import CheckpointFolder
 
 
 def load_endpoints(
     low: str, high: str, device: str | torch.device = "cpu"
 ) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
     """name -> (θ_low, θ_high) in the checkpoints' own dtype, for every float tensor."""
-    ckpts = [Checkpoint(low), Checkpoint(high)]
+    ckpts = [CheckpointFolder(low), CheckpointFolder(high)]
     try:
         out = {}
         for name in validate(ckpts):

@@ -51,9 +51,9 @@ class SwitchPlan:
 
 def _sizes(folder: str) -> tuple[int, int, int, str]:
     """(parameters, bytes as stored, largest tensor's elements, dtype name) of the float tensors."""
-    from backend.merge.io import Checkpoint
+    from backend.merge.io import CheckpointFolder
 
-    ckpt = Checkpoint(folder)
+    ckpt = CheckpointFolder(folder)
     try:
         floats = [t for t in ckpt.tensors.values() if t.is_float]
     finally:

@@ -22,10 +22,9 @@ def merged_id(merge_key: str) -> str:
 def ensure_registered(store: Store, path: str | Path, kind: str = "trained", label: str | None = None) -> Checkpoint:
     """The row for a checkpoint folder, created on first sight (keyed by its content hash)."""
     # merge.io reads safetensors with torch: imported here, so that the CLI's spec modules stay light
-    from backend.merge.io import Checkpoint as Folder
-    from backend.merge.io import content_hash
+    from backend.merge.io import CheckpointFolder, content_hash
 
-    digest = content_hash(Folder(path))
+    digest = content_hash(CheckpointFolder(path))
     row = store.get(Checkpoint, checkpoint_id(digest))
     if row is None:
         row = Checkpoint(

@@ -18,10 +18,10 @@ from pathlib import Path
 from tqdm import tqdm
 
 from backend.errors import UserError
+from backend.grading.limits import JudgeLimits
 from backend.problems.builtin import BENCH, BuiltinProblem, get, load_all
 from backend.records import Problem, Test, tier_of
 from backend.sandbox.backends import open_session
-from backend.sandbox.limits import JudgeLimits
 from backend.store import Store
 
 TIERS = range(1, 7)

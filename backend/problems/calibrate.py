@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from backend.grading.judge import JudgeTest, Program
+from backend.grading.limits import JudgeLimits
+from backend.grading.pool import JudgeJob, judge_many
 from backend.problems.builtin import get
 from backend.records import Problem, Test
-from backend.sandbox.judge import JudgeTest, Program
-from backend.sandbox.limits import JudgeLimits
-from backend.sandbox.pool import JudgeJob, judge_many
 
 
 @dataclass
@@ -90,8 +90,8 @@ def calibrate_ccplus(
     import random
 
     from backend.errors import UserError
+    from backend.grading.judge import judge_setup
     from backend.problems import ccplus
-    from backend.sandbox.judge import judge_setup
 
     problems = {p.id: p for p in store.select(Problem, {"bench": ccplus.BENCH}) if not p.judge_error}
     if not problems:

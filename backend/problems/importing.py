@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from backend.errors import UserError
+from backend.grading.special import CheckerCompileError, compile_checker
 from backend.problems import ccplus, lcb
 from backend.records import Problem
-from backend.sandbox.special import CheckerCompileError, compile_checker
 from backend.store import Store
 
 

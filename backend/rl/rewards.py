@@ -1,4 +1,4 @@
-"""RL rewards computed by the real sandbox judge, batched over all cores (backend.sandbox.pool).
+"""RL rewards computed by the real sandbox judge, batched over all cores (backend.grading.pool).
 
 Binary R_k (k = 1…6) and R_inf, static shaping (partial credit: discrete = fraction of tiers passed,
 continuous = fraction of tests passed), and the repair prompt built from a failure context. A
@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from backend.errors import UserError
+from backend.grading.judge import JudgeResult, JudgeTest, Program, judge_setup
+from backend.grading.pool import JudgeJob, judge_many
+from backend.grading.verdicts import REWARD_NAMES
 from backend.records import Problem
 from backend.rollout.extract import extract_code
-from backend.sandbox.judge import JudgeResult, JudgeTest, Program, judge_setup
-from backend.sandbox.pool import JudgeJob, judge_many
-from backend.sandbox.verdicts import REWARD_NAMES
 from backend.vocab import OUTCOME_CLASSES
 
 REWARDS = REWARD_NAMES  # the judge computes every one of them for every evaluation

@@ -12,13 +12,13 @@ import uuid
 from pathlib import Path
 
 from backend.errors import UserError
+from backend.grading.judge import JudgeTest
 from backend.merge.registry import ensure_registered
 from backend.records import Checkpoint, Experiment, Metric, Test
 from backend.rl.rewards import RepairPool, SandboxReward
 from backend.rl.spec import RLSpec
 from backend.rollout.prompts import conversation, render, resolve_prompt_format
 from backend.rollout.run import public_example, select_problems
-from backend.sandbox.judge import JudgeTest
 from backend.store import Store
 
 
@@ -160,11 +160,11 @@ def _to_saved_dtype(folder: Path, spec: RLSpec) -> None:
     """TRL trains and saves in float32 whatever the base's dtype (GRPOTrainer loads with dtype
     float32 unless told otherwise); rewrite the folder's weights in the base's float dtype unless
     float32 was asked for. A resumed run reloads these weights into its float32 model."""
-    from backend.merge.io import Checkpoint as Folder
+    from backend.merge.io import CheckpointFolder
 
     if spec.save_float32 or not (folder / "config.json").is_file():
         return
-    base = Folder(spec.base)
+    base = CheckpointFolder(spec.base)
     try:
         dtypes = {t.dtype for t in base.tensors.values() if t.is_float}
     finally:

@@ -16,10 +16,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from backend.grading.limits import JudgeLimits
 from backend.rollout.prompts import render
 from backend.rollout.spec import Episode, SamplingSpec, Turn, seed_of
 from backend.sandbox.backends import SandboxError, Session, open_session
-from backend.sandbox.limits import JudgeLimits
 
 if TYPE_CHECKING:  # engines import torch; settings only name the protocol
     from backend.rollout.engines import Engine

@@ -3,12 +3,12 @@
 import ast
 import random
 
+from backend.grading.judge import JudgeTest, Program
+from backend.grading.limits import JudgeLimits
+from backend.grading.pool import JudgeJob, judge_many
 from backend.lab.augment import augment, own_names, rename_map
 from backend.problems.build import build_builtin
 from backend.problems.builtin import get
-from backend.sandbox.judge import JudgeTest, Program
-from backend.sandbox.limits import JudgeLimits
-from backend.sandbox.pool import JudgeJob, judge_many
 
 
 def test_renaming_is_consistent_and_avoids_imports_and_builtins():

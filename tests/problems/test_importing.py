@@ -8,12 +8,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from backend.errors import UserError
+from backend.grading import special
+from backend.grading.judge import judge_setup
 from backend.problems import importing
 from backend.problems.ccplus import CCPlusFilter
 from backend.records import Problem
 from backend.rollout.run import RolloutSpec, select_problems
-from backend.sandbox import special
-from backend.sandbox.judge import judge_setup
 from backend.store import Store
 from tests.conftest import run_cli
 from tests.problems.test_loaders import ccplus_rows

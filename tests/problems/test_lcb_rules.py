@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from backend.sandbox import lcb
-from backend.sandbox.judge import JudgeTest, Program, judge
-from backend.sandbox.limits import JudgeLimits
+from backend.grading import lcb
+from backend.grading.judge import JudgeTest, Program, judge
+from backend.grading.limits import JudgeLimits
 
 RULES_PAGE = Path(__file__).resolve().parents[2] / "docs" / "problems.md"
 

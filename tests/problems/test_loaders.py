@@ -11,9 +11,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from backend.errors import UserError
+from backend.grading.judge import JudgeTest, Program, SpecialJudge, judge
 from backend.problems import ccplus, lcb
 from backend.records import Problem, Test
-from backend.sandbox.judge import JudgeTest, Program, SpecialJudge, judge
 from tests.conftest import run_cli
 
 

@@ -5,11 +5,11 @@ import torch
 from safetensors.torch import load_file
 
 from backend.errors import UserError
+from backend.grading.judge import JudgeTest
 from backend.records import Checkpoint, Experiment, Metric, Problem, Test
 from backend.rl.rewards import RepairPool, SandboxReward, parse_reward, repair_prompt
 from backend.rl.spec import RLSpec
 from backend.rl.trainer import run_rl
-from backend.sandbox.judge import JudgeTest
 from tests.conftest import run_cli, wait_until
 
 # input lengths 4, 31, 301, 3001: tiers 1..4

@@ -7,8 +7,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from backend.sandbox.judge import JudgeTest, Program, judge
-from backend.sandbox.limits import JudgeLimits
+from backend.grading.judge import JudgeTest, Program, judge
+from backend.grading.limits import JudgeLimits
 
 BACKENDS = ["bwrap", pytest.param("docker", marks=pytest.mark.docker)]
 

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from backend.errors import UserError
+from backend.grading.judge import JudgeTest
+from backend.grading.limits import JudgeLimits
 from backend.sandbox import admission, cgroups
 from backend.sandbox.backends import cgroup_layout
-from backend.sandbox.judge import JudgeTest
-from backend.sandbox.limits import JudgeLimits
 
 ROOT = Path(__file__).resolve().parents[2]
 TESTS = [JudgeTest("1 2\n", "3\n")]
@@ -171,7 +171,7 @@ def test_host_side_peak_stays_within_the_cap():
     """While eight processes try to hold 200 MB each under a 256 MB limit, the sandbox's cgroup
     (read from the host, not from the program's report) never holds more than the cap: the
     limit + the launcher's baseline + LAUNCHER_SLACK_MB."""
-    from backend.sandbox.judge import Program, judge
+    from backend.grading.judge import Program, judge
 
     if not isinstance(cgroups.detect(), cgroups.Layout):
         pytest.skip("no cgroup accounting on this host")
@@ -195,7 +195,7 @@ def test_a_killed_judge_leaves_cgroups_that_the_next_one_removes(tmp_path):
     if not isinstance(layout, cgroups.Layout):
         pytest.skip("no cgroup accounting on this host")
     script = (
-        "from backend.sandbox.judge import Program, JudgeTest, judge\nfrom backend.sandbox.limits import JudgeLimits\n"
+        "from backend.grading.judge import Program, JudgeTest, judge\nfrom backend.grading.limits import JudgeLimits\n"
         "import sys\nprint('start', flush=True)\n"
         "judge(Program('import time\\ntime.sleep(30)'), [JudgeTest('1', '1')], JudgeLimits(time_limit_s=10))\n"
     )
@@ -212,7 +212,7 @@ def test_a_killed_judge_leaves_cgroups_that_the_next_one_removes(tmp_path):
     proc.wait()
     time.sleep(0.3)  # bwrap --die-with-parent tears the sandbox down
     assert all(d.exists() for d in stale), "nothing was left behind: the test proves nothing"
-    fresh = "from backend.sandbox.judge import Program, JudgeTest, judge\nprint(judge(Program('print(1)'), [JudgeTest('', '1')]).verdict)"
+    fresh = "from backend.grading.judge import Program, JudgeTest, judge\nprint(judge(Program('print(1)'), [JudgeTest('', '1')]).verdict)"
     out = subprocess.run([sys.executable, "-c", fresh], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "AC", out.stderr
     assert not any(d.exists() for d in stale)
@@ -233,7 +233,7 @@ def test_no_cgroups_left_after_judging(run):
 def test_fallback_is_announced_once_and_recorded():
     """Without cgroups the judge says so once, and every result says `rlimits`."""
     script = (
-        "from backend.sandbox.judge import Program, JudgeTest, judge\n"
+        "from backend.grading.judge import Program, JudgeTest, judge\n"
         "for _ in range(2):\n    print(judge(Program('print(3)'), [JudgeTest('', '3')]).accounting)\n"
     )
     env = {**os.environ, "FLAB_CGROUPS": "off"}
@@ -346,7 +346,7 @@ def test_admission_holds_back_what_does_not_fit_beside_the_running(private_ledge
 
 
 def test_a_judge_refuses_a_memory_limit_the_host_cannot_hold(private_ledger):
-    from backend.sandbox.judge import Program, judge
+    from backend.grading.judge import Program, judge
 
     if not isinstance(cgroups.detect(), cgroups.Layout):
         pytest.skip("admission is per cgroup cap")

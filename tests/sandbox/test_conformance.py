@@ -2,8 +2,8 @@
 
 import pytest
 
-from backend.sandbox.judge import JudgeTest, SpecialJudge
-from backend.sandbox.limits import JudgeLimits
+from backend.grading.judge import JudgeTest, SpecialJudge
+from backend.grading.limits import JudgeLimits
 
 SUM_TESTS = [JudgeTest("1 2\n", "3\n"), JudgeTest("10 20\n", "30\n")]
 

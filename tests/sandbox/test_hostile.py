@@ -9,8 +9,8 @@ import threading
 
 import pytest
 
-from backend.sandbox.judge import JudgeTest
-from backend.sandbox.limits import JudgeLimits
+from backend.grading.judge import JudgeTest
+from backend.grading.limits import JudgeLimits
 
 LIMITS = JudgeLimits(time_limit_s=0.5, memory_mb=128, output_mb=2, max_procs=16)
 SECRET = "flab-host-secret-4242"

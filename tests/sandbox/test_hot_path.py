@@ -3,10 +3,10 @@ launcher per test, and nothing passing from one test to the next."""
 
 import pytest
 
+from backend.grading.judge import JudgeTest, Program, judge
+from backend.grading.limits import JudgeLimits
 from backend.sandbox import session as session_module
 from backend.sandbox.backends import SandboxError, open_session
-from backend.sandbox.judge import JudgeTest, Program, judge
-from backend.sandbox.limits import JudgeLimits
 
 # What a test sees of what the tests before it did, then leaves behind: files in its run folder,
 # in /tmp (the same folder) and beside the launcher in /work, folders made unwritable, and

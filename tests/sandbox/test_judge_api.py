@@ -3,11 +3,11 @@ import json
 import pytest
 
 from backend.errors import UserError
+from backend.grading.judge import JudgeTest, Program, judge
+from backend.grading.pool import JudgeJob, judge_many
+from backend.grading.verdicts import REWARD_NAMES, TestResult, outcome_of, rewards
 from backend.records import Problem, Test
 from backend.sandbox.backends import open_session
-from backend.sandbox.judge import JudgeTest, Program, judge
-from backend.sandbox.pool import JudgeJob, judge_many
-from backend.sandbox.verdicts import REWARD_NAMES, TestResult, outcome_of, rewards
 from tests.conftest import run_cli
 
 TESTS = [JudgeTest("1 2\n", "3\n"), JudgeTest("5 5\n", "10\n")]

@@ -1,4 +1,4 @@
-"""Our testlib-compatible header (backend/sandbox/testlib.h) against testlib's documented rules.
+"""Our testlib-compatible header (backend/grading/testlib.h) against testlib's documented rules.
 
 1. Checkers written here in the style of testlib's stock ones (the same API calls) run on a
    table of (output, answer) files; each expected exit code is written from testlib's rules:
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from backend.sandbox.judge import JudgeTest, Program, SpecialJudge, judge
+from backend.grading.judge import JudgeTest, Program, SpecialJudge, judge
 
 HEADER = Path(__file__).resolve().parents[2] / "backend" / "sandbox" / "testlib.h"
 

@@ -9,10 +9,10 @@ import signal
 
 import pytest
 
+from backend.grading.judge import JudgeTest, _verdict
+from backend.grading.limits import JudgeLimits
 from backend.sandbox import docker_backend
 from backend.sandbox.backends import open_session
-from backend.sandbox.judge import JudgeTest, _verdict
-from backend.sandbox.limits import JudgeLimits
 
 LIMITS = JudgeLimits(time_limit_s=1.0, memory_mb=64)
 CLEAN = {"signal": None, "exit_code": 0, "cpu_s": 0.1, "wall_s": 0.2, "mem_mb": 10.0, "timed_out": False,
@@ -75,8 +75,8 @@ def test_reaching_the_cap_is_read_from_the_cgroup(backend, request):
 def test_docker_without_a_readable_cgroup_says_so(docker_ready, monkeypatch):
     """A host that cannot read the container's cgroup: rlimits inside the container, announced in
     `accounting`; a 1 GB allocation is still MLE (address-space cap) and a sum still AC."""
+    from backend.grading.judge import Program, judge
     from backend.sandbox import cgroups
-    from backend.sandbox.judge import Program, judge
 
     def unreadable(*_):
         raise PermissionError(13, "Permission denied")

@@ -18,8 +18,8 @@ import time
 
 import pytest
 
-from backend.sandbox.judge import JudgeTest, Program, judge
-from backend.sandbox.limits import JudgeLimits
+from backend.grading.judge import JudgeTest, Program, judge
+from backend.grading.limits import JudgeLimits
 from tests.stress.conftest import FIGURES
 
 pytestmark = pytest.mark.stress

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from backend.errors import UserError
-from backend.sandbox import lcb
+from backend.grading import lcb
 
 
 def parse_checker(spec: str) -> tuple[str, float]:

@@ -10,11 +10,9 @@ import signal
 from dataclasses import dataclass, field
 
 from backend.errors import UserError
-from backend.records import Problem, tier_of
-from backend.sandbox import checkers, lcb, special
-from backend.sandbox.backends import SandboxError, Session, open_session
-from backend.sandbox.limits import JudgeLimits
-from backend.sandbox.verdicts import (
+from backend.grading import checkers, lcb, special
+from backend.grading.limits import JudgeLimits
+from backend.grading.verdicts import (
     TestResult,
     highest_tier_passed,
     outcome_of,
@@ -22,6 +20,8 @@ from backend.sandbox.verdicts import (
     short_diff,
     zero_rewards,
 )
+from backend.records import Problem, tier_of
+from backend.sandbox.backends import SandboxError, Session, open_session
 
 LANGUAGES = ("python", "cpp")
 

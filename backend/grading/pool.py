@@ -11,8 +11,8 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
-from backend.sandbox.judge import JudgeResult, JudgeTest, Program, SpecialJudge, judge
-from backend.sandbox.limits import JudgeLimits
+from backend.grading.judge import JudgeResult, JudgeTest, Program, SpecialJudge, judge
+from backend.grading.limits import JudgeLimits
 
 
 @dataclass
@@ -30,7 +30,7 @@ class JudgeJob:
 
 def run_job(job: JudgeJob) -> tuple[Any, JudgeResult]:
     if job.program is None:
-        from backend.sandbox.judge import format_failure
+        from backend.grading.judge import format_failure
 
         return job.key, format_failure(job.format_reason or "no program extracted")
     result = judge(

@@ -16,8 +16,8 @@ import tempfile
 from pathlib import Path
 
 from backend.errors import UserError
+from backend.grading.limits import JudgeLimits
 from backend.sandbox.backends import SandboxError, open_session
-from backend.sandbox.limits import JudgeLimits
 
 HEADER = Path(__file__).with_name("testlib.h")
 COMPILE_LIMITS = JudgeLimits(compile_time_s=60.0).for_compile()  # checkers may pull in a large header
