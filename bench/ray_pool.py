@@ -36,15 +36,15 @@ def main() -> None:
     os.environ["FLAB_CACHE"] = str(root / "cache")
     os.environ["RAY_OVERRIDE_RESOURCES"] = json.dumps({"CPU": os.cpu_count(), "GPU": args.gpus})
 
-    from backend.jobs.executors import LocalExecutor, connect_ray
-    from backend.jobs.pipeline import Progress, Work, sweep_points
-    from backend.jobs.pool import RayExecutor
-    from backend.jobs.spec import SweepSpec
     from backend.lab.tiny import make_tiny_checkpoint
     from backend.problems.build import build_builtin
     from backend.records import Job
     from backend.rollout.run import select_problems
     from backend.store import Store
+    from backend.sweep.executors import LocalExecutor, connect_ray
+    from backend.sweep.pipeline import Progress, Work, sweep_points
+    from backend.sweep.pool import RayExecutor
+    from backend.sweep.spec import SweepSpec
 
     class RolloutOnly(Work):  # the bench times sampling; judging would share the same cores
         def finished(self, point) -> None:

@@ -5,12 +5,12 @@ import streamlit as st
 
 from backend.errors import UserError
 from backend.jobs import runner
-from backend.jobs.spec import EvalSpec, SweepSpec
 from backend.problems.ccplus import CCPlusFilter
 from backend.problems.importing import run_import
 from backend.problems.lcb import LCBFilter
 from backend.rl.spec import RLSpec
 from backend.specs import form_label, validate_spec
+from backend.sweep.spec import EvalSpec, SweepSpec
 from backend.vocab import ImportSource, choices
 from dashboard import data
 from dashboard.form import spec_widgets, widget

@@ -10,8 +10,8 @@ from streamlit.testing.v1 import AppTest
 from typer.testing import CliRunner
 
 from backend.cli.options import spec_command
-from backend.jobs.spec import EvalSpec, SweepSpec
 from backend.rl.spec import RLSpec
+from backend.sweep.spec import EvalSpec, SweepSpec
 from tests.conftest import ROOT
 
 
@@ -49,7 +49,7 @@ def form_script():
     import streamlit as st
     from pydantic import Field
 
-    from backend.jobs.spec import EvalSpec
+    from backend.sweep.spec import EvalSpec
     from dashboard.form import spec_widgets
 
     class WithWarmup(EvalSpec):

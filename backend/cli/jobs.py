@@ -12,9 +12,9 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from backend.cli.options import DB, DETACH, JOB_SKIP, DbOption, DetachOption, JsonOption, open_store, spec_command
 from backend.errors import UserError
 from backend.jobs import runner
-from backend.jobs.spec import EvalSpec, SweepSpec
 from backend.records import Job
 from backend.store import Store
+from backend.sweep.spec import EvalSpec, SweepSpec
 
 jobs_app = typer.Typer(help="Jobs: list, show, logs, cancel, resume.", no_args_is_help=True)
 

@@ -56,10 +56,10 @@ JOB_SKIP = ("kind", "stop", "allow_same_endpoints")  # set by code (the lab's sm
 def job_commands() -> dict:
     """The commands whose options come from specs, and those specs (the options table in docs/cli.md)."""
     from backend.analysis.spec import AnalysisSpec
-    from backend.jobs.spec import EvalSpec, SweepSpec
     from backend.rl.spec import RLSpec
     from backend.rollout.run import RolloutSpec
     from backend.rollout.spec import SamplingSpec
+    from backend.sweep.spec import EvalSpec, SweepSpec
 
     return {"sweep": [(SweepSpec, JOB_SKIP)], "eval": [(EvalSpec, JOB_SKIP)], "rl": [(RLSpec, JOB_SKIP)],
             "rollout": [(RolloutSpec, ("sampling", "limits")), (SamplingSpec, JOB_SKIP)],

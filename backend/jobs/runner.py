@@ -24,10 +24,10 @@ from pathlib import Path
 import psutil
 
 from backend.errors import UserError
-from backend.jobs.spec import EvalSpec, SweepSpec, job_folders, validate_spec
 from backend.records import Experiment, Job
 from backend.rl.spec import RLSpec
 from backend.store import Store
+from backend.sweep.spec import EvalSpec, SweepSpec, job_folders, validate_spec
 
 SPECS = {"sweep": SweepSpec, "eval": EvalSpec, "rl": RLSpec}  # job kind → its spec
 
@@ -112,7 +112,7 @@ def run_job_here(store: Store, job_id: str) -> None:
     """The body of a job's process: run the pipeline, record done / failed."""
     from transformers.utils import logging as hf_logging
 
-    from backend.jobs.pipeline import Progress, run_pipeline
+    from backend.sweep.pipeline import Progress, run_pipeline
 
     hf_logging.disable_progress_bar()  # "Loading weights" bars would fill the job's log; its own progress is in the store
     job = get_job(store, job_id)
@@ -144,7 +144,7 @@ def run_training(store: Store, spec, experiment_id: str, progress) -> str:
 
     if spec.executor == "local":
         return run_rl(store, spec, progress=False, experiment_id=experiment_id, job=progress)
-    from backend.jobs.executors import connect_ray
+    from backend.sweep.executors import connect_ray
 
     ray = connect_ray(spec.ray_address)
     if ray.cluster_resources().get("GPU", 0) < spec.num_gpus:
@@ -160,8 +160,8 @@ def run_training(store: Store, spec, experiment_id: str, progress) -> str:
 
 
 def _train_remote(db: str, spec: dict, experiment_id: str, job_id: str) -> str:
-    from backend.jobs.pipeline import Progress
     from backend.rl.trainer import run_rl
+    from backend.sweep.pipeline import Progress
 
     store = Store(db)
     return run_rl(store, RLSpec(**spec), progress=False, experiment_id=experiment_id, job=Progress(store, job_id))

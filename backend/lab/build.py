@@ -21,7 +21,6 @@ import typer
 
 from backend.errors import UserError
 from backend.jobs import runner
-from backend.jobs.spec import SweepSpec
 from backend.lab.artifacts import export_results
 from backend.lab.problems import BENCH, HELD_IN, split_of, store_lab_problems
 from backend.lab.recipe import LAB_LABEL, LabRecipe
@@ -33,6 +32,7 @@ from backend.rl.spec import RLSpec
 from backend.rl.trainer import run_rl
 from backend.rollout.run import public_example
 from backend.store import Store
+from backend.sweep.spec import SweepSpec
 
 
 @contextmanager
@@ -111,7 +111,7 @@ def _train_endpoint(store, recipe, sft, reward, staging, name, problems, progres
 
 
 def _sweep(store, recipe, endpoints, sft, problems, watch_job) -> str:
-    from backend.jobs.spec import same_checkpoint
+    from backend.sweep.spec import same_checkpoint
 
     low, high = str(endpoints["low"]), str(endpoints["high"])
     same = same_checkpoint(low, high)

@@ -46,7 +46,7 @@ def test_training_figures_have_y_titles():
 def test_a_finished_stage_keeps_its_rate(monkeypatch):
     import time as clock
 
-    from backend.jobs.pipeline import Progress
+    from backend.sweep.pipeline import Progress
 
     written = []
     store = type("S", (), {"update": lambda self, cls, key, **kw: written.append(kw["progress"])})()

@@ -154,7 +154,7 @@ def test_store_write_stops_with_one_line_and_keeps_every_row(stored_db, monkeypa
 SERVER = textwrap.dedent("""
     import sys, time
     from backend.jobs import runner
-    from backend.jobs.spec import SweepSpec, validate_spec
+    from backend.sweep.spec import SweepSpec, validate_spec
     from backend.store import Store
     db, low, high, *problems = sys.argv[1:]
     store = Store(db)

@@ -12,8 +12,8 @@ PROBLEMS = ["builtin/count-pairs-sum", "builtin/max-subarray"]
 
 def sweep(endpoints, **kw):
     """A small sweep spec over the test endpoints; keywords override any field."""
-    from backend.jobs.spec import SweepSpec
     from backend.specs import validate_spec
+    from backend.sweep.spec import SweepSpec
 
     low, high = endpoints
     data = {"low": low, "high": high, "alphas": "-0.5,0.5,1.5", "problems": PROBLEMS, "n": 2, "max_tokens": 24, **kw}

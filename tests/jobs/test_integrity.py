@@ -7,10 +7,10 @@ import pytest
 
 from backend.errors import UserError
 from backend.jobs import runner
-from backend.jobs.spec import SweepSpec, validate_spec
 from backend.lab.artifacts import ARTIFACTS, import_results
 from backend.records import Checkpoint, Job
 from backend.store import Store
+from backend.sweep.spec import SweepSpec, validate_spec
 
 
 def test_the_same_checkpoint_spelled_differently_is_refused(endpoints, tmp_path):

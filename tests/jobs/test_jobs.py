@@ -8,9 +8,9 @@ import pytest
 
 from backend.errors import UserError
 from backend.jobs import runner
-from backend.jobs.spec import SweepSpec, parse_alpha_grid, validate_spec
 from backend.records import Checkpoint, Evaluation, Job, Sample
 from backend.store import Store
+from backend.sweep.spec import SweepSpec, parse_alpha_grid, validate_spec
 from tests.conftest import run_cli, wait_until
 from tests.jobs.conftest import finished, sweep, wait_for
 

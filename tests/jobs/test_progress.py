@@ -6,9 +6,9 @@ import time
 import psutil
 
 from backend.jobs import runner
-from backend.jobs.pipeline import Progress
 from backend.records import Job
 from backend.store import Store
+from backend.sweep.pipeline import Progress
 
 
 def test_eta_after_resume_counts_only_the_work_left(tmp_path):

@@ -59,9 +59,9 @@ def reference(endpoints, tmp_path_factory):
 
 def test_local_cluster_listens_on_loopback_only(monkeypatch, endpoints, tmp_path):
     from backend.errors import UserError
-    from backend.jobs.executors import connect_ray
-    from backend.jobs.pool import RayExecutor
     from backend.merge.spec import MergeSpec
+    from backend.sweep.executors import connect_ray
+    from backend.sweep.pool import RayExecutor
 
     monkeypatch.setenv("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "1")  # restored after the test
     ray = connect_ray(None)
@@ -123,7 +123,7 @@ def test_a_killed_actors_point_is_redone_elsewhere(jobs_db, endpoints, reference
 
 def test_vllm_standin_with_tensor_parallel_2(jobs_db, endpoints, monkeypatch):
     """Two engines of two GPUs each, through the vLLM stand-in in every Ray worker."""
-    from backend.jobs.executors import connect_ray
+    from backend.sweep.executors import connect_ray
     from tests.rollout import vllm_standin
 
     vllm_standin.install(monkeypatch)  # for the local reference, in this process
@@ -162,8 +162,8 @@ def test_tensor_parallel_refusals_are_one_line(endpoints, kw, message):
 
 def test_progress_names_each_actor_where_it_runs_and_how_fast(tmp_path):
     """What the Jobs page and `jobs watch` print for a Ray job's actors, from the job row."""
-    from backend.jobs.pipeline import Progress
     from backend.store import Store
+    from backend.sweep.pipeline import Progress
 
     store = Store(tmp_path / "p.duckdb")
     store.put([Job(id="j", kind="sweep", status="running", experiment_id="e")])

@@ -5,10 +5,10 @@ import time
 import pytest
 
 from backend.jobs import runner
-from backend.jobs.spec import SweepSpec, validate_spec
 from backend.lab.tiny import make_tiny_checkpoint
 from backend.problems.build import build_builtin
 from backend.records import Job
+from backend.sweep.spec import SweepSpec, validate_spec
 
 pytestmark = pytest.mark.browser
 

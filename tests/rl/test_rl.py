@@ -216,8 +216,8 @@ def test_rl_job_on_the_ray_executor_runs_as_a_ray_task_and_refuses_a_missing_gpu
     """On a real local Ray cluster (CPU only): num_gpus=0 trains as a Ray task and registers the
     final checkpoint; asking for a GPU the cluster lacks is refused with one line."""
     from backend.jobs import runner
-    from backend.jobs.pipeline import Progress
     from backend.lab.tiny import make_tiny_checkpoint
+    from backend.sweep.pipeline import Progress
 
     base = make_tiny_checkpoint(tmp_path / "base")
     store.put([ECHO])

@@ -104,10 +104,10 @@ def test_an_engine_built_without_the_switch_refuses_one(vllm, bf16_pair):
 def test_a_live_switch_sweep_through_jobs_with_engine_vllm(vllm, bf16_pair, tmp_path, monkeypatch):
     """The certain failure the review found: a live-switch sweep with vLLM, end to end in jobs."""
     from backend.jobs import runner
-    from backend.jobs.spec import SweepSpec, validate_spec
     from backend.problems.build import build_builtin
     from backend.records import Evaluation, Job, Sample
     from backend.store import Store
+    from backend.sweep.spec import SweepSpec, validate_spec
 
     monkeypatch.setenv("FLAB_CACHE", str(tmp_path / "cache"))
     store = Store(tmp_path / "jobs.duckdb")

@@ -43,7 +43,7 @@ SLUGS = ["max-subarray", "gcd-of-array", "balanced-brackets"]
 
 def run_sweep(store, spec_fields):
     from backend.jobs import runner
-    from backend.jobs.spec import SweepSpec, validate_spec
+    from backend.sweep.spec import SweepSpec, validate_spec
 
     job = runner.create_job(store, validate_spec(SweepSpec, spec_fields))
     runner.run_job_here(store, job.id)
@@ -84,7 +84,7 @@ def test_a_live_sweep_with_an_independent_checkpoint_runs_through_one_device(vll
 
 def test_a_failed_job_closes_its_engine(vllm, bf16_pair, store):
     from backend.jobs import runner
-    from backend.jobs.spec import SweepSpec, validate_spec
+    from backend.sweep.spec import SweepSpec, validate_spec
 
     low, high = bf16_pair
     LLM.reset_result = False  # the first switch fails after the engine was built
@@ -178,7 +178,7 @@ def test_host_pinned_endpoints_leave_the_device_to_vllm(monkeypatch, bf16_pair):
 
 def test_a_sweep_too_big_for_the_device_is_refused_before_the_job_exists(monkeypatch, bf16_pair, store):
     from backend.jobs import runner
-    from backend.jobs.spec import SweepSpec, validate_spec
+    from backend.sweep.spec import SweepSpec, validate_spec
 
     low, high = bf16_pair
     vllm_standin.install(monkeypatch, device_bytes=3 * _bytes_and_largest(low)[0])
@@ -254,7 +254,7 @@ def test_chat_format_for_a_sweep_with_a_base_checkpoint_is_refused_before_the_jo
     vllm, base_checkpoint, bf16_pair, store
 ):
     from backend.jobs import runner
-    from backend.jobs.spec import SweepSpec, validate_spec
+    from backend.sweep.spec import SweepSpec, validate_spec
 
     spec = validate_spec(
         SweepSpec, {"low": bf16_pair[0], "high": base_checkpoint, "alphas": "0,1", "prompt_format": "chat"}

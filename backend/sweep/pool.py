@@ -23,9 +23,9 @@ from typing import Any
 
 from backend.errors import UserError
 from backend.grading.pool import JudgeJob, run_job
-from backend.jobs.executors import Engines, connect_ray
 from backend.merge.cache import MergeCache
 from backend.merge.spec import MergeSpec
+from backend.sweep.executors import Engines, connect_ray
 
 ATTEMPTS = 3  # a point whose actor died this many times fails the job: the fault is likely the point's
 

@@ -2,7 +2,7 @@
 results to it and never write.
 
 - local: rollouts in the driver (the model stays loaded), judging in a process pool over all cores.
-- ray:   an engine pool (backend/jobs/pool.py): one engine actor per GPU, α points handed to
+- ray:   an engine pool (backend/sweep/pool.py): one engine actor per GPU, α points handed to
          whichever actor is free; merges and judging as CPU tasks. `ray_address` None starts a
          local cluster that listens on 127.0.0.1 only, `auto` joins a running one.
 

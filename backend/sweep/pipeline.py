@@ -3,7 +3,7 @@
 Resumable by construction: each stage computes what is missing (merged folders not yet in the
 cache, problems without all their samples, samples without an evaluation) and does only that.
 Judging of one point runs in the executor's pool while the next point is being generated. The
-executor decides where points are sampled (backend/jobs/executors.py, backend/jobs/pool.py).
+executor decides where points are sampled (backend/sweep/executors.py, backend/sweep/pool.py).
 """
 
 from __future__ import annotations
@@ -14,8 +14,6 @@ from pathlib import Path
 
 from backend.grading.judge import JudgeResult, JudgeTest, Program, judge_setup
 from backend.grading.pool import JudgeJob
-from backend.jobs.executors import LocalExecutor, engine_options
-from backend.jobs.spec import EvalSpec, SweepSpec, job_folders
 from backend.merge.cache import merge_key, register_merged
 from backend.merge.io import CheckpointFolder, content_hash
 from backend.merge.registry import ensure_registered, merged_id
@@ -25,6 +23,8 @@ from backend.rollout.prompts import resolve_prompt_format
 from backend.rollout.run import Batch, batch_sampling, conversations, missing_batches, select_problems, store_batch
 from backend.rollout.settings import SettingLimits
 from backend.store import Store
+from backend.sweep.executors import LocalExecutor, engine_options
+from backend.sweep.spec import EvalSpec, SweepSpec, job_folders
 
 
 class Progress:
@@ -130,7 +130,7 @@ def make_executor(spec: SweepSpec | EvalSpec):
     """Local, or the Ray engine pool (imported only when asked for: it imports Ray)."""
     switch_endpoints = getattr(spec, "switch_endpoints", "device")
     if spec.executor == "ray":
-        from backend.jobs.pool import RayExecutor
+        from backend.sweep.pool import RayExecutor
 
         return RayExecutor(spec.engine, spec.ray_address, spec.gpus, spec.tensor_parallel_size,
                            {"switch_endpoints": switch_endpoints, **engine_options(spec)})  # fmt: skip
