@@ -178,8 +178,9 @@ class MetricsTail:
         return steps
 
 
-def wait_healthy(url: str, server: subprocess.Popen, timeout_s: float = SERVER_START_S) -> None:
+def wait_healthy(url: str, server: subprocess.Popen, timeout_s: float | None = None) -> None:
     """Until the vLLM server's /health answers 200 (the endpoint TRL's VLLMClient checks)."""
+    timeout_s = SERVER_START_S if timeout_s is None else timeout_s
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if server.poll() is not None:

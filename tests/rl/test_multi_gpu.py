@@ -185,3 +185,51 @@ def test_the_metrics_tail_reads_whole_lines_only(tmp_path):
         f.write('ues": {"loss": 0.25}}\n{"final": 2}\n')
     assert tail.read() == [(2, {"loss": 0.25})] and (tail.step, tail.final) == (2, 2)
     assert tail.read() == []
+
+
+HEALTHY_SERVER = """
+import http.server, sys
+class Health(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200 if self.path == "/health" else 404)
+        self.end_headers()
+        open(sys.argv[2], "a").write(self.path + "\\n")
+http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Health).serve_forever()
+"""
+# a trainer that asks the server, then reports its final step
+TRAINER = """
+import sys, urllib.request
+urllib.request.urlopen(sys.argv[1] + "/health").read()
+open(sys.argv[2], "a").write('{"final": 1}\\n')
+"""
+
+
+def _children() -> set[int]:
+    import psutil
+
+    return {p.pid for p in psutil.Process().children(recursive=True)}
+
+
+def test_server_mode_serves_before_training_and_stops_after(store, tmp_path, monkeypatch):
+    """The driver starts the server, waits for its /health, runs the trainers, then stops the server;
+    a server that never answers is stopped too, with one line."""
+    from backend.rl import launch
+
+    s = spec(tmp_path, gpus=2, use_vllm=True, vllm_mode="server", steps=1)
+    out = Path(s.output_dir)
+    out.mkdir()
+    port, calls = launch.free_port(), tmp_path / "calls"
+    url = f"http://127.0.0.1:{port}"
+    the_plan = launch.Plan(
+        train_argv=[sys.executable, "-c", TRAINER, url, str(out / launch.METRICS)], train_env={},
+        server_argv=[sys.executable, "-c", HEALTHY_SERVER, str(port), str(calls)], server_env={}, server_url=url,
+    )  # fmt: skip
+    before = _children()
+    launch.drive(store, s, "rl-s", the_plan, poll_s=0.1)
+    assert calls.read_text().splitlines()[-1] == "/health" and len(calls.read_text().splitlines()) >= 2
+    assert _children() == before  # the server is stopped
+    silent = dataclasses.replace(the_plan, server_argv=[sys.executable, "-c", "import time; time.sleep(600)"])
+    monkeypatch.setattr(launch, "SERVER_START_S", 1.0)
+    with pytest.raises(RuntimeError, match=f"the vLLM server at {url} did not answer /health within 1s"):
+        launch.drive(store, s, "rl-s", silent, poll_s=0.1)
+    assert _children() == before  # stopped, and the trainers never started
