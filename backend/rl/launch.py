@@ -13,9 +13,11 @@ import dataclasses
 import json
 import os
 import pickle
+import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -104,8 +106,8 @@ def write_task(path: Path, task: Task, server_url: str | None) -> None:
 
 def drive(store: Store, spec: RLSpec, exp: str, the_plan: Plan, job=None, poll_s: float = 1.0) -> None:
     """Run the plan's processes; store rank 0's metrics and register each complete checkpoint as they
-    appear, then the final model. Children share this process's group, so cancelling the job stops
-    them; any other way out of here stops them too."""
+    appear, then the final model. Any way out of here (end, error, `jobs cancel`'s TERM) stops every
+    process it started, with all their descendants."""
     out = Path(spec.output_dir)
     registered: set[int] = set()
     metrics = MetricsTail(out / METRICS)
@@ -114,20 +116,21 @@ def drive(store: Store, spec: RLSpec, exp: str, the_plan: Plan, job=None, poll_s
         done = complete_checkpoints(out)
         if done:  # resumed: those steps are not this run's speed
             job.reuse("train", done[-1][0])
-    children = []
+    tree, server = Tree(), None
+    on_term = _stop_on_sigterm()
     try:
         if the_plan.server_argv:
-            children.append(_start(the_plan.server_argv, the_plan.server_env))
-            wait_healthy(the_plan.server_url, children[0])
-        trainer = _start(the_plan.train_argv, the_plan.train_env)
-        children.append(trainer)
+            server = tree.add(_start(the_plan.server_argv, the_plan.server_env))
+            wait_healthy(the_plan.server_url, server)
+        trainer = tree.add(_start(the_plan.train_argv, the_plan.train_env))
         while True:
             finished = trainer.poll() is not None  # looked at before the last ingestion: nothing is missed
+            tree.look()
             _ingest(store, spec, exp, metrics, registered, job)
             if finished:
                 break
-            if the_plan.server_argv and children[0].poll() is not None:
-                raise RuntimeError(f"the vLLM server exited with status {children[0].returncode}; see the job's log")
+            if server and server.poll() is not None:
+                raise RuntimeError(f"the vLLM server exited with status {server.returncode}; see the job's log")
             time.sleep(poll_s)
         if trainer.returncode:
             raise RuntimeError(f"accelerate launch exited with status {trainer.returncode}; see the job's log")
@@ -135,8 +138,22 @@ def drive(store: Store, spec: RLSpec, exp: str, the_plan: Plan, job=None, poll_s
             raise RuntimeError(f"the training processes ended without saving {out / 'final'}")
         register_checkpoint(store, out / "final", spec, exp, metrics.final)
     finally:
-        for child in children:
-            stop_tree(child)
+        tree.stop()
+        if on_term is not None:
+            signal.signal(signal.SIGTERM, on_term)
+
+
+def _stop_on_sigterm():
+    """`jobs cancel` TERMs the job's process group, but torchrun starts each rank in a session of its
+    own, out of the group's reach: TERM becomes an exception here, so `finally` stops the whole tree.
+    Returns the handler it replaced (None off the main thread, where Python allows no handler)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def stop(signum, frame):
+        raise SystemExit(128 + signum)
+
+    return signal.signal(signal.SIGTERM, stop)
 
 
 def _ingest(store: Store, spec: RLSpec, exp: str, metrics: MetricsTail, registered: set[int], job) -> None:
@@ -204,24 +221,45 @@ def _start(argv: list[str], env: dict[str, str]) -> subprocess.Popen:
     return subprocess.Popen(argv, cwd=ROOT, env=os.environ | env, stdin=subprocess.DEVNULL)
 
 
-def stop_tree(proc: subprocess.Popen, grace_s: float = 10.0) -> None:
-    """The process and everything it started (accelerate's ranks, vLLM's engine), TERM then KILL."""
-    try:
-        tree = [psutil.Process(proc.pid), *psutil.Process(proc.pid).children(recursive=True)]
-    except psutil.NoSuchProcess:
-        tree = []
-    for p in tree:
-        try:
-            p.terminate()
-        except psutil.NoSuchProcess:
-            pass
-    _, alive = psutil.wait_procs(tree, timeout=grace_s)
-    for p in alive:
-        try:
-            p.kill()
-        except psutil.NoSuchProcess:
-            pass
-    proc.wait()
+class Tree:
+    """Every process the driver started and their descendants, as last seen: a rank whose parent
+    died first (torchrun starts ranks in sessions of their own) is still known and stopped."""
+
+    def __init__(self):
+        self.started: list[subprocess.Popen] = []
+        self.seen: dict[int, psutil.Process] = {}
+
+    def add(self, proc: subprocess.Popen) -> subprocess.Popen:
+        self.started.append(proc)
+        self.look()
+        return proc
+
+    def look(self) -> None:
+        for proc in self.started:
+            try:
+                root = psutil.Process(proc.pid)
+                for p in (root, *root.children(recursive=True)):
+                    self.seen.setdefault(p.pid, p)
+            except psutil.NoSuchProcess:
+                continue
+
+    def stop(self, grace_s: float = 10.0) -> None:
+        """TERM, then KILL what is left after grace_s (psutil checks a pid still names the process seen)."""
+        self.look()
+        alive = []
+        for p in self.seen.values():
+            try:
+                p.terminate()
+                alive.append(p)
+            except psutil.NoSuchProcess:
+                continue
+        for p in psutil.wait_procs(alive, timeout=grace_s)[1]:
+            try:
+                p.kill()
+            except psutil.NoSuchProcess:
+                continue
+        for proc in self.started:
+            proc.wait()
 
 
 def free_port() -> int:

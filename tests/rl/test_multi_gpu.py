@@ -3,7 +3,9 @@ parsers, the refusals come before anything starts, and the driver's ingestion ru
 a stand-in for `accelerate launch` that keeps the worker's file contract."""
 
 import dataclasses
+import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -233,3 +235,48 @@ def test_server_mode_serves_before_training_and_stops_after(store, tmp_path, mon
     with pytest.raises(RuntimeError, match=f"the vLLM server at {url} did not answer /health within 1s"):
         launch.drive(store, s, "rl-s", silent, poll_s=0.1)
     assert _children() == before  # stopped, and the trainers never started
+
+
+# stands in for torchrun: each rank in a session of its own, out of reach of a group kill
+LAUNCHER = """
+import subprocess, sys, time
+rank = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True)
+open(sys.argv[1], "w").write(str(rank.pid))
+time.sleep(600)
+"""
+JOB = """
+import sys
+from pathlib import Path
+from backend.rl import launch
+from backend.rl.spec import RLSpec
+from backend.store import Store
+s = RLSpec(base="b", output_dir=sys.argv[2], gpus=2, num_generations=2, per_device_train_batch_size=2)
+Path(s.output_dir).mkdir()
+plan = launch.Plan([sys.executable, "-c", sys.argv[3], sys.argv[4]], {})
+launch.drive(Store(sys.argv[1]), s, "rl-c", plan, poll_s=0.1)
+"""
+
+
+def test_cancelling_the_job_stops_ranks_that_left_its_process_group(store, tmp_path):
+    """`jobs cancel` TERMs the job's group; a rank started in a session of its own (as torchrun does)
+    is stopped by the driver, not orphaned on its GPU."""
+    import subprocess
+
+    import psutil
+
+    from backend.jobs import runner
+    from tests.conftest import wait_until
+
+    rank_pid = tmp_path / "rank.pid"
+    job = subprocess.Popen([sys.executable, "-c", JOB, str(tmp_path / "job.duckdb"), str(tmp_path / "out"), LAUNCHER,
+                            str(rank_pid)], cwd=runner.ROOT, start_new_session=True)  # fmt: skip
+    store.put([Job(id="job-c", kind="rl", status="running", experiment_id="rl-c", pid=job.pid)])
+    wait_until(lambda: rank_pid.is_file() and rank_pid.read_text(), timeout=120, what="the rank started")
+    rank = psutil.Process(int(rank_pid.read_text()))
+    assert os.getpgid(rank.pid) != os.getpgid(job.pid)  # out of the group's reach
+    time.sleep(1.0)  # the driver has looked at its tree since
+    assert runner.cancel(store, "job-c", grace_s=5.0).status == "cancelled"
+    job.wait(timeout=30)
+    wait_until(
+        lambda: not rank.is_running() or rank.status() == psutil.STATUS_ZOMBIE, timeout=20, what="the rank stopped"
+    )
