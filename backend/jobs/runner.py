@@ -150,9 +150,7 @@ def run_training(store: Store, spec, experiment_id: str, progress) -> str:
     ray = connect_ray(spec.ray_address)
     if ray.cluster_resources().get("GPU", 0) < spec.gpus:
         ray.shutdown()
-        raise UserError(
-            f"the Ray cluster has no node with {spec.gpus:g} GPU(s); set gpus to 0 to train on CPUs"
-        )
+        raise UserError(f"the Ray cluster has no node with {spec.gpus:g} GPU(s); set gpus to 0 to train on CPUs")
     task = ray.remote(num_gpus=spec.gpus)(_train_remote)
     try:
         return ray.get(task.remote(str(store.path), spec.model_dump(), experiment_id, progress.job_id))
