@@ -27,8 +27,10 @@ import psutil
 from backend.errors import UserError
 from backend.records import Metric
 from backend.rl.spec import RLSpec
-from backend.rl.trainer import Task, complete_checkpoints, register_checkpoint
+from backend.rl.task import Task, complete_checkpoints, register_checkpoint
 from backend.store import Store
+
+ROOT = Path(__file__).resolve().parents[2]  # the repository: `-m backend.rl.worker` resolves from here
 
 METRICS = "metrics.jsonl"  # rank 0's lines: {"step": N, "values": {...}}, then {"final": N} after saving final
 TASK = ".task.pkl"  # the training task the launched processes read (written by the driver)
@@ -59,7 +61,7 @@ def visible_gpus() -> list[str]:
 
 def check_devices(spec: RLSpec, gpus: list[str] | None = None) -> list[str]:
     """The GPUs the run takes, or one line saying why it cannot start here (before anything starts)."""
-    from backend.rl.trainer import vllm_options
+    from backend.rl.task import vllm_options
 
     gpus = visible_gpus() if gpus is None else gpus
     if spec.launched and not gpus:
@@ -215,8 +217,6 @@ def wait_healthy(url: str, server: subprocess.Popen, timeout_s: float | None = N
 
 
 def _start(argv: list[str], env: dict[str, str]) -> subprocess.Popen:
-    from backend.jobs.runner import ROOT
-
     # stdout/stderr inherited: the job's log holds the processes' output
     return subprocess.Popen(argv, cwd=ROOT, env=os.environ | env, stdin=subprocess.DEVNULL)
 

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from backend.rl.launch import METRICS
 from backend.rl.rewards import SandboxReward
-from backend.rl.trainer import grpo_trainer, step_values, train, vllm_options
+from backend.rl.task import vllm_options
+from backend.rl.trainer import grpo_trainer, step_values, train
 
 
 def main(task_file: str) -> None:

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from backend.lab.tiny import make_tiny_checkpoint
-from backend.rl.trainer import last_complete_checkpoint
+from backend.rl.task import last_complete_checkpoint
 
 task = pickle.loads(Path(sys.argv[1]).read_bytes())["task"]
 spec, out = task.spec, Path(task.spec.output_dir)

@@ -75,16 +75,16 @@ def test_server_mode_trainer_options_point_grpo_at_the_server(tmp_path, monkeypa
 
     from trl import GRPOConfig
 
-    from backend.rl import trainer
+    from backend.rl import task
 
-    monkeypatch.setattr(trainer, "_cuda", lambda: True)
+    monkeypatch.setattr(task, "cuda_available", lambda: True)
     real_find_spec = importlib.util.find_spec
     monkeypatch.setattr(
         importlib.util, "find_spec", lambda name, *a: object() if name == "vllm" else real_find_spec(name, *a)
     )
-    options = trainer.vllm_options(spec(tmp_path, gpus=3, use_vllm=True, vllm_mode="server"), "http://127.0.0.1:8011")
+    options = task.vllm_options(spec(tmp_path, gpus=3, use_vllm=True, vllm_mode="server"), "http://127.0.0.1:8011")
     assert options == {"use_vllm": True, "vllm_mode": "server", "vllm_server_base_url": "http://127.0.0.1:8011"}
-    assert trainer.vllm_options(spec(tmp_path, gpus=2, use_vllm=True)) == {"use_vllm": True, "vllm_mode": "colocate"}
+    assert task.vllm_options(spec(tmp_path, gpus=2, use_vllm=True)) == {"use_vllm": True, "vllm_mode": "colocate"}
     config = GRPOConfig(output_dir=str(tmp_path / "o"), use_cpu=True, report_to="none", **options)
     assert (config.vllm_mode, config.vllm_server_base_url) == ("server", "http://127.0.0.1:8011")
 
@@ -145,7 +145,7 @@ def test_the_driver_stores_each_metric_and_checkpoint_once_across_a_kill_and_res
     """The real driver runs a stand-in launch that dies after step 3 (leaving a torn checkpoint-4),
     then again: it resumes from checkpoint-2; each step's metrics and each checkpoint are stored once."""
     from backend.rl.launch import TASK, drive, plan, write_task
-    from backend.rl.trainer import Task
+    from backend.rl.task import Task
     from backend.sweep.pipeline import Progress
 
     s = spec(tmp_path, gpus=2, steps=6, save_steps=2, save_float32=True)

@@ -201,7 +201,7 @@ def test_rl_runs_as_a_job_that_resumes_from_its_last_checkpoint_after_kill_9(sto
 
 
 def test_resume_skips_a_checkpoint_torn_by_a_kill(tmp_path):
-    from backend.rl.trainer import last_complete_checkpoint
+    from backend.rl.task import last_complete_checkpoint
 
     for n, state in ((2, "{}"), (4, "{}"), (6, None), (8, '{"trunc')):
         (tmp_path / f"checkpoint-{n}").mkdir()
@@ -235,7 +235,7 @@ def test_rl_job_on_the_ray_executor_runs_as_a_ray_task_and_refuses_a_missing_gpu
 def test_use_vllm_without_vllm_is_one_line_before_any_job(store, tmp_path, db_path):
     from backend.lab.tiny import make_tiny_checkpoint
     from backend.records import Job
-    from backend.rl.trainer import vllm_options
+    from backend.rl.task import vllm_options
 
     base = make_tiny_checkpoint(tmp_path / "base")
     spec = RLSpec(base=str(base), output_dir=str(tmp_path / "out"))
@@ -255,12 +255,12 @@ def test_use_vllm_names_the_colocate_mode(monkeypatch):
     """TRL's vllm_mode default changed between versions: we always say which mode we mean."""
     import importlib.util
 
-    from backend.rl import trainer
+    from backend.rl import task
 
-    monkeypatch.setattr(trainer, "_cuda", lambda: True)
+    monkeypatch.setattr(task, "cuda_available", lambda: True)
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: object() if name == "vllm" else None)
     spec = RLSpec(base="b", output_dir="o", use_vllm=True)
-    assert trainer.vllm_options(spec) == {"use_vllm": True, "vllm_mode": "colocate"}
+    assert task.vllm_options(spec) == {"use_vllm": True, "vllm_mode": "colocate"}
 
 
 def test_an_rl_job_on_a_base_checkpoint_trains_on_plain_prompts_and_saves_in_the_base_dtype(
