@@ -67,7 +67,7 @@ def problem_fields(key: str, spec: dict, folders: list[str]) -> dict:
         st.warning(f"Problem set {wanted!r} is not in this database; import it (Import problems) or choose another.")
     bench = st.selectbox(form_label("bench", SweepSpec.model_fields["bench"]), benches,
                          index=benches.index(wanted) if wanted in benches else 0, key=f"{key}-bench-{wanted}",
-                         format_func=lambda b: f"{b} ({len(index.get(b, []))} problems)",
+                         format_func=lambda b: f"{b} ({count(len(index.get(b, [])), 'problem')})",
                          help=help_text(SweepSpec.model_fields["bench"]))  # fmt: skip
     titles = {pid: f"{pid}: {title}" + (f" ({diff})" if diff else "") for pid, title, diff in index.get(bench, [])}
     chosen = [p for p in source.get("problems") or [] if p in titles] if bench == wanted else []
@@ -75,6 +75,10 @@ def problem_fields(key: str, spec: dict, folders: list[str]) -> dict:
                               format_func=titles.get, key=f"{key}-problems-{bench}-{measured.id if measured else ''}",
                               help=help_text(SweepSpec.model_fields["problems"]))  # fmt: skip
     return {"bench": bench, "problems": problems}
+
+
+def count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def submit(cls, payload: dict) -> None:

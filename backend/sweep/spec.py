@@ -106,8 +106,8 @@ class JobSpec(ProblemSelection, SettingChoice, PromptChoice, SamplingSpec, RunOp
     model_config = ConfigDict(frozen=False, use_attribute_docstrings=True)
 
     name: str | None = Field(None, title="Experiment name", json_schema_extra={"none": "from the endpoints"})
-    """The stored experiment's name, as pages and exports show it; none: named from its checkpoints
-    (e.g. "α sweep low → high")."""
+    """The stored experiment's name, shown by every page and export; none: named after its checkpoints
+    ("α sweep low → high")."""
 
     @field_validator("name")
     @classmethod

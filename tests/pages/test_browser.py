@@ -135,7 +135,8 @@ def test_sweep_from_the_form_reaches_done(server, page, populated, tmp_path):
     field("θ_low (α = 0): path").fill(str(low))
     field("θ_high (α = 1): path").fill(str(high))
     field("α grid").fill("0,1")
-    field("Benchmark").fill("builtin")
+    benchmark = page.get_by_role("combobox", name="Benchmark").first  # a choice among the stored sets
+    assert benchmark.input_value() == "builtin (1 problem)"  # unmeasured endpoints: the spec's default set
     for name, value in (("At most N problems (0 = all)", "1"), ("Samples per problem", "2"), ("Max tokens", "16")):
         number(name).fill(value)
         number(name).press("Tab")

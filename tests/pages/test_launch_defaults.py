@@ -38,7 +38,7 @@ def held_in() -> list[str]:
 def test_benchmark_and_problems_default_to_what_the_endpoints_were_measured_on(lab_db, db_path, monkeypatch):
     at = app(db_path, monkeypatch, "launch")
     assert at.selectbox(key="sweep-bench-builtin").value == "builtin"  # no endpoints yet: the spec's default
-    assert at.selectbox(key="sweep-bench-builtin").options == ["builtin (1 problems)", "lab (40 problems)"]
+    assert at.selectbox(key="sweep-bench-builtin").options == ["builtin (1 problem)", "lab (40 problems)"]
     at.selectbox(key="low-pick").set_value(str(LAB / "checkpoints" / "low")).run()
     at.selectbox(key="high-pick").set_value(str(LAB / "checkpoints" / "high")).run()
     assert not at.exception, at.exception
@@ -88,3 +88,47 @@ def test_start_from_a_stored_spec_prefills_every_field_and_the_name_is_stored(la
     same = {k: v for k, v in spec.items() if k != "seed"}  # everything else as stored, the recipe included
     assert {k: launched.spec[k] for k in same} == same
     assert launched.spec["seed"] == 1 and launched.spec["independent"] == [str(LAB / "checkpoints" / "sft")]
+
+
+@pytest.mark.browser
+def test_start_from_the_lab_sweep_in_chromium(lab_server, page, store):
+    """In Chromium: start from the lab's sweep, see its recipe in the fields, name it, launch; the
+    stored job's experiment carries the name and the lab's spec."""
+    import re
+
+    from backend.jobs import runner
+    from backend.records import Checkpoint
+
+    stored = lab_sweep(store).spec
+    low = next(c for c in store.select(Checkpoint) if c.path == stored["low"])
+    page.goto(f"{lab_server}/launch")
+    start = page.get_by_role("combobox", name="Start from experiment").first
+    start.wait_for(timeout=60000)
+    start.click()
+    page.get_by_role("option", name=re.compile("miniature lab")).click()
+
+    def value(role: str, name: str, wanted: str) -> str:
+        box = page.get_by_role(role, name=name).first
+        for _ in range(150):  # the rerun redraws the fields with the stored spec's values
+            if box.input_value() == wanted:
+                break
+            page.wait_for_timeout(200)
+        return box.input_value()
+
+    assert value("spinbutton", "Temperature", "0.30") == "0.30"  # the lab's recipe, not T = 1.0
+    assert value("spinbutton", "Max tokens", "384") == "384"
+    assert value("spinbutton", "Samples per problem", "16") == "16"
+    assert value("combobox", "Benchmark", "lab (40 problems)") == "lab (40 problems)"
+    assert value("textbox", "α grid", "-1, -0.5, -0.25, 0, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 2").startswith("-1, -0.5")
+    assert value("combobox", "θ_low (α = 0)", f"{low.label} (trained)") == f"{low.label} (trained)"
+    name = page.get_by_role("textbox", name="Experiment name").first
+    name.fill("lab recipe again")
+    name.press("Tab")
+    page.wait_for_timeout(1000)
+    page.get_by_role("button", name="Launch sweep").click()
+    page.get_by_text("started (experiment").wait_for(timeout=60000)
+    (job,) = store.select(Job)
+    runner.cancel(store, job.id)  # the row is what this test checks; the lab's sweep would run for an hour
+    launched = store.get(Experiment, job.experiment_id)
+    assert launched.name == "lab recipe again" == launched.spec["name"]
+    assert {k: launched.spec[k] for k in stored} == stored
