@@ -103,8 +103,9 @@ with sweep_tab:  # no st.form: the benchmark and problem choices follow the endp
     options = spec_widgets(SweepSpec, f"{prefix}sweep", skip=(*PAGE_FIELDS, "name"), values=stored)
     carried = {k: stored[k] for k in CARRIED if stored.get(k)}  # no widget: shown, and launched as stored
     if carried:
-        st.caption("Also from the stored spec: " + "; ".join(f"{form_label(k, SweepSpec.model_fields[k])}: {v}"
-                                                              for k, v in carried.items()))  # fmt: skip
+        st.caption("Also from the stored spec: " + "; ".join(
+            f"{form_label(k, SweepSpec.model_fields[k])}: {', '.join(v) if isinstance(v, list) else v}"
+            for k, v in carried.items()))  # fmt: skip
     if st.button("Launch sweep", type="primary", key="sweep-launch"):
         submit(SweepSpec, {"name": title, **ends, "alphas": grid, **chosen, **options, **carried})
 with eval_tab, st.form("eval"):

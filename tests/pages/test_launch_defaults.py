@@ -103,7 +103,7 @@ def test_start_from_the_lab_sweep_in_chromium(lab_server, page, store):
     low = next(c for c in store.select(Checkpoint) if c.path == stored["low"])
     page.goto(f"{lab_server}/launch")
     start = page.get_by_role("combobox", name="Start from experiment").first
-    start.wait_for(timeout=60000)
+    start.wait_for(timeout=180000)  # the server warms the lab's views up at start
     start.click()
     page.get_by_role("option", name=re.compile("miniature lab")).click()
 
