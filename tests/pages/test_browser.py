@@ -125,6 +125,7 @@ def test_sweep_from_the_form_reaches_done(server, page, populated, tmp_path):
     build_builtin(populated, only=["count-pairs-sum"], progress=False)
     low, high = make_tiny_checkpoint(tmp_path / "low", seed=1), make_tiny_checkpoint(tmp_path / "high", seed=2)
     page.goto(f"{server}/launch")
+    page.get_by_role("button", name="Launch sweep").wait_for(timeout=60000)
 
     def field(name):
         return page.get_by_role("textbox", name=name).first
