@@ -328,6 +328,15 @@ class Store:
                 for name, (sql, repeat) in queries.items()
             }
 
+    def problem_index(self) -> dict[str, list[tuple[str, str, str | None]]]:
+        """bench → [(problem id, title, difficulty)] in id order: the sets a form offers, without statements."""
+        with self.connect(read_only=True) as con:
+            rows = con.execute("SELECT bench, id, title, difficulty FROM problems ORDER BY bench, id").fetchall()
+        index: dict[str, list] = {}
+        for bench, pid, title, difficulty in rows:
+            index.setdefault(bench, []).append((pid, title, difficulty))
+        return index
+
     def replace_problems(self, built: list) -> None:
         """Store (Problem, [Test]) pairs, replacing each problem's previous tests, atomically."""
         with self.transaction() as con:

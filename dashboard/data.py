@@ -49,6 +49,20 @@ def registered_checkpoints() -> dict[str, str]:
     }
 
 
+def problem_index() -> dict[str, list[tuple[str, str, str | None]]]:
+    """bench → [(problem id, title, difficulty)]: the problem sets the Launch form offers."""
+    return _problem_index(db_path())
+
+
+@st.cache_data(ttl=10, show_spinner=False)
+def _problem_index(path: str) -> dict[str, list[tuple[str, str, str | None]]]:
+    return _store(path).problem_index()
+
+
+def forget_problem_index() -> None:
+    _problem_index.clear()
+
+
 def experiments() -> pd.DataFrame:
     return _experiments(db_path())
 

@@ -11,12 +11,16 @@ from pydantic.fields import FieldInfo
 
 from backend.specs import bounds, bounds_text, extra, form_label, help_text, literal_choices, ordered_fields, unwrap
 
+UNSET = object()
 
-def widget(container, name: str, field: FieldInfo, key: str):
-    """One field's widget; returns the value the spec takes (None where the field's None is meant)."""
+
+def widget(container, name: str, field: FieldInfo, key: str, value=UNSET):
+    """One field's widget, showing `value` (a stored spec's) or else the field's default; returns
+    the value the spec takes (None where the field's None is meant)."""
     base, optional = unwrap(field.annotation)
     label, help_ = form_label(name, field), help_text(field) + bounds_text(field)
     default = None if field.is_required() else field.get_default(call_default_factory=True)
+    default = default if value is UNSET else value
     none_word = extra(field).get("none")
     choices = literal_choices(field) or extra(field).get("choices")
     if choices:
@@ -29,7 +33,8 @@ def widget(container, name: str, field: FieldInfo, key: str):
     if base in (int, float):
         return _number(container, base, label, field, default, optional, none_word, key, help_)
     if extra(field).get("text"):  # a list typed as text, such as the α grid
-        return container.text_input(label, str(default or ""), key=key, help=help_)
+        text = ", ".join(f"{v:g}" for v in default) if isinstance(default, list) else str(default or "")
+        return container.text_input(label, text, key=key, help=help_)
     if typing.get_origin(base) is list:
         text = container.text_area(f"{label}, one per line", "\n".join(map(str, default or [])), key=key, help=help_)
         return [line.strip() for line in text.splitlines() if line.strip()]
@@ -52,10 +57,13 @@ def _number(container, base, label, field, default, optional, none_word, key, he
 
 
 def spec_widgets(model: type[BaseModel], key: str, only: list[str] | None = None, skip: tuple[str, ...] = (),
-                 columns: int = 4) -> dict:  # fmt: skip
-    """Widgets for the spec's form fields in `columns` columns: {field: value}. `only` picks and
-    orders fields; fields marked form=False, and those in `skip`, are left to the page."""
+                 columns: int = 4, values: dict | None = None) -> dict:  # fmt: skip
+    """Widgets for the spec's form fields in `columns` columns: {field: value}, showing `values`
+    (a stored spec) where given. `only` picks and orders fields; fields marked form=False, and
+    those in `skip`, are left to the page."""
+    values = values or {}
     fields = dict(ordered_fields(model))
     names = only or [n for n, f in fields.items() if extra(f).get("form", True) is not False and n not in skip]
     cols = st.columns(columns)
-    return {name: widget(cols[i % columns], name, fields[name], f"{key}-{name}") for i, name in enumerate(names)}
+    return {name: widget(cols[i % columns], name, fields[name], f"{key}-{name}", values.get(name, UNSET))
+            for i, name in enumerate(names)}  # fmt: skip

@@ -9,14 +9,17 @@ from backend.problems.ccplus import CCPlusFilter
 from backend.problems.importing import run_import
 from backend.problems.lcb import LCBFilter
 from backend.rl.spec import RLSpec
-from backend.specs import form_label, validate_spec
+from backend.specs import form_label, help_text, validate_spec
+from backend.sweep import origin
 from backend.sweep.spec import EvalSpec, SweepSpec
 from backend.vocab import ImportSource, choices
 from dashboard import data
-from dashboard.form import spec_widgets, widget
+from dashboard.form import UNSET, spec_widgets, widget
 
 SOURCES = {"builtin": "our tiered benchmark", "lcb": "LiveCodeBench (local files)", "ccplus": "CodeContests+ (Parquet)"}
 FILTERS = {"lcb": LCBFilter, "ccplus": CCPlusFilter}
+PAGE_FIELDS = ("low", "high", "alphas", "bench", "problems")  # the sweep fields this page lays out itself
+CARRIED = ("independent", "ray_address")  # CLI-only fields a stored spec carries into a started-from sweep
 
 
 st.title("Launch")
@@ -28,13 +31,54 @@ except UserError as err:
     st.stop()
 
 
-def checkpoint_field(model, name: str, key: str) -> str:
-    """A registered checkpoint, or a typed folder (which wins)."""
+def checkpoint_field(model, name: str, key: str, value: str | None = None) -> str:
+    """A registered checkpoint, or a typed folder (which wins); `value` is a stored spec's folder."""
     label = form_label(name, model.model_fields[name])
     options = ["(type a path)", *registered]
-    pick = st.selectbox(label, options, key=f"{key}-pick", format_func=lambda p: registered.get(p, p))
-    typed = st.text_input(f"{label}: path", key=f"{key}-path", placeholder="/path/to/checkpoint")
+    index = options.index(value) if value in registered else 0
+    pick = st.selectbox(label, options, index=index, key=f"{key}-pick", format_func=lambda p: registered.get(p, p))
+    typed = st.text_input(f"{label}: path", "" if index or not value else value, key=f"{key}-path",
+                          placeholder="/path/to/checkpoint")  # fmt: skip
     return typed.strip() or ("" if pick == options[0] else pick)
+
+
+def start_from(kind: str) -> tuple[str, dict]:
+    """A stored experiment whose spec pre-fills the form: (the widget-key prefix that goes with it, so
+    picking another one redraws every widget with its values; the stored spec, {} for the defaults)."""
+    stored = {e.id: e for e in origin.startable(store, kind)}
+    pick = st.selectbox("Start from experiment", ["", *stored], key=f"{kind}-start",
+                        format_func=lambda i: f"{stored[i].name} ({i})" if i else "(the spec's defaults)",
+                        help="Pre-fills every field from the spec stored with that experiment, its recipe "
+                             "included; the name is yours to give.")  # fmt: skip
+    return (f"{pick}/" if pick else ""), (dict(stored[pick].spec) if pick else {})
+
+
+def problem_fields(key: str, spec: dict, folders: list[str]) -> dict:
+    """The benchmark, a choice among the problem sets in the database, and the problems picked from
+    it. They default to the stored spec's, else to those the checkpoints were measured on."""
+    index = data.problem_index()
+    measured = None if spec else origin.measured_on(store, folders)
+    source = spec or (measured.spec if measured else {})
+    wanted = source.get("bench") or "builtin"
+    benches = sorted(index) or ["builtin"]  # an empty database: problems are built or imported before the job runs
+    if measured:
+        st.caption(f"Benchmark and problems: those of **{measured.name}**, where these checkpoints were measured.")
+    if wanted not in benches:
+        st.warning(f"Problem set {wanted!r} is not in this database; import it (Import problems) or choose another.")
+    bench = st.selectbox(form_label("bench", SweepSpec.model_fields["bench"]), benches,
+                         index=benches.index(wanted) if wanted in benches else 0, key=f"{key}-bench-{wanted}",
+                         format_func=lambda b: f"{b} ({count(len(index.get(b, [])), 'problem')})",
+                         help=help_text(SweepSpec.model_fields["bench"]))  # fmt: skip
+    titles = {pid: f"{pid}: {title}" + (f" ({diff})" if diff else "") for pid, title, diff in index.get(bench, [])}
+    chosen = [p for p in source.get("problems") or [] if p in titles] if bench == wanted else []
+    problems = st.multiselect("Problems (none picked: every problem of the set)", list(titles), default=chosen,
+                              format_func=titles.get, key=f"{key}-problems-{bench}-{measured.id if measured else ''}",
+                              help=help_text(SweepSpec.model_fields["problems"]))  # fmt: skip
+    return {"bench": bench, "problems": problems}
+
+
+def count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def submit(cls, payload: dict) -> None:
@@ -50,12 +94,20 @@ def submit(cls, payload: dict) -> None:
 
 
 sweep_tab, eval_tab, rl_tab, import_tab = st.tabs(["α sweep", "Eval checkpoints", "RL (GRPO)", "Import problems"])
-with sweep_tab, st.form("sweep"):
-    ends = {name: checkpoint_field(SweepSpec, name, name) for name in ("low", "high")}
-    grid = widget(st, "alphas", SweepSpec.model_fields["alphas"], "sweep-alphas")
-    options = spec_widgets(SweepSpec, "sweep", skip=("low", "high", "alphas"))
-    if st.form_submit_button("Launch sweep", type="primary"):
-        submit(SweepSpec, {**ends, "alphas": grid, **options})
+with sweep_tab:  # no st.form: the benchmark and problem choices follow the endpoints as they are picked
+    prefix, stored = start_from("sweep")
+    title = widget(st, "name", SweepSpec.model_fields["name"], f"{prefix}sweep-name", value=None)
+    ends = {name: checkpoint_field(SweepSpec, name, f"{prefix}{name}", stored.get(name)) for name in ("low", "high")}
+    grid = widget(st, "alphas", SweepSpec.model_fields["alphas"], f"{prefix}sweep-alphas", stored.get("alphas", UNSET))
+    chosen = problem_fields(f"{prefix}sweep", stored, list(ends.values()))
+    options = spec_widgets(SweepSpec, f"{prefix}sweep", skip=(*PAGE_FIELDS, "name"), values=stored)
+    carried = {k: stored[k] for k in CARRIED if stored.get(k)}  # no widget: shown, and launched as stored
+    if carried:
+        st.caption("Also from the stored spec: " + "; ".join(
+            f"{form_label(k, SweepSpec.model_fields[k])}: {', '.join(v) if isinstance(v, list) else v}"
+            for k, v in carried.items()))  # fmt: skip
+    if st.button("Launch sweep", type="primary", key="sweep-launch"):
+        submit(SweepSpec, {"name": title, **ends, "alphas": grid, **chosen, **options, **carried})
 with eval_tab, st.form("eval"):
     paths = widget(st, "checkpoints", EvalSpec.model_fields["checkpoints"], "eval-checkpoints")
     options = spec_widgets(EvalSpec, "eval", skip=("checkpoints",))
@@ -78,5 +130,6 @@ with import_tab, st.form("import"):
             flt = None if source == "builtin" else validate_spec(FILTERS[source], filters[source], form_label)
             with st.spinner("Importing…"):
                 st.success(run_import(store, source, path, flt, progress=False))
+            data.forget_problem_index()  # the new set is offered at once
         except UserError as err:
             st.error(str(err))

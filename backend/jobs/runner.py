@@ -64,7 +64,7 @@ def create_job(store: Store, spec, name: str | None = None, note: str | None = N
     exp_id = f"{spec.kind}-{stamp}-{uuid.uuid4().hex[:6]}"
     job = Job(id=f"job-{uuid.uuid4().hex[:10]}", kind=spec.kind, status="queued", experiment_id=exp_id)
     job.log_path = str(log_path(store, job.id))
-    title = name or _title(spec)
+    title = name or getattr(spec, "name", None) or _title(spec)  # the spec's name: a CLI flag and a form field
     with store.transaction() as con:
         store.put(
             [Experiment(id=exp_id, kind=spec.kind, name=title, spec=json.loads(spec.model_dump_json()), note=note)],

@@ -105,6 +105,15 @@ class JobSpec(ProblemSelection, SettingChoice, PromptChoice, SamplingSpec, RunOp
 
     model_config = ConfigDict(frozen=False, use_attribute_docstrings=True)
 
+    name: str | None = Field(None, title="Experiment name", json_schema_extra={"none": "from the endpoints"})
+    """The stored experiment's name, shown by every page and export; none: named after its checkpoints
+    ("α sweep low → high")."""
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v):
+        return (v or "").strip() or None
+
     @model_validator(mode="after")
     def _tensor_parallel(self):
         if self.tensor_parallel_size > 1 and self.engine != "vllm":

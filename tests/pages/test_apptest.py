@@ -96,7 +96,7 @@ def test_launch_bad_grid_is_reported_inline(store, db_path, monkeypatch, tmp_pat
     at = app(db_path, monkeypatch, "launch")
     at.text_input(key="low-path").set_value(str(low))
     at.text_input(key="high-path").set_value(str(high))
-    at.text_input[2].set_value("2:-1:0.5")
+    at.text_input(key="sweep-alphas").set_value("2:-1:0.5")
     at.button[0].click().run()
     assert any("reversed" in e.value for e in at.error)
     assert store.count(Job) == 0
@@ -111,7 +111,7 @@ def test_valid_sweep_form_creates_a_job(store, db_path, monkeypatch, tmp_path):
     at = app(db_path, monkeypatch, "launch")
     at.text_input(key="low-path").set_value(str(low))
     at.text_input(key="high-path").set_value(str(high))
-    at.text_input[2].set_value("0,0.5,1")
+    at.text_input(key="sweep-alphas").set_value("0,0.5,1")
     at.button[0].click().run()
     assert not at.error, [e.value for e in at.error]
     jobs = store.select(Job)

@@ -125,6 +125,7 @@ def test_sweep_from_the_form_reaches_done(server, page, populated, tmp_path):
     build_builtin(populated, only=["count-pairs-sum"], progress=False)
     low, high = make_tiny_checkpoint(tmp_path / "low", seed=1), make_tiny_checkpoint(tmp_path / "high", seed=2)
     page.goto(f"{server}/launch")
+    page.get_by_role("button", name="Launch sweep").wait_for(timeout=60000)
 
     def field(name):
         return page.get_by_role("textbox", name=name).first
@@ -135,7 +136,8 @@ def test_sweep_from_the_form_reaches_done(server, page, populated, tmp_path):
     field("θ_low (α = 0): path").fill(str(low))
     field("θ_high (α = 1): path").fill(str(high))
     field("α grid").fill("0,1")
-    field("Benchmark").fill("builtin")
+    benchmark = page.get_by_role("combobox", name="Benchmark").first  # a choice among the stored sets
+    assert benchmark.input_value() == "builtin (1 problem)"  # unmeasured endpoints: the spec's default set
     for name, value in (("At most N problems (0 = all)", "1"), ("Samples per problem", "2"), ("Max tokens", "16")):
         number(name).fill(value)
         number(name).press("Tab")

@@ -1,0 +1,134 @@
+"""The sweep form fits what the user started from (issue #27, finding 2): the benchmark and
+problems the endpoints were measured on, a stored spec pre-filling every field, and a name."""
+
+import json
+
+import pytest
+
+from backend.records import Experiment, Job, Problem
+from backend.specs import extra
+from backend.sweep.spec import SweepSpec
+from tests.conftest import ROOT
+from tests.pages.test_apptest import app
+
+LAB = ROOT / "artifacts" / "lab"
+pytestmark = pytest.mark.skipif(not (LAB / "recipe.json").is_file(), reason="no committed lab artifacts")
+PAGE_FIELDS = ("low", "high", "alphas", "bench", "problems", "name")  # laid out by the page itself
+
+
+@pytest.fixture
+def lab_db(store):
+    """The committed lab, plus one builtin problem, so the benchmark is a real choice between two sets."""
+    from backend.lab.artifacts import import_results
+
+    import_results(store)
+    store.put([Problem(id="builtin/a-plus-b", bench="builtin", title="A + B", statement="Add two numbers.")])
+    return store
+
+
+def lab_sweep(store) -> Experiment:
+    (sweep,) = store.select(Experiment, {"kind": "sweep"})
+    return sweep
+
+
+def held_in() -> list[str]:
+    return json.loads((LAB / "recipe.json").read_text())["held_in"]
+
+
+def test_benchmark_and_problems_default_to_what_the_endpoints_were_measured_on(lab_db, db_path, monkeypatch):
+    at = app(db_path, monkeypatch, "launch")
+    assert at.selectbox(key="sweep-bench-builtin").value == "builtin"  # no endpoints yet: the spec's default
+    assert at.selectbox(key="sweep-bench-builtin").options == ["builtin (1 problem)", "lab (40 problems)"]
+    at.selectbox(key="low-pick").set_value(str(LAB / "checkpoints" / "low")).run()
+    at.selectbox(key="high-pick").set_value(str(LAB / "checkpoints" / "high")).run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="sweep-bench-lab").value == "lab"  # the lab's own set, with its 0.1 s limits
+    (picker,) = at.multiselect
+    assert picker.value == held_in() and len(picker.value) == 34  # the sweep's held-in problems, no held-out one
+    assert any(lab_sweep(lab_db).name in c.value for c in at.caption)
+
+
+def test_start_from_a_stored_spec_prefills_every_field_and_the_name_is_stored(lab_db, db_path, monkeypatch):
+    from backend.jobs import runner
+
+    monkeypatch.setattr(runner, "start", lambda store, job_id, detach=True: 0)
+    stored = lab_sweep(lab_db)
+    at = app(db_path, monkeypatch, "launch")
+    at.selectbox(key="sweep-start").set_value(stored.id).run()
+    assert not at.exception, at.exception
+    spec, prefix = stored.spec, f"{stored.id}/"
+    assert at.selectbox(key=f"{prefix}low-pick").value == spec["low"]
+    assert at.selectbox(key=f"{prefix}high-pick").value == spec["high"]
+    assert at.text_input(key=f"{prefix}sweep-alphas").value == "-1, -0.5, -0.25, 0, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 2"
+    assert at.selectbox(key=f"{prefix}sweep-bench-lab").value == "lab"
+    assert at.multiselect[0].value == spec["problems"] == held_in()
+    form_fields = [n for n, f in SweepSpec.model_fields.items() if extra(f).get("form", True) and n not in PAGE_FIELDS]
+    shown = {}
+    for name in form_fields:
+        (box,) = [w for w in at.main if getattr(w, "key", None) == f"{prefix}sweep-{name}"]
+        shown[name] = box.value
+    expected = {n: SweepSpec.model_fields[n].get_default() for n in form_fields} | {
+        n: spec[n] for n in form_fields if n in spec
+    }
+    expected = {
+        n: 0 if v is None and n in ("gpus", "time_limit_s", "memory_limit_mb", "limit") else v
+        for n, v in expected.items()
+    }  # fmt: skip  (an optional number shows None as 0)
+    assert shown == expected
+    assert (shown["temperature"], shown["max_tokens"], shown["n"]) == (0.3, 384, 16)  # the lab's recipe, not 1.0/1024
+    assert at.text_input(key=f"{prefix}sweep-name").value == ""  # a new experiment gets its own name
+
+    at.text_input(key=f"{prefix}sweep-name").set_value("lab recipe, second seed").run()
+    at.number_input(key=f"{prefix}sweep-seed").set_value(1).run()
+    at.button(key="sweep-launch").click().run()
+    assert not at.error, [e.value for e in at.error]
+    (job,) = lab_db.select(Job)
+    launched = lab_db.get(Experiment, job.experiment_id)
+    assert launched.name == "lab recipe, second seed" and launched.spec["name"] == "lab recipe, second seed"
+    same = {k: v for k, v in spec.items() if k != "seed"}  # everything else as stored, the recipe included
+    assert {k: launched.spec[k] for k in same} == same
+    assert launched.spec["seed"] == 1 and launched.spec["independent"] == [str(LAB / "checkpoints" / "sft")]
+
+
+@pytest.mark.browser
+def test_start_from_the_lab_sweep_in_chromium(lab_server, page, store):
+    """In Chromium: start from the lab's sweep, see its recipe in the fields, name it, launch; the
+    stored job's experiment carries the name and the lab's spec."""
+    import re
+
+    from backend.jobs import runner
+    from backend.records import Checkpoint
+
+    stored = lab_sweep(store).spec
+    low = next(c for c in store.select(Checkpoint) if c.path == stored["low"])
+    page.goto(f"{lab_server}/launch")
+    start = page.get_by_role("combobox", name="Start from experiment").first
+    start.wait_for(timeout=180000)  # the server warms the lab's views up at start
+    start.click()
+    page.get_by_role("option", name=re.compile("miniature lab")).click()
+
+    def value(role: str, name: str, wanted: str) -> str:
+        box = page.get_by_role(role, name=name).first
+        for _ in range(150):  # the rerun redraws the fields with the stored spec's values
+            if box.input_value() == wanted:
+                break
+            page.wait_for_timeout(200)
+        return box.input_value()
+
+    assert value("spinbutton", "Temperature", "0.30") == "0.30"  # the lab's recipe, not T = 1.0
+    assert value("spinbutton", "Max tokens", "384") == "384"
+    assert value("spinbutton", "Samples per problem", "16") == "16"
+    assert value("combobox", "Benchmark", "lab (40 problems)") == "lab (40 problems)"
+    assert value("textbox", "α grid", "-1, -0.5, -0.25, 0, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 2").startswith("-1, -0.5")
+    assert value("combobox", "θ_low (α = 0)", f"{low.label} (trained)") == f"{low.label} (trained)"
+    name = page.get_by_role("textbox", name="Experiment name").first
+    name.fill("lab recipe again")
+    name.press("Tab")
+    page.wait_for_timeout(1000)
+    page.get_by_role("button", name="Launch sweep").click()
+    page.get_by_text("started (experiment").wait_for(timeout=60000)
+    (job,) = store.select(Job)
+    runner.cancel(store, job.id)  # the row is what this test checks; the lab's sweep would run for an hour
+    launched = store.get(Experiment, job.experiment_id)
+    assert launched.name == "lab recipe again" == launched.spec["name"]
+    assert {k: launched.spec[k] for k in stored} == stored
