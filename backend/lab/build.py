@@ -26,7 +26,7 @@ from backend.lab.problems import BENCH, HELD_IN, split_of, store_lab_problems
 from backend.lab.recipe import LAB_LABEL, LabRecipe
 from backend.lab.report import findings, to_markdown
 from backend.lab.sft import train_sft
-from backend.merge.registry import ensure_registered
+from backend.merge.checkpoints import ensure_registered
 from backend.records import Checkpoint, Experiment
 from backend.rl.spec import RLSpec
 from backend.rl.trainer import run_rl

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import psutil
 
+from backend.merge.checkpoints import checkpoint_id, merged_id
 from backend.merge.engine import sweep
 from backend.merge.io import CheckpointFolder, content_hash
-from backend.merge.registry import checkpoint_id, merged_id
+from backend.merge.methods import DEFAULT as DEFAULT_METHOD
 from backend.merge.spec import MergeSpec
 from backend.records import Checkpoint as CheckpointRow
 from backend.store import Store
@@ -28,6 +29,8 @@ def default_root() -> Path:
 
 def merge_key(input_hashes: list[str], spec: MergeSpec) -> str:
     payload = {"inputs": input_hashes, "weights": spec.weights, "dtype": spec.dtype}
+    if spec.method != DEFAULT_METHOD:  # keys made before methods existed (all linear) stay valid
+        payload["method"] = spec.method
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 

@@ -1,4 +1,5 @@
-"""The streaming merge: Σ w_i·θ_i in float32, cast back, for one spec or K specs in one pass.
+"""The streaming merge: each spec's method (backend/merge/methods/) in float32, cast back, for one
+spec or K specs in one pass.
 
 Tensors are processed in flat chunks, so memory stays near chunk × (inputs + outputs) in flight
 even for a large embedding. A reader thread prefetches the next chunk (mmap), torch does the
@@ -16,7 +17,6 @@ import math
 import os
 import shutil
 import time
-from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +25,7 @@ import torch
 from tqdm import tqdm
 
 from backend.errors import UserError
+from backend.merge import methods
 from backend.merge.io import (
     ST_DTYPES,
     ST_NAMES,
@@ -254,10 +255,11 @@ def _combine_all(specs, name, infos, chunks, device, nonfinite, bufs, parity) ->
         ]
     as_f32 = [bufs.get(("f32", j), n, torch.float32, device).copy_(c) for j, c in enumerate(chunks)]
     acc = bufs.get(("acc",), n, torch.float32, device)
+    tmp = bufs.get(("tmp",), n, torch.float32, device)
     outputs = []
     for k, spec in enumerate(specs):
         dtype = ST_DTYPES[_out_dtype(spec, infos[0])]
-        combine_into(acc, as_f32, spec.nonzero_terms())
+        methods.combine_into(spec.method, acc, as_f32, spec.weights, tmp)
         cast = bufs.get(("out", parity, k, dtype), n, dtype, device).copy_(acc)
         if gpu:  # back through pinned memory; the writer thread gets it after the sync below
             host = bufs.get(("host", parity, k, dtype), n, dtype)
@@ -276,25 +278,6 @@ def _combine_all(specs, name, infos, chunks, device, nonfinite, bufs, parity) ->
     if gpu:
         torch.cuda.current_stream().synchronize()  # outputs are complete in host memory
     return outputs
-
-
-def combine_into(
-    acc: torch.Tensor,
-    inputs: Sequence[torch.Tensor],
-    terms: list[tuple[int, float]],
-    as_f32: Callable[[torch.Tensor], torch.Tensor] = lambda t: t,
-) -> torch.Tensor:
-    """Σ w_i·x_i in float32, as torch computes `torch.add(w_0·x_0, x_1, alpha=w_1)`: the first
-    term is a product, each further term one fused multiply-add pass. The one place θ_α (and every
-    linear merge) is computed: the engine passes float32 chunks, the live α switch (merge/live.py)
-    its endpoints in their own dtype with `as_f32` converting each into a scratch buffer."""
-    if not terms:
-        return acc.zero_()
-    (first, w0), rest = terms[0], terms[1:]
-    torch.mul(as_f32(inputs[first]), w0, out=acc)
-    for i, w in rest:
-        acc.add_(as_f32(inputs[i]), alpha=w)
-    return acc
 
 
 def all_finite(acc: torch.Tensor, cast: torch.Tensor) -> bool:

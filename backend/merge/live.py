@@ -1,10 +1,10 @@
 """Switch α without disk: update an already-loaded model in place.
 
 θ_low and θ_high are held in their own dtype (4 bytes per parameter for bf16 checkpoints, where
-θ_low and Δ in float32 took 8); each switch builds θ_α = (1−α)·θ_low + α·θ_high per tensor in
-float32 with the merge engine's own arithmetic (`combine_into`, zero-weight terms skipped) and
-casts it to the parameter's dtype, so a switch gives bit for bit what loading the merged folder
-gives. The engines expose it as `engine.alpha_switch(low, high)`: this module for transformers,
+θ_low and Δ in float32 took 8); each switch builds θ_α per tensor in float32 with the merge
+engine's own arithmetic (`methods.combine_into` of the switch's merge method, linear by default:
+(1−α)·θ_low + α·θ_high) and casts it to the parameter's dtype, so a switch gives bit for bit what
+loading the folder that `MergeSpec.alpha(low, high, α, method)` merges to gives. The engines expose it as `engine.alpha_switch(low, high)`: this module for transformers,
 live_vllm.py inside vLLM's workers.
 """
 
@@ -15,7 +15,8 @@ from collections.abc import Iterator
 import torch
 
 from backend.errors import UserError
-from backend.merge.engine import combine_into, validate
+from backend.merge import methods
+from backend.merge.engine import validate
 from backend.merge.io import CheckpointFolder
 
 
@@ -53,27 +54,29 @@ class Scratch:
         return self.bufs[0][:n].view(like.shape), self.bufs[1][:n].view(like.shape)
 
 
-def blend_f32(low: torch.Tensor, high: torch.Tensor, alpha: float, scratch: Scratch) -> torch.Tensor:
-    """θ_α for one tensor in float32, computed by the merge engine's own `combine_into` (a
-    zero-weight term is skipped, so α = 0 and 1 are the endpoints bit for bit)."""
+def blend_f32(
+    low: torch.Tensor, high: torch.Tensor, method: str, weights: list[float], scratch: Scratch
+) -> torch.Tensor:
+    """θ_α for one tensor in float32, by the merge engine's own `methods.combine_into`."""
     acc, tmp = scratch.pair(low)
-    terms = [(i, w) for i, w in enumerate((1.0 - alpha, alpha)) if w != 0.0]
-    return combine_into(acc, (low, high), terms, as_f32=lambda t: tmp.copy_(t))
+    return methods.combine_into(method, acc, (low, high), weights, tmp)
 
 
 def blended(
-    endpoints: dict[str, tuple[torch.Tensor, torch.Tensor]], alpha: float
+    endpoints: dict[str, tuple[torch.Tensor, torch.Tensor]], alpha: float, method: str = methods.DEFAULT
 ) -> Iterator[tuple[str, torch.Tensor]]:
-    """(name, θ_α in the checkpoint's dtype) one tensor at a time, for a model's load_weights."""
-    scratch = Scratch()
+    """(name, θ_α in the checkpoint's dtype) one tensor at a time, for a model's load_weights; a
+    tensor may share the scratch buffer, so it is valid only until the next one is yielded."""
+    scratch, weights = Scratch(), methods.get(method).alpha_weights(alpha)
     for name, (low, high) in endpoints.items():
-        yield name, blend_f32(low, high, alpha, scratch).to(low.dtype)
+        yield name, blend_f32(low, high, method, weights, scratch).to(low.dtype)
 
 
 class LiveAlphaSwitch:
     """set_alpha() rewrites a loaded transformers model's weights to θ_α in place."""
 
-    def __init__(self, model: torch.nn.Module, low: str, high: str):
+    def __init__(self, model: torch.nn.Module, low: str, high: str, method: str = methods.DEFAULT):
+        self.method = methods.get(method).name  # an unknown name fails here, before any load
         self.model = model
         device = next(model.parameters()).device
         self.endpoints = load_endpoints(low, high, device)
@@ -86,8 +89,8 @@ class LiveAlphaSwitch:
 
     @torch.no_grad()
     def set_alpha(self, alpha: float) -> None:
-        scratch = Scratch()
+        scratch, weights = Scratch(), methods.get(self.method).alpha_weights(alpha)
         for name, param in self.params.items():
             low, high = self.endpoints[name]
-            param.data.copy_(blend_f32(low, high, alpha, scratch))  # cast into the parameter's dtype
+            param.data.copy_(blend_f32(low, high, self.method, weights, scratch))  # cast into the parameter's dtype
         self.alpha = alpha

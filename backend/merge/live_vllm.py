@@ -26,6 +26,7 @@ import logging
 from dataclasses import dataclass
 
 from backend.errors import UserError
+from backend.merge import methods
 
 log = logging.getLogger(__name__)
 GiB = 2**30
@@ -102,9 +103,12 @@ class AlphaSwitchExtension:
     arithmetic, cast to the checkpoint dtype) into the model's own load_weights, which handles
     fused QKV / gate-up layouts by their HF names."""
 
-    def flab_load_endpoints(self, low: str, high: str, endpoints_on: str = "device") -> int:
+    def flab_load_endpoints(
+        self, low: str, high: str, endpoints_on: str = "device", method: str = methods.DEFAULT
+    ) -> int:
         from backend.merge.live import load_endpoints
 
+        self._flab_method = methods.get(method).name
         device = next(self.model_runner.model.parameters()).device
         place = device if endpoints_on == "device" else "cpu"
         endpoints = load_endpoints(low, high, place)
@@ -116,7 +120,7 @@ class AlphaSwitchExtension:
     def flab_set_alpha(self, alpha: float) -> int:
         from backend.merge.live import blended
 
-        loaded = self.model_runner.model.load_weights(weights=blended(self._flab_endpoints, alpha))
+        loaded = self.model_runner.model.load_weights(weights=blended(self._flab_endpoints, alpha, self._flab_method))
         return len(loaded) if loaded is not None else len(self._flab_endpoints)
 
     def flab_drop_endpoints(self) -> None:
@@ -124,9 +128,9 @@ class AlphaSwitchExtension:
 
 
 class VLLMAlphaSwitch:
-    def __init__(self, llm, low: str, high: str, endpoints_on: str = "device"):
+    def __init__(self, llm, low: str, high: str, endpoints_on: str = "device", method: str = methods.DEFAULT):
         self.llm = llm
-        llm.collective_rpc("flab_load_endpoints", args=(str(low), str(high), endpoints_on))
+        llm.collective_rpc("flab_load_endpoints", args=(str(low), str(high), endpoints_on, method))
         self.alpha: float | None = None
 
     def set_alpha(self, alpha: float) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from backend.errors import UserError
 from backend.grading.judge import JudgeTest
-from backend.merge.registry import ensure_registered
+from backend.merge.checkpoints import ensure_registered
 from backend.records import Checkpoint, Experiment, Test
 from backend.rl.spec import RLSpec
 from backend.rollout.prompts import conversation, render, resolve_prompt_format

@@ -13,7 +13,7 @@ from pydantic import Field
 from tqdm import tqdm
 
 from backend.errors import UserError
-from backend.merge.registry import ensure_registered
+from backend.merge.checkpoints import ensure_registered
 from backend.records import Experiment, Problem, Sample, Test
 from backend.rollout.extract import extract_code
 from backend.rollout.prompts import conversation, resolve_prompt_format

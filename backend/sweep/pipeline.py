@@ -15,8 +15,8 @@ from pathlib import Path
 from backend.grading.judge import JudgeResult, JudgeTest, Program, judge_setup
 from backend.grading.pool import JudgeJob
 from backend.merge.cache import merge_key, register_merged
+from backend.merge.checkpoints import ensure_registered, merged_id
 from backend.merge.io import CheckpointFolder, content_hash
-from backend.merge.registry import ensure_registered, merged_id
 from backend.merge.spec import MergeSpec
 from backend.records import Checkpoint, Evaluation, Job, Problem, Sample, Test
 from backend.rollout.prompts import resolve_prompt_format

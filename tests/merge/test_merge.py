@@ -90,19 +90,6 @@ def test_one_pass_sweep_equals_single_merges(pair, tmp_path):
         assert all(torch.equal(got[n], want[n]) for n in want)
 
 
-def test_task_vector_form(tmp_path):
-    base = make_checkpoint(tmp_path / "base", seed=0)
-    a, b = make_checkpoint(tmp_path / "a", seed=1), make_checkpoint(tmp_path / "b", seed=2)
-    spec = MergeSpec.task_vectors(base, [a, b], [0.7, 0.6])
-    assert spec.weights == pytest.approx([1 - 1.3, 0.7, 0.6])
-    out = tensors(merge(spec, tmp_path / "tv", progress=False).out)
-    tb, ta, tb2 = tensors(base), tensors(a), tensors(b)
-    for name, t in out.items():
-        acc = torch.add(tb[name].float() * spec.weights[0], ta[name].float(), alpha=0.7)
-        expected = torch.add(acc, tb2[name].float(), alpha=0.6).to(t.dtype)
-        assert torch.equal(t, expected)
-
-
 def test_weights_not_summing_to_one_warn_but_merge(pair, tmp_path):
     low, high = pair()
     with pytest.warns(UserWarning, match="sum to 1.5"):
