@@ -9,13 +9,14 @@ from typing import Literal
 from pydantic import ConfigDict, Field, model_validator
 
 from backend.errors import UserError
+from backend.grading.limits import SandboxChoice
 from backend.rl.rewards import REWARDS, parse_reward
-from backend.rollout.spec import ProblemSelection, PromptChoice
+from backend.rollout.spec import ExecutorChoice, ProblemSelection, PromptChoice
 from backend.specs import HIDDEN
-from backend.vocab import ExecutorName, LossType, SandboxBackend
+from backend.vocab import LossType
 
 
-class RLSpec(ProblemSelection, PromptChoice):
+class RLSpec(ProblemSelection, PromptChoice, ExecutorChoice, SandboxChoice):
     """`python -m backend rl` and the Launch page's RL form: TRL's GRPOTrainer as a resumable job,
     rewarded by the sandbox judge."""
 
@@ -56,12 +57,6 @@ class RLSpec(ProblemSelection, PromptChoice):
     use_vllm: bool = Field(False, title="Colocated vLLM generation (GPU)")
     """Generate with vLLM inside the training process on its GPU (vllm_mode="colocate"); off: plain
     transformers generation, which also works on a CPU."""
-    backend: SandboxBackend = Field("bwrap", title="Sandbox")
-    """Judge sandbox for the reward: bwrap (default), docker, or none (trusted code only)."""
-    executor: ExecutorName = Field("local", title="Executor")
-    """local: train in the job's process; ray: a Ray task asking for num_gpus (lands on a GPU node)."""
-    ray_address: str | None = Field(None, title="Ray address", json_schema_extra={"form": False})
-    """auto (join a running cluster) or HOST:PORT; none starts a local Ray on 127.0.0.1 only."""
     num_gpus: float = Field(1.0, ge=0, le=8, title="GPUs (ray)")
     """GPUs the ray executor asks for; 0 trains on CPUs."""
     repair_max_chars: int = Field(600, ge=50, le=100_000, title="Repair context (chars)",
