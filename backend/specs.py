@@ -126,7 +126,7 @@ def options_table(commands: dict[str, list[tuple[type[BaseModel], tuple[str, ...
                 default = "required" if field.is_required() else field.get_default(call_default_factory=True)
                 choices = literal_choices(field) or extra(field).get("choices")
                 limits = " \\| ".join(map(str, choices)) if choices else bounds_text(field).strip(" []")
-                first = help_text(field).split(". ")[0].rstrip(".")
+                first = help_text(field).split(". ")[0].rstrip(".").replace("|", "\\|")  # a table cell
                 flags = " ".join(f"`{f}`" for f in (cli_flag(name, field), *extra(field).get("aliases", ())))
                 key = (flags, repr(default), first)
                 row = rows.setdefault(key, {"commands": [], "limits": limits, "help": first, "default": default})

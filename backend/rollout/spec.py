@@ -6,8 +6,9 @@ from dataclasses import asdict, dataclass, field
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from backend.problems.spec import DifficultyChoice
 from backend.specs import HIDDEN
-from backend.vocab import Difficulty, EngineName, ExecutorName, PromptFormat, Setting
+from backend.vocab import EngineName, ExecutorName, PromptFormat, Setting
 
 
 class SamplingSpec(BaseModel):
@@ -100,15 +101,13 @@ class PromptChoice(BaseModel):
     else plain. The stored experiment records the format used."""
 
 
-class ProblemSelection(BaseModel):
+class ProblemSelection(DifficultyChoice):
     """Which problems a job runs on."""
 
     model_config = ConfigDict(use_attribute_docstrings=True)
 
     bench: str = Field("builtin", title="Benchmark")
     """Problem set: builtin, lcb, ccplus, or any bench imported into the database."""
-    difficulty: Difficulty | None = Field(None, title="Difficulty", json_schema_extra={"none": "all"})
-    """Only problems of this difficulty; none: all of them."""
     problems: list[str] = Field([], title="Problems", json_schema_extra={"cli": "--problem", "form": False})
     """Only these problem ids (BENCH/ID); repeatable. Empty: every problem of the bench."""
     limit: int | None = Field(None, ge=1, title="At most N problems", json_schema_extra={"none": "all"})
