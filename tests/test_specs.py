@@ -146,3 +146,23 @@ def test_analyze_help_is_the_specs_fields_with_their_defaults():
         assert f" {cli_flag(name, field)} " in shown, name
     assert "[default: 0.5]" in shown and "[> 0, ≤ 1]" in shown  # --threshold: SOLVED_AT and its bounds
     assert "[default: per_problem]" in shown
+
+
+def test_one_concept_has_one_field_name_flag_and_form_label_across_commands():
+    """A field name means one flag and one form label in every spec; a flag names one field (its
+    singular or plural: --problem is JudgeSpec.problem and ProblemSelection.problems)."""
+    from collections import defaultdict
+
+    from backend.cli.options import job_commands
+    from backend.specs import cli_flag, extra, form_label
+
+    by_name, by_flag = defaultdict(set), defaultdict(set)
+    for models in job_commands().values():
+        for model, skip in models:
+            for name, field in model.model_fields.items():
+                if name not in skip and extra(field).get("cli", True) is not False:
+                    by_name[name].add((cli_flag(name, field), form_label(name, field)))
+                    by_flag[cli_flag(name, field)].add(name.removesuffix("s"))
+    assert {name: shown for name, shown in by_name.items() if len(shown) > 1} == {}
+    assert {flag: names for flag, names in by_flag.items() if len(names) > 1} == {}
+    assert by_name["backend"] == {("--backend", "Sandbox")} and by_flag["--out"] == {"output_dir"}

@@ -20,7 +20,7 @@ def merge_command(req: MergeRequest, db=None) -> None:
     from backend.merge.cache import register_merged
     from backend.merge.engine import sweep
 
-    out, kw = req.out, {"dtype": req.dtype, "allow_nonfinite": req.allow_nonfinite}
+    out, kw = req.output_dir, {"dtype": req.dtype, "allow_nonfinite": req.allow_nonfinite}
     if req.alphas:
         specs = [MergeSpec.alpha(req.low, req.high, a, **kw) for a in req.alphas]
         outs = [out] if len(specs) == 1 else [out / alpha_folder(a) for a in req.alphas]

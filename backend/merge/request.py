@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from backend.merge.grid import parse_alpha_grid
 from backend.merge.spec import DTYPES, SHARD_BYTES
 
 Dtype = Literal[DTYPES]
@@ -16,7 +17,7 @@ Dtype = Literal[DTYPES]
 class MergeRequest(BaseModel):
     model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid")
 
-    out: Path = Field(title="Output folder")
+    output_dir: Path = Field(title="Output folder", json_schema_extra={"cli": "--out"})
     """Output folder (with several α: one alpha_<α>/ per value)."""
     low: str | None = Field(None, title="θ_low (α = 0)")
     """θ_low checkpoint folder (α = 0): the α form, with --high and --alphas."""
@@ -27,7 +28,7 @@ class MergeRequest(BaseModel):
     both mixed), or repeat the option."""
     models: list[str] = Field([], title="Models", json_schema_extra={"cli": "--model"})
     """DIR:WEIGHT, repeatable: the general form Σ w_i·θ_i."""
-    base: str | None = Field(None, title="Base checkpoint")
+    base: str | None = Field(None, title="Base / SFT checkpoint")
     """With --model: task vectors θ_base + Σ λ(θ_i − θ_base)."""
     mergekit: Path | None = Field(None, title="mergekit YAML")
     """Read the merge from a mergekit linear YAML."""
@@ -49,8 +50,6 @@ class MergeRequest(BaseModel):
     @field_validator("alphas", mode="before")
     @classmethod
     def _grid(cls, v):
-        from backend.sweep.spec import parse_alpha_grid
-
         if isinstance(v, str):
             return parse_alpha_grid(v)
         if v and all(isinstance(a, str) for a in v):  # the CLI's repeated --alpha / --alphas texts
