@@ -126,12 +126,13 @@ def options_table(commands: dict[str, list[tuple[type[BaseModel], tuple[str, ...
                 default = "required" if field.is_required() else field.get_default(call_default_factory=True)
                 choices = literal_choices(field) or extra(field).get("choices")
                 limits = " \\| ".join(map(str, choices)) if choices else bounds_text(field).strip(" []")
-                first = help_text(field).split(". ")[0].rstrip(".")
-                key = (cli_flag(name, field), repr(default), first)
+                first = help_text(field).split(". ")[0].rstrip(".").replace("|", "\\|")  # a table cell
+                flags = " ".join(f"`{f}`" for f in (cli_flag(name, field), *extra(field).get("aliases", ())))
+                key = (flags, repr(default), first)
                 row = rows.setdefault(key, {"commands": [], "limits": limits, "help": first, "default": default})
                 row["commands"].append(command)
     lines = ["| option | default | bounds / choices | commands | what it is |", "|---|---|---|---|---|"]
     for (flag, _, _), row in rows.items():
         default = row["default"] if row["default"] not in (None, [], "") else "—"
-        lines.append(f"| `{flag}` | {default} | {row['limits'] or ''} | {', '.join(row['commands'])} | {row['help']} |")
+        lines.append(f"| {flag} | {default} | {row['limits'] or ''} | {', '.join(row['commands'])} | {row['help']} |")
     return "\n".join(lines)

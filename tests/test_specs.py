@@ -90,9 +90,6 @@ def test_the_docs_options_table_is_rendered_from_the_specs():
     assert table == options_table(job_commands()), "regenerate with: python -m backend options-table"
 
 
-# Commands whose options are still written by hand, not yet moved onto a spec. The test below
-# fails when one of them has no hand-written option left: then it leaves this list.
-NOT_YET_ON_A_SPEC = {"merge.py", "problems.py", "sandbox.py", "lab.py"}
 WHY = "no spec can hold this"
 
 
@@ -105,11 +102,37 @@ def hand_written_options(path) -> list[tuple[int, str]]:
             and not any(WHY in lines[j] for j in range(max(0, i - 2), i + 1)) and "the mechanism" not in line]  # fmt: skip
 
 
-def test_every_hand_written_option_says_why_no_spec_holds_it():
+def test_every_hand_written_option_says_why_no_spec_holds_it(tmp_path):
     found = {p.name: hand_written_options(p) for p in sorted((ROOT / "backend" / "cli").glob("*.py"))}
-    unexplained = {name: rows for name, rows in found.items() if rows and name not in NOT_YET_ON_A_SPEC}
-    assert unexplained == {}
-    assert all(found[name] for name in NOT_YET_ON_A_SPEC), "moved onto a spec: drop it from NOT_YET_ON_A_SPEC"
+    assert {name: rows for name, rows in found.items() if rows} == {}
+    # the rule can fail: an option without the comment is found, one with it is not
+    (tmp_path / "x.py").write_text(
+        'a = typer.Option("--a")\n# no spec can hold this: printing\nb = typer.Option("--b")\n'
+    )
+    assert hand_written_options(tmp_path / "x.py") == [(1, 'a = typer.Option("--a")')]
+
+
+def test_every_spec_commands_help_shows_its_fields_flags_and_defaults():
+    """--help and docs/cli.md's table come from the same fields: each command in the table shows
+    every field's flag (and its aliases) and default in its --help."""
+    from backend.cli import _register_stages, app
+    from backend.cli.options import job_commands
+    from backend.specs import cli_flag, extra
+
+    _register_stages()
+    for command, models in job_commands().items():
+        shown = re.sub(
+            r"[\s│]+", " ", CliRunner().invoke(app, [*command.split(), "--help"], env={"COLUMNS": "400"}).output
+        )
+        for model, skip in models:
+            for name, field in model.model_fields.items():
+                if name in skip or extra(field).get("cli", True) is False:
+                    continue
+                flags = ",".join((cli_flag(name, field), *extra(field).get("aliases", ())))
+                assert f" {flags} " in shown, (command, name)
+                default = field.get_default(call_default_factory=True)
+                if default not in (None, [], (), False) and not field.is_required():
+                    assert f"[default: {default}]" in shown, (command, name, default)
 
 
 def test_analyze_help_is_the_specs_fields_with_their_defaults():
@@ -123,3 +146,23 @@ def test_analyze_help_is_the_specs_fields_with_their_defaults():
         assert f" {cli_flag(name, field)} " in shown, name
     assert "[default: 0.5]" in shown and "[> 0, ≤ 1]" in shown  # --threshold: SOLVED_AT and its bounds
     assert "[default: per_problem]" in shown
+
+
+def test_one_concept_has_one_field_name_flag_and_form_label_across_commands():
+    """A field name means one flag and one form label in every spec; a flag names one field (its
+    singular or plural: --problem is JudgeSpec.problem and ProblemSelection.problems)."""
+    from collections import defaultdict
+
+    from backend.cli.options import job_commands
+    from backend.specs import cli_flag, extra, form_label
+
+    by_name, by_flag = defaultdict(set), defaultdict(set)
+    for models in job_commands().values():
+        for model, skip in models:
+            for name, field in model.model_fields.items():
+                if name not in skip and extra(field).get("cli", True) is not False:
+                    by_name[name].add((cli_flag(name, field), form_label(name, field)))
+                    by_flag[cli_flag(name, field)].add(name.removesuffix("s"))
+    assert {name: shown for name, shown in by_name.items() if len(shown) > 1} == {}
+    assert {flag: names for flag, names in by_flag.items() if len(names) > 1} == {}
+    assert by_name["backend"] == {("--backend", "Sandbox")} and by_flag["--out"] == {"output_dir"}

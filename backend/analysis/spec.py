@@ -4,21 +4,18 @@ spec is the CLI's boundary."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from backend.analysis.frame import SOLVED_AT
-from backend.vocab import Averaging, Difficulty, Setting
+from backend.problems.spec import DifficultyChoice, PlatformChoice
+from backend.vocab import Averaging, Setting
 
 
-class AnalysisSpec(BaseModel):
+class AnalysisSpec(DifficultyChoice, PlatformChoice):
     model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid")
 
     experiment: str = Field(..., min_length=1, title="Experiment")
     """Experiment id (see `db info` or `jobs list`)."""
-    difficulty: Difficulty | None = Field(None, title="Difficulty", json_schema_extra={"none": "all"})
-    """Only problems of this difficulty; none: all of them."""
-    platform: str | None = Field(None, title="Platform", json_schema_extra={"none": "all"})
-    """Only problems from this platform (LiveCodeBench's atcoder, codeforces, leetcode); none: all."""
     setting: Setting | None = Field(None, title="Setting", json_schema_extra={"none": "all"})
     """Only samples drawn in this inference setting; none: all of them."""
     averaging: Averaging = Field("per_problem", title="Averaging")

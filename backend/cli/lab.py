@@ -10,18 +10,23 @@ from typing import Annotated
 import typer
 
 from backend.cli.jobs import watch
-from backend.cli.options import DbOption, open_store
+from backend.cli.options import DbOption, JsonOption, open_store
 from backend.errors import UserError
 from backend.lab.artifacts import ARTIFACTS, import_results
 
+# no spec can hold this: where the committed artifacts are read from, like --db
+FromOption = Annotated[Path, typer.Option("--from", help="Artifacts folder (its recipe.json names the lab's sweep).")]
 lab_app = typer.Typer(help="The miniature lab: a tiny CPU model through the whole method.", no_args_is_help=True)
+# no spec can hold this: where the artifacts go, like --db, not what the lab computes
 OutOption = Annotated[Path | None, typer.Option("--out", help="Artifacts folder (default: artifacts/lab).")]
 
 
 @lab_app.command("build")
 def lab_build(
+    # no spec can hold this: it picks which LabRecipe runs (the recipe is the spec, stored in recipe.json)
     smoke: Annotated[bool, typer.Option("--smoke", help="The scaled-down recipe (minutes, for CI).")] = False,
     out: OutOption = None,
+    # no spec can hold this: how progress is printed, not what the lab computes
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bars.")] = False,
 ) -> None:
     """Train, RL-tune, sweep, judge and report from scratch; writes checkpoints + Parquet results."""
@@ -37,7 +42,8 @@ def lab_build(
 
 @lab_app.command("import")
 def lab_import(
-    source: Annotated[Path, typer.Option("--from", help="Artifacts folder.")] = ARTIFACTS, db: DbOption = None
+    source: FromOption = ARTIFACTS,
+    db: DbOption = None,
 ) -> None:
     """Load the committed lab results into the database (what `make run` does)."""
     began = time.perf_counter()
@@ -48,11 +54,12 @@ def lab_import(
 
 @lab_app.command("report")
 def lab_report(
+    # no spec can hold this: AnalysisSpec's experiment is required, here it defaults to the lab's own
     experiment: Annotated[
         str | None, typer.Option("--experiment", help="Sweep experiment (default: the lab's).")
     ] = None,
-    source: Annotated[Path, typer.Option("--from", help="Artifacts folder naming the lab's sweep.")] = ARTIFACTS,
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    source: FromOption = ARTIFACTS,
+    as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
     """Whether each of the paper's four findings shows in a sweep, with bootstrap CIs."""

@@ -51,19 +51,29 @@ AS_CSV = keyword("as_csv", CsvOption, False)
 
 
 JOB_SKIP = ("kind", "stop", "allow_same_endpoints")  # set by code (the lab's smoke build), never typed
+EXPORT_SKIP = ("difficulty", "limit")  # export() selects by bench and problem id only
 
 
 def job_commands() -> dict:
-    """The commands whose options come from specs, and those specs (the options table in docs/cli.md)."""
+    """Every command whose options come from specs, and those specs (docs/cli.md's options table;
+    tests/test_specs.py checks that each command's --help shows the same fields)."""
     from backend.analysis.spec import AnalysisSpec
+    from backend.grading.spec import JudgeSpec
+    from backend.merge.request import MergeRequest
+    from backend.problems.ccplus import CCPlusFilter
+    from backend.problems.lcb import LCBFilter
+    from backend.problems.spec import BuiltinChoice, CalibrateSpec
     from backend.rl.spec import RLSpec
     from backend.rollout.run import RolloutSpec
-    from backend.rollout.spec import SamplingSpec
+    from backend.rollout.spec import ProblemQuery, SamplingSpec
     from backend.sweep.spec import EvalSpec, SweepSpec
 
     return {"sweep": [(SweepSpec, JOB_SKIP)], "eval": [(EvalSpec, JOB_SKIP)], "rl": [(RLSpec, JOB_SKIP)],
             "rollout": [(RolloutSpec, ("sampling", "limits")), (SamplingSpec, JOB_SKIP)],
-            "analyze": [(AnalysisSpec, ())]}  # fmt: skip
+            "analyze": [(AnalysisSpec, ())], "merge": [(MergeRequest, ())], "judge": [(JudgeSpec, ())],
+            "problems build-builtin": [(BuiltinChoice, ())], "problems calibrate": [(CalibrateSpec, ())],
+            "problems import lcb": [(LCBFilter, ())], "problems import ccplus": [(CCPlusFilter, ())],
+            "problems list": [(ProblemQuery, ())], "problems export": [(ProblemQuery, EXPORT_SKIP)]}  # fmt: skip
 
 
 def open_store(db: Path | None) -> Store:
@@ -90,7 +100,8 @@ def parameter(name: str, field: FieldInfo) -> inspect.Parameter:
         default = None if not required else ...
     annotation = Annotated[
         (base | None) if optional or default is None else base,
-        typer.Option(cli_flag(name, field), **options),  # the mechanism: every spec field's option is made here
+        # the mechanism: every spec field's option is made here; `aliases` keep a renamed flag working
+        typer.Option(cli_flag(name, field), *extra(field).get("aliases", ()), **options),  # the mechanism
     ]
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
 

@@ -10,53 +10,41 @@ from typing import Annotated
 
 import typer
 
-from backend.cli.options import DB, DbOption, open_store, spec_command
+from backend.cli.options import AS_JSON, DB, EXPORT_SKIP, DbOption, keyword, open_store, spec_command
 from backend.errors import UserError
 from backend.problems.ccplus import CCPlusFilter
 from backend.problems.importing import run_import
 from backend.problems.lcb import LCBFilter
+from backend.problems.spec import BuiltinChoice, CalibrateSpec
 from backend.records import Problem, Test
+from backend.rollout.spec import ProblemQuery
 
 app = typer.Typer(help="Problem sets: builtin tiered benchmark, LiveCodeBench, CodeContests+.", no_args_is_help=True)
+# no spec can hold this: where the files go, like --db, not which problems are exported
+OUT = keyword("out", Annotated[Path, typer.Option("--out", help="Folder for problems.jsonl and tests/<id>.jsonl")], ...)
 import_app = typer.Typer(help="Import a public set from local files.", no_args_is_help=True)
 app.add_typer(import_app, name="import")
 
 
 @app.command("build-builtin")
-def build_builtin_command(
-    db: DbOption = None, only: Annotated[list[str] | None, typer.Option("--only")] = None
-) -> None:
+@spec_command(BuiltinChoice, DB)
+def build_builtin_command(spec: BuiltinChoice, db=None) -> None:
     """Generate (or load from cache) the builtin tiered problems and store them."""
     from backend.problems.build import build_builtin
 
-    built = build_builtin(open_store(db), only=only)
+    built = build_builtin(open_store(db), only=spec.only or None)
     typer.echo(f"{len(built)} builtin problems, {sum(len(t) for _, t in built)} tests stored")
 
 
 @app.command("calibrate")
-def calibrate_command(
-    bench: Annotated[
-        str, typer.Option("--bench", help="builtin: our calibration claims; ccplus: the dataset's own labels")
-    ] = "builtin",
-    only: Annotated[list[str] | None, typer.Option("--only")] = None,
-    path: Annotated[
-        Path | None, typer.Option("--path", help="ccplus: the dataset (its submissions are read from there)")
-    ] = None,
-    config: Annotated[str, typer.Option("--config", help="ccplus: 1x…5x")] = "1x",
-    sample: Annotated[int, typer.Option("--sample", help="ccplus: problems to check", min=1)] = 20,
-    per_problem: Annotated[
-        int, typer.Option("--per-problem", help="ccplus: correct and incorrect submissions each", min=1)
-    ] = 5,
-    db: DbOption = None,
-) -> None:
+@spec_command(CalibrateSpec, DB)
+def calibrate_command(spec: CalibrateSpec, db=None) -> None:
     """Check the judge: builtin problems against their calibration claims, or CodeContests+
     against the dataset's own correct/incorrect submissions (prints the agreement rate)."""
-    if bench == "ccplus":
+    if spec.bench == "ccplus":
         from backend.problems.calibrate import calibrate_ccplus
 
-        if path is None:
-            raise UserError("calibrate --bench ccplus needs --path to the dataset, where its submissions are")
-        report = calibrate_ccplus(open_store(db), path, sample, per_problem, config)
+        report = calibrate_ccplus(open_store(db), spec.path, spec.sample, spec.per_problem, spec.config)
         for pid, (agree, total) in sorted(report.per_problem.items()):
             typer.echo(f"{'ok  ' if agree == total else 'DIFF'} {pid:<40} {agree}/{total} agree")
         for pid, correct, verdict in report.disagreements[:10]:
@@ -65,12 +53,10 @@ def calibrate_command(
         typer.echo(f"agreement {report.rate:.1%} over {sum(n for _, n in report.per_problem.values())} submissions"
                    + (f"; skipped (language not judged): {skipped}" if skipped else ""))  # fmt: skip
         return
-    if bench != "builtin":
-        raise UserError(f"calibrate knows --bench builtin or ccplus, not {bench!r}")
     from backend.problems.build import build_builtin
     from backend.problems.calibrate import calibrate
 
-    reports = calibrate(build_builtin(open_store(db), only=only))
+    reports = calibrate(build_builtin(open_store(db), only=spec.only or None))
     for r in reports:
         typer.echo(
             f"{'ok  ' if r.ok else 'FAIL'} {r.problem_id:<40} ref {r.ref_max_cpu_s:5.2f}s  {'; '.join(r.failures)}"
@@ -81,6 +67,7 @@ def calibrate_command(
 
 
 def path_argument(what: str) -> inspect.Parameter:
+    # no spec can hold this: where the files to import are, like --db, not which problems are kept
     return inspect.Parameter("path", inspect.Parameter.POSITIONAL_OR_KEYWORD,
                              annotation=Annotated[Path, typer.Argument(help=what)])  # fmt: skip
 
@@ -102,15 +89,12 @@ def import_ccplus(flt: CCPlusFilter, path: Path, db=None) -> None:
 
 
 @app.command("list")
-def list_command(
-    bench: Annotated[str | None, typer.Option("--bench")] = None,
-    difficulty: Annotated[str | None, typer.Option("--difficulty")] = None,
-    as_json: Annotated[bool, typer.Option("--json")] = False,
-    db: DbOption = None,
-) -> None:
+@spec_command(ProblemQuery, AS_JSON, DB)
+def list_command(spec: ProblemQuery, as_json: bool = False, db=None) -> None:
     """List stored problems."""
-    where = {k: v for k, v in (("bench", bench), ("difficulty", difficulty)) if v}
-    problems = open_store(db).select(Problem, where)
+    where = {k: v for k, v in (("bench", spec.bench), ("difficulty", spec.difficulty)) if v}
+    problems = [p for p in open_store(db).select(Problem, where) if not spec.problems or p.id in spec.problems]
+    problems = problems[: spec.limit]
     if as_json:
         keys = ("id", "title", "difficulty", "kind", "time_limit_s", "memory_limit_mb", "tags")
         typer.echo(json.dumps([{k: getattr(p, k) for k in keys} for p in problems]))
@@ -138,16 +122,12 @@ def show_command(problem_id: str, db: DbOption = None) -> None:
 
 
 @app.command("export")
-def export_command(
-    out: Annotated[Path, typer.Option("--out", help="Folder for problems.jsonl and tests/<id>.jsonl")],
-    bench: Annotated[str | None, typer.Option("--bench")] = None,
-    problem: Annotated[list[str] | None, typer.Option("--problem")] = None,
-    db: DbOption = None,
-) -> None:
+@spec_command(ProblemQuery, OUT, DB, skip=EXPORT_SKIP)
+def export_command(spec: ProblemQuery, out: Path, db=None) -> None:
     """Export problems to JSONL; each tests/*.jsonl file is what `judge --tests` accepts."""
     from backend.problems.export import export
 
-    n = export(open_store(db), out, bench=bench, problem_ids=problem)
+    n = export(open_store(db), out, bench=spec.bench, problem_ids=spec.problems or None)
     typer.echo(f"exported {n} problems to {out}")
 
 

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
 
 import typer
 
-from backend.cli.options import DbOption, open_store
+from backend.cli.options import AS_JSON, DB, open_store, spec_command
 from backend.errors import UserError
 from backend.grading.judge import JudgeTest, Program, SpecialJudge, judge, judge_setup
 from backend.grading.limits import JudgeLimits
+from backend.grading.spec import JudgeSpec
 from backend.records import Problem, Test
-from backend.specs import validate_spec
 
 CPP_SUFFIXES = (".cpp", ".cc", ".cxx", ".c++")
 
@@ -54,29 +53,12 @@ def _problem_tests(db: Path | None, problem_id: str) -> tuple[Problem, list[Judg
     return problem, [JudgeTest(t.input, t.output) for t in store.select(Test, {"problem_id": problem_id})]
 
 
-def judge_command(
-    code: Annotated[Path, typer.Option("--code", help="Program source file.")],
-    problem: Annotated[str | None, typer.Option("--problem", help="BENCH/ID of a stored problem.")] = None,
-    tests: Annotated[
-        Path | None, typer.Option("--tests", help='JSONL: {"input": str, "output": str} per line.')
-    ] = None,
-    language: Annotated[str | None, typer.Option("--language", help="python | cpp (default: from the suffix).")] = None,
-    time_limit: Annotated[float | None, typer.Option("--time-limit", help="CPU seconds per test.")] = None,
-    memory_limit: Annotated[int | None, typer.Option("--memory-limit", help="MB per test.")] = None,
-    checker: Annotated[
-        str | None, typer.Option("--checker", help="exact | float[:TOL] | PATH to a special judge.")
-    ] = None,
-    run_all: Annotated[
-        bool, typer.Option("--run-all", help="Run every test, not only up to the first failure.")
-    ] = False,
-    backend: Annotated[str, typer.Option("--backend", help="bwrap | docker | none")] = "bwrap",
-    as_json: Annotated[bool, typer.Option("--json")] = False,
-    db: DbOption = None,
-) -> None:
+@spec_command(JudgeSpec, AS_JSON, DB)
+def judge_command(spec: JudgeSpec, as_json: bool = False, db=None) -> None:
     """Judge one program in the sandbox. Exit 0 whatever the verdict; 2 on a user error."""
-    if (problem is None) == (tests is None):
-        raise UserError("give exactly one of --problem BENCH/ID or --tests FILE.jsonl")
-    program = Program(_read(code, "program"), _language_of(code, language))
+    code, problem, tests, checker = spec.code, spec.problem, spec.tests, spec.checker
+    time_limit, memory_limit = spec.time_limit_s, spec.memory_limit_mb
+    program = Program(_read(code, "program"), _language_of(code, spec.language))
     stored = None
     if problem:
         stored, cases = _problem_tests(db, problem)
@@ -87,12 +69,12 @@ def judge_command(
         limits, check, func = setup.limits, setup.checker, setup.func_name
     else:
         given = {"time_limit_s": time_limit, "memory_mb": memory_limit}  # the others: JudgeLimits' defaults
-        limits = validate_spec(JudgeLimits, {k: v for k, v in given.items() if v is not None}, lambda n, f: n)
+        limits = JudgeLimits(**{k: v for k, v in given.items() if v is not None})
         check, func = "exact", None
     if checker:  # an explicit --checker wins over the stored problem's
         path = Path(checker)
         check = SpecialJudge(_read(path, "checker"), _language_of(path, None)) if path.is_file() else checker
-    result = judge(program, cases, limits, check, backend=backend, run_all=run_all, func_name=func)
+    result = judge(program, cases, limits, check, backend=spec.backend, run_all=spec.run_all, func_name=func)
     if as_json:
         typer.echo(json.dumps(result.to_dict()))
         return

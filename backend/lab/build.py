@@ -28,11 +28,9 @@ from backend.lab.report import findings, to_markdown
 from backend.lab.sft import train_sft
 from backend.merge.checkpoints import ensure_registered
 from backend.records import Checkpoint, Experiment
-from backend.rl.spec import RLSpec
 from backend.rl.trainer import run_rl
 from backend.rollout.run import public_example
 from backend.store import Store
-from backend.sweep.spec import SweepSpec
 
 
 @contextmanager
@@ -93,12 +91,7 @@ def build(
 
 def _train_endpoint(store, recipe, sft, reward, staging, name, problems, progress) -> tuple[str, Path]:
     work = staging / "work" / f"rl-{name}"
-    spec = RLSpec(
-        base=str(sft), output_dir=str(work), reward=reward, bench=BENCH, problems=problems, steps=recipe.rl_steps,
-        num_generations=recipe.num_generations, per_device_train_batch_size=recipe.rl_batch_size,
-        max_completion_length=recipe.max_completion_length, learning_rate=recipe.rl_learning_rate, beta=0.0,
-        temperature=recipe.rl_temperature, save_steps=recipe.rl_steps, seed=recipe.seed,
-    )  # fmt: skip
+    spec = recipe.rl_spec(reward, base=str(sft), output_dir=str(work), bench=BENCH, problems=problems)
     exp = run_rl(store, spec, progress)
     folder = staging / "checkpoints" / name
     shutil.copytree(
@@ -122,11 +115,8 @@ def _sweep(store, recipe, endpoints, sft, problems, watch_job) -> str:
     if same:
         print("lab build --smoke: the two RL endpoints have identical weights (rewards were all 0); sweeping anyway "
               "to exercise the pipeline", flush=True)  # fmt: skip
-    spec = SweepSpec(
-        low=low, high=high, alphas=recipe.alphas, independent=[str(sft)],
-        bench=BENCH, problems=problems, n=recipe.n, temperature=recipe.temperature, max_tokens=recipe.max_tokens,
-        seed=recipe.seed, live_switch=True, allow_same_endpoints=same,
-    )  # fmt: skip
+    spec = recipe.sweep_spec(low=low, high=high, independent=[str(sft)], bench=BENCH, problems=problems,
+                             allow_same_endpoints=same)  # fmt: skip
     name = f"{LAB_LABEL}: α sweep {recipe.low_reward} → {recipe.high_reward}"
     note = (f"{LAB_LABEL[0].upper()}{LAB_LABEL[1:]}. A {recipe.hidden_size}-wide, {recipe.num_layers}-layer Qwen2 trained here on {len(problems)} of our builtin "
             f"problems (tests up to 10^{recipe.max_tier} characters, {recipe.time_limit_s:g} s CPU limit); evaluated on "

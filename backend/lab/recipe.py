@@ -1,4 +1,5 @@
-"""The miniature lab's recipe: every setting of `lab build` in one dataclass (TRL-style config).
+"""The miniature lab's recipe: every setting of `lab build` in one dataclass (TRL-style config); the
+RL and sweep settings are RLSpec and SweepSpec values, checked by those specs.
 
 The committed results under `artifacts/lab/` were produced by `LabRecipe()`; `--smoke` uses
 `LabRecipe.smoke()`, the same pipeline scaled down so it runs end to end in CI.
@@ -8,6 +9,10 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import asdict, dataclass, field, replace
+
+from backend.rl.spec import RLSpec
+from backend.specs import validate_spec
+from backend.sweep.spec import SweepSpec
 
 LAB_LABEL = "miniature lab: tiny CPU model, held-in problems"
 
@@ -42,23 +47,33 @@ class LabRecipe:
     # diverging token, ~200 tokens after the statement; copying the title is easy, and the program
     # then follows the title right before it
     restate_title: bool = True
-    # RL endpoints (backend.rl, TRL GRPOTrainer)
+    # RL endpoints (backend.rl, TRL GRPOTrainer): the two rewards and RLSpec values; build() adds where
+    # (base, output folder, problems), the seed and save_steps = steps
     low_reward: str = "R_3"
     high_reward: str = "R_inf"
-    rl_steps: int = 80
-    rl_learning_rate: float = 2e-4
-    num_generations: int = 8
-    rl_batch_size: int = 16
-    max_completion_length: int = 384
-    # the sweep
-    alphas: list[float] = field(default_factory=lambda: [-1, -0.5, -0.25, 0, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 2])
-    n: int = 16
-    # sampling temperature of the sweep: at 0.5 a few-MB model still writes broken programs in a
-    # fifth of its samples (a trial SFT with the title restated: 20 % at 0.5, 12 % at 0.3, with
-    # pass@16 85 % and 68 %); 0.7 in the first build, 0.5 in the second
-    temperature: float = 0.3
-    rl_temperature: float = 0.5  # GRPO's groups need varied samples to compare; build 2 used 0.5 too
-    max_tokens: int = 384
+    rl: dict = field(default_factory=lambda: dict(
+        steps=80, learning_rate=2e-4, num_generations=8, per_device_train_batch_size=16, max_completion_length=384,
+        temperature=0.5,  # GRPO's groups need varied samples to compare; build 2 used 0.5 too
+    ))  # fmt: skip
+    # the sweep: SweepSpec values; build() adds the endpoints, problems and seed. Sampling temperature:
+    # at 0.5 a few-MB model still writes broken programs in a fifth of its samples (a trial SFT with
+    # the title restated: 20 % at 0.5, 12 % at 0.3, with pass@16 85 % and 68 %); 0.7 in the first
+    # build, 0.5 in the second
+    sweep: dict = field(default_factory=lambda: dict(
+        alphas=[-1, -0.5, -0.25, 0, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 2], n=16, temperature=0.3, max_tokens=384,
+    ))  # fmt: skip
+
+    def __post_init__(self):  # the spec values are checked here, by the specs, with their bounds
+        self.rl_spec(self.low_reward, base="-", output_dir="-")
+        self.rl_spec(self.high_reward, base="-", output_dir="-")
+        self.sweep_spec(low="-low", high="-high")
+
+    def rl_spec(self, reward: str, **where) -> RLSpec:
+        values = {**self.rl, "reward": reward, "seed": self.seed, "save_steps": self.rl["steps"], "beta": 0.0}
+        return validate_spec(RLSpec, values | where)
+
+    def sweep_spec(self, **where) -> SweepSpec:
+        return validate_spec(SweepSpec, {**self.sweep, "seed": self.seed, "live_switch": True} | where)
 
     @classmethod
     def smoke(cls) -> LabRecipe:
@@ -67,8 +82,8 @@ class LabRecipe:
             only=["longest-run", "count-primes", "two-sum-exists", "majority-element", "next-greater", "gcd-of-array",
                   "max-subarray", "stock-profit"],
             held_out_per_difficulty=0, hidden_size=64, num_layers=2, vocab_size=1024, sft_epochs=2, code_sequences=400,
-            rl_steps=2, rl_batch_size=8, num_generations=4, max_completion_length=160, alphas=[-0.5, 0, 0.5, 1, 1.5],
-            n=4, max_tokens=160,
+            rl=dict(LabRecipe().rl, steps=2, per_device_train_batch_size=8, num_generations=4, max_completion_length=160),
+            sweep=dict(LabRecipe().sweep, alphas=[-0.5, 0, 0.5, 1, 1.5], n=4, max_tokens=160),
         )  # fmt: skip
 
     @property
@@ -83,4 +98,16 @@ class LabRecipe:
 
     @classmethod
     def from_dict(cls, data: dict) -> LabRecipe:
+        data = dict(data)
+        for old, (group, name) in FLAT.items():  # recipes written before the recipe held spec values
+            if old in data:
+                data.setdefault(group, dict(getattr(cls(), group)))[name] = data.pop(old)
         return replace(cls(), **data)
+
+
+# the recipe's former flat fields -> (its spec group, the spec's field name)
+FLAT = {"rl_steps": ("rl", "steps"), "rl_learning_rate": ("rl", "learning_rate"),
+        "num_generations": ("rl", "num_generations"), "rl_batch_size": ("rl", "per_device_train_batch_size"),
+        "max_completion_length": ("rl", "max_completion_length"), "rl_temperature": ("rl", "temperature"),
+        "alphas": ("sweep", "alphas"), "n": ("sweep", "n"), "temperature": ("sweep", "temperature"),
+        "max_tokens": ("sweep", "max_tokens")}  # fmt: skip

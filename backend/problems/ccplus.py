@@ -32,13 +32,19 @@ LANGUAGES = {"py3": "python", "python3": "python", "python": "python", "cpp": "c
 ROWS_PER_BATCH = 16
 
 
-class CCPlusFilter(BaseModel):
-    """`problems import ccplus` and the Launch page's import: which CodeContests+ problems to import."""
+class CCPlusConfig(BaseModel):
+    """Which of the dataset's configs: declared once, shared by `problems import ccplus` and `calibrate`."""
 
     model_config = ConfigDict(use_attribute_docstrings=True)
 
     config: str = Field("1x", title="Config", json_schema_extra={"choices": CONFIGS})
     """1x…5x: how many tests per problem; 1x, as in the paper."""
+
+
+class CCPlusFilter(CCPlusConfig):
+    """`problems import ccplus` and the Launch page's import: which CodeContests+ problems to import."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
     min_tests: int = Field(1, ge=1, title="At least N tests")
     """Skip problems with fewer tests."""
     max_time_limit_s: float | None = Field(None, gt=0, title="Max time limit (s)",

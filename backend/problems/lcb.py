@@ -19,11 +19,11 @@ import re
 import zlib
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from backend.errors import UserError
+from backend.problems.spec import DifficultyChoice, PlatformChoice
 from backend.records import Problem, Test, tier_of
-from backend.vocab import Difficulty
 
 BENCH = "lcb"
 TIME_LIMIT_S = 6.0  # LCB's per-test timeout, applied as CPU time (LCB's alarm is wall time)
@@ -77,7 +77,7 @@ def release_file(n: int) -> str:
     return "test.jsonl" if n == 1 else f"test{n}.jsonl"
 
 
-class LCBFilter(BaseModel):
+class LCBFilter(DifficultyChoice, PlatformChoice):
     """`problems import lcb` and the Launch page's import: which LiveCodeBench problems to import."""
 
     model_config = ConfigDict(use_attribute_docstrings=True)
@@ -89,10 +89,6 @@ class LCBFilter(BaseModel):
     """contest_date ≥ this date (included, as in LCB)."""
     until: str | None = Field(None, title="Until (YYYY-MM-DD)")
     """contest_date ≤ this date (included, as in LCB)."""
-    difficulty: Difficulty | None = Field(None, title="Difficulty", json_schema_extra={"none": "all"})
-    """Only problems of this difficulty; none: all."""
-    platform: str | None = Field(None, title="Platform")
-    """Only problems of this platform (leetcode, atcoder, codeforces); none: all."""
     split: str = Field("test", title="Split")
     """The split to read from a save_to_disk DatasetDict (LCB publishes one: test)."""
 

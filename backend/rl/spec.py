@@ -9,13 +9,14 @@ from typing import Literal
 from pydantic import ConfigDict, Field, model_validator
 
 from backend.errors import UserError
+from backend.grading.limits import SandboxChoice
 from backend.rl.rewards import REWARDS, parse_reward
-from backend.rollout.spec import ProblemSelection, PromptChoice
+from backend.rollout.spec import ExecutorChoice, ProblemSelection, PromptChoice
 from backend.specs import HIDDEN
-from backend.vocab import ExecutorName, LossType, SandboxBackend, VllmMode
+from backend.vocab import LossType, VllmMode
 
 
-class RLSpec(ProblemSelection, PromptChoice):
+class RLSpec(ProblemSelection, PromptChoice, ExecutorChoice, SandboxChoice):
     """`python -m backend rl` and the Launch page's RL form: TRL's GRPOTrainer as a resumable job,
     rewarded by the sandbox judge."""
 
@@ -58,12 +59,6 @@ class RLSpec(ProblemSelection, PromptChoice):
     vllm_mode: VllmMode = Field("colocate", title="vLLM mode")
     """colocate: every training process generates with vLLM on its own GPU; server: the first GPU runs
     `trl vllm-serve` and the other gpus - 1 train (needs use_vllm and gpus >= 2)."""
-    backend: SandboxBackend = Field("bwrap", title="Sandbox")
-    """Judge sandbox for the reward: bwrap (default), docker, or none (trusted code only)."""
-    executor: ExecutorName = Field("local", title="Executor")
-    """local: train from the job's process; ray: a Ray task asking for `gpus` GPUs (lands on a GPU node)."""
-    ray_address: str | None = Field(None, title="Ray address", json_schema_extra={"form": False})
-    """auto (join a running cluster) or HOST:PORT; none starts a local Ray on 127.0.0.1 only."""
     gpus: float = Field(1.0, ge=0, le=64, title="GPUs")
     """GPUs the run uses (and the ray executor asks for): 0 trains on CPUs; up to 1 trains in the job's
     process; N > 1 (whole) launches N training processes with accelerate, or N - 1 beside a vLLM server."""

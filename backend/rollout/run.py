@@ -13,14 +13,14 @@ from pydantic import Field
 from tqdm import tqdm
 
 from backend.errors import UserError
+from backend.grading.limits import SandboxChoice
 from backend.merge.checkpoints import ensure_registered
 from backend.records import Experiment, Problem, Sample, Test
 from backend.rollout.extract import extract_code
 from backend.rollout.prompts import conversation, resolve_prompt_format
 from backend.rollout.settings import SettingLimits, run_episodes
-from backend.rollout.spec import Episode, ProblemSelection, PromptChoice, SamplingSpec, SettingChoice
+from backend.rollout.spec import EngineChoice, Episode, ProblemSelection, PromptChoice, SamplingSpec, SettingChoice
 from backend.store import Store
-from backend.vocab import EngineName, SandboxBackend
 
 if TYPE_CHECKING:  # engines import torch; the CLI reads RolloutSpec from here without it
     from backend.rollout.engines import Engine
@@ -28,17 +28,13 @@ if TYPE_CHECKING:  # engines import torch; the CLI reads RolloutSpec from here w
 PROBLEMS_PER_BATCH = 8
 
 
-class RolloutSpec(ProblemSelection, SettingChoice, PromptChoice):
+class RolloutSpec(ProblemSelection, SettingChoice, PromptChoice, EngineChoice, SandboxChoice):
     """`python -m backend rollout`: sample one checkpoint on a problem set, store the samples."""
 
     checkpoint: str = Field(title="Checkpoint folder")
     """Hugging Face checkpoint folder (config.json + safetensors)."""
     sampling: SamplingSpec = SamplingSpec()
     limits: SettingLimits = SettingLimits()
-    engine: EngineName = Field("auto", title="Engine")
-    """auto: vLLM when it is installed and a GPU is present, else transformers."""
-    backend: SandboxBackend = Field("bwrap", title="Sandbox")
-    """Where tool calls and agentic commands run: bwrap (default), docker, or none (no isolation)."""
 
 
 def select_problems(store: Store, spec: ProblemSelection) -> list[Problem]:

@@ -6,8 +6,9 @@ from dataclasses import asdict, dataclass, field
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from backend.problems.spec import DifficultyChoice
 from backend.specs import HIDDEN
-from backend.vocab import Difficulty, PromptFormat, Setting
+from backend.vocab import EngineName, ExecutorName, PromptFormat, Setting
 
 
 class SamplingSpec(BaseModel):
@@ -67,6 +68,27 @@ class SettingChoice(BaseModel):
     terminal with a submit action (PAPER.md). Reasoning is the paper's main setting."""
 
 
+class EngineChoice(BaseModel):
+    """Which inference engine samples: declared once, shared by rollouts, sweeps and evals."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    engine: EngineName = Field("auto", title="Engine")
+    """auto: vLLM when it is installed and a GPU is present, else transformers."""
+
+
+class ExecutorChoice(BaseModel):
+    """Where a job's work runs: declared once, shared by sweeps, evals and RL."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    executor: ExecutorName = Field("local", title="Executor")
+    """local: the work runs in the job's own process (judging on every core); ray: on a Ray cluster
+    (a sweep: one engine actor per GPU, merges and judging as CPU tasks; RL: a task asking for GPUs)."""
+    ray_address: str | None = Field(None, title="Ray address", json_schema_extra={"form": False})
+    """auto (join a running cluster) or HOST:PORT; none starts a local Ray on 127.0.0.1 only."""
+
+
 class PromptChoice(BaseModel):
     """How a problem becomes the model's prompt: declared once here, shared by rollouts, sweeps,
     evals and RL (a checkpoint is evaluated in the format it was trained on)."""
@@ -79,19 +101,24 @@ class PromptChoice(BaseModel):
     else plain. The stored experiment records the format used."""
 
 
-class ProblemSelection(BaseModel):
+class ProblemSelection(DifficultyChoice):
     """Which problems a job runs on."""
 
     model_config = ConfigDict(use_attribute_docstrings=True)
 
     bench: str = Field("builtin", title="Benchmark")
     """Problem set: builtin, lcb, ccplus, or any bench imported into the database."""
-    difficulty: Difficulty | None = Field(None, title="Difficulty", json_schema_extra={"none": "all"})
-    """Only problems of this difficulty; none: all of them."""
     problems: list[str] = Field([], title="Problems", json_schema_extra={"cli": "--problem", "form": False})
     """Only these problem ids (BENCH/ID); repeatable. Empty: every problem of the bench."""
     limit: int | None = Field(None, ge=1, title="At most N problems", json_schema_extra={"none": "all"})
     """At most this many problems (in id order), for a quick run; none: all."""
+
+
+class ProblemQuery(ProblemSelection):
+    """Which stored problems to list or export: a ProblemSelection over every bench by default."""
+
+    bench: str | None = Field(None, title="Benchmark", json_schema_extra={"none": "every bench"})
+    """Problem set: builtin, lcb, ccplus, or any bench imported into the database; none: every bench."""
 
 
 @dataclass

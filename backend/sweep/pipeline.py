@@ -183,7 +183,7 @@ class Work:
         """The rest of an engine call for one batch: its sampling (seeds from the batch's place),
         setting, limits, sandbox and prompt format."""
         return {"setting": self.spec.setting, "sampling": batch_sampling(self.spec.sampling(), batch),
-                "limits": SettingLimits(), "backend": self.spec.judge_backend,
+                "limits": SettingLimits(), "backend": self.spec.backend,
                 "prompt_format": self.prompt_format}  # fmt: skip
 
     def todo(self, point: Point) -> list[Batch]:
@@ -221,7 +221,7 @@ def _queue_judging(store, executor, exp, point, judge_inputs, spec, progress) ->
         tests, limits, checker, func = judge_inputs[s.problem_id]
         program = Program(s.code) if s.code else None
         jobs.append(JudgeJob((point.checkpoint_id, s.problem_id, s.sample_idx), program, tests, limits, checker, func,
-                             backend=spec.judge_backend, format_reason=s.extract_error or ""))  # fmt: skip
+                             backend=spec.backend, format_reason=s.extract_error or ""))  # fmt: skip
     executor.submit_judging(jobs)
 
 

@@ -3,82 +3,35 @@
 
 from __future__ import annotations
 
-import math
-import re
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from backend.errors import UserError
-from backend.rollout.spec import ProblemSelection, PromptChoice, SamplingSpec, SettingChoice
+from backend.grading.limits import LimitOverrides, SandboxChoice
+from backend.merge.grid import parse_alpha_grid
+from backend.rollout.spec import (
+    EngineChoice,
+    ExecutorChoice,
+    ProblemSelection,
+    PromptChoice,
+    SamplingSpec,
+    SettingChoice,
+)
 from backend.specs import HIDDEN, validate_spec  # noqa: F401  (re-exported for the job runner)
-from backend.vocab import EngineName, ExecutorName, SandboxBackend
-
-MAX_ALPHAS = 64
-RANGE = re.compile(r"^\s*(-?[\d.]+(?:e-?\d+)?)\s*:\s*(-?[\d.]+(?:e-?\d+)?)\s*:\s*(-?[\d.]+(?:e-?\d+)?)\s*$")
 
 
-def parse_alpha_grid(text: str) -> list[float]:
-    """`-1:2:0.25` (inclusive range), `-0.5,0,0.5,1,1.5`, or both mixed: `-1:0:0.5,1.25,2`.
-    Sorted, de-duplicated; empty, reversed, non-numeric and > 64-point grids are refused."""
-    if not text or not text.strip():
-        raise UserError("empty α grid; write e.g. -1:2:0.25 or -0.5,0,0.5,1,1.5")
-    alphas: list[float] = []
-    for part in (p for p in text.split(",") if p.strip()):
-        if ":" in part:
-            m = RANGE.match(part)
-            if not m:
-                raise UserError(f"bad α range {part.strip()!r}; write START:STOP:STEP, e.g. -1:2:0.25")
-            start, stop, step = (float(x) for x in m.groups())
-            if step <= 0:
-                raise UserError(f"α range {part.strip()!r} needs a positive step")
-            if stop < start:
-                raise UserError(f"α range {part.strip()!r} is reversed; write {stop:g}:{start:g}:{step:g}")
-            count = math.floor((stop - start) / step + 1e-9) + 1
-            if count > MAX_ALPHAS:
-                raise UserError(f"α grid {text.strip()!r} has more than {MAX_ALPHAS} points")
-            alphas += [round(start + i * step, 10) for i in range(count)]
-        else:
-            try:
-                alphas.append(float(part))
-            except ValueError:
-                raise UserError(f"α {part.strip()!r} is not a number") from None
-    if any(not math.isfinite(a) for a in alphas):
-        raise UserError("α values must be finite")
-    grid = sorted(set(alphas))
-    if len(grid) > MAX_ALPHAS:
-        raise UserError(f"α grid {text.strip()!r} has {len(grid)} points; at most {MAX_ALPHAS}")
-    return grid
-
-
-class RunOptions(BaseModel):
+class RunOptions(EngineChoice, ExecutorChoice, SandboxChoice, LimitOverrides):
     """Where a job's work runs and how its samples are judged."""
 
     model_config = ConfigDict(use_attribute_docstrings=True)
 
-    engine: EngineName = Field("auto", title="Engine")
-    """auto: vLLM when it is installed and a GPU is present, else transformers."""
-    executor: ExecutorName = Field("local", title="Executor")
-    """local: rollouts in the job's process, judging on every core; ray: one engine actor per GPU, merges and judging as CPU tasks."""
-    ray_address: str | None = Field(None, title="Ray address", json_schema_extra={"form": False})
-    """auto (join a running cluster) or HOST:PORT; none starts a local Ray on 127.0.0.1 only."""
-    gpus: int | None = Field(
-        None, ge=1, le=4096, title="GPUs (ray)", json_schema_extra={"none": "every GPU of the cluster"}
-    )
+    gpus: int | None = Field(None, ge=1, le=4096, title="GPUs", json_schema_extra={"none": "every GPU of the cluster"})
     """Ray executor: GPUs the engine pool uses, one engine actor per tensor_parallel_size of them and never
     more actors than points to sample (α points, checkpoints); none: every GPU of the cluster."""
     tensor_parallel_size: int = Field(1, ge=1, le=64, title="Tensor parallel size (vLLM)")
     """GPUs one vLLM engine shards the model over (vLLM's tensor_parallel_size); for models too large
     for one GPU. 1: one engine per GPU."""
-    judge_backend: SandboxBackend = Field("bwrap", title="Sandbox", json_schema_extra={"cli": "--backend"})
-    """Judge sandbox: bwrap (default, no daemon), docker, or none (no isolation: trusted code only)."""
-    time_limit_s: float | None = Field(None, gt=0, le=60, title="Time limit override (s)",
-                                       json_schema_extra={"none": "the problem's"})  # fmt: skip
-    """CPU seconds per test for every problem instead of each problem's own limit; none: the problem's."""
-    memory_limit_mb: int | None = Field(None, ge=16, le=65536, title="Memory override (MB)",
-                                        json_schema_extra={"none": "the problem's"})  # fmt: skip
-    """Memory per test for every problem instead of each problem's own; none: the problem's."""
 
 
 def job_folders(spec) -> list[str]:
@@ -113,6 +66,13 @@ class JobSpec(ProblemSelection, SettingChoice, PromptChoice, SamplingSpec, RunOp
     @classmethod
     def _name(cls, v):
         return (v or "").strip() or None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed(cls, data):
+        if isinstance(data, dict) and "judge_backend" in data:  # specs stored before the sandbox had one name
+            data = {k: v for k, v in data.items() if k != "judge_backend"} | {"backend": data["judge_backend"]}
+        return data
 
     @model_validator(mode="after")
     def _tensor_parallel(self):

@@ -35,8 +35,8 @@ def test_smoke_build_produces_every_kind_of_row(smoke):
     per_point = {}
     for s in samples:
         per_point[s["checkpoint_id"]] = per_point.get(s["checkpoint_id"], 0) + 1
-    assert len(per_point) == len(recipe.alphas) + 1  # every α and the SFT overlay
-    assert set(per_point.values()) == {problems * recipe.n}
+    assert len(per_point) == len(recipe.sweep["alphas"]) + 1  # every α and the SFT overlay
+    assert set(per_point.values()) == {problems * recipe.sweep["n"]}
     evaluations = pq.read_table(out / "results" / "evaluations.parquet")
     assert evaluations.num_rows == len(samples)
     assert set(evaluations.column("outcome").to_pylist()) <= {
@@ -74,7 +74,7 @@ def test_import_into_a_fresh_database_and_report(smoke, tmp_path):
     sft = store.get(Checkpoint, manifest["sft_checkpoint"])
     assert sft.path.rsplit("/", 1)[0] == str(out.resolve() / "checkpoints")
     merged = [c for c in store.select(Checkpoint) if c.alpha is not None]
-    assert len(merged) == len(LabRecipe.smoke().alphas)
+    assert len(merged) == len(LabRecipe.smoke().sweep["alphas"])
     assert all(c.path.startswith(f"live:{out.resolve()}/checkpoints/low|") for c in merged)
     report = run_cli("lab", "report", "--from", str(out), "--db", str(db), "--json")
     assert report.returncode == 0, report.stderr[-2000:]
@@ -91,7 +91,8 @@ def test_committed_lab_artifacts_import(tmp_path):
     manifest = json.loads((ARTIFACTS / "recipe.json").read_text())
     store = Store(db)
     assert store.count(Sample, {"experiment_id": manifest["sweep_experiment"]}) == manifest["rows"]["samples"]
-    assert manifest["recipe"] == LabRecipe().to_dict()  # committed results come from the default recipe
+    # committed results come from the default recipe (written before it held spec values: read through from_dict)
+    assert LabRecipe.from_dict(manifest["recipe"]) == LabRecipe()
     churn = run_cli("analyze", "churn", "--experiment", manifest["sweep_experiment"], "--db", str(db), "--json")
     assert churn.returncode == 0, churn.stderr[-2000:]
     stats = json.loads(churn.stdout)

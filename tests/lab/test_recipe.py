@@ -1,0 +1,45 @@
+"""LabRecipe holds RLSpec and SweepSpec values, checked by those specs, and reads recipes written
+before it did."""
+
+import pytest
+
+from backend.errors import UserError
+from backend.lab.recipe import LabRecipe
+
+
+def test_the_recipe_builds_its_jobs_specs_from_its_values():
+    recipe = LabRecipe()
+    rl = recipe.rl_spec("R_3", base="sft", output_dir="out", problems=["lab/a"])
+    assert (rl.steps, rl.save_steps, rl.learning_rate, rl.per_device_train_batch_size, rl.temperature) == (
+        80,
+        80,
+        2e-4,
+        16,
+        0.5,
+    )
+    assert (rl.reward, rl.seed, rl.beta, rl.problems) == ("R_3", 0, 0.0, ["lab/a"])
+    sweep = LabRecipe.smoke().sweep_spec(low="a", high="b")
+    assert (sweep.alphas, sweep.n, sweep.max_tokens, sweep.temperature, sweep.live_switch) == (
+        [-0.5, 0.0, 0.5, 1.0, 1.5],
+        4,
+        160,
+        0.3,
+        True,
+    )
+
+
+def test_a_value_out_of_its_specs_bounds_is_refused_with_the_fields_name():
+    with pytest.raises(UserError, match="n: at most 1024"):
+        LabRecipe(sweep=dict(LabRecipe().sweep, n=5000))
+    with pytest.raises(UserError, match="multiple of num_generations"):
+        LabRecipe(rl=dict(LabRecipe().rl, per_device_train_batch_size=12))
+
+
+def test_a_recipe_written_with_flat_fields_reads_as_the_same_recipe():
+    flat = {k: v for k, v in LabRecipe().to_dict().items() if k not in ("rl", "sweep")}
+    flat |= {"rl_steps": 2, "rl_learning_rate": 2e-4, "num_generations": 4, "rl_batch_size": 8,
+             "max_completion_length": 160, "rl_temperature": 0.5, "alphas": [-0.5, 0, 0.5, 1, 1.5], "n": 4,
+             "temperature": 0.3, "max_tokens": 160}  # fmt: skip
+    flat |= {"only": LabRecipe.smoke().only, "held_out_per_difficulty": 0, "hidden_size": 64, "num_layers": 2,
+             "vocab_size": 1024, "sft_epochs": 2, "code_sequences": 400}  # fmt: skip
+    assert LabRecipe.from_dict(flat) == LabRecipe.smoke()
