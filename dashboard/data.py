@@ -212,9 +212,20 @@ def jobs() -> list[Job]:
     return list_jobs(_store(db_path()))
 
 
-def job_specs() -> dict[str, dict]:
-    """experiment id → its stored spec, for the job cards' parameters."""
-    return {e.id: e.spec for e in _store(db_path()).select(Experiment)}
+def job_specs(experiment_ids: list[str]) -> dict[str, dict]:
+    """experiment id → its stored spec, for the job cards' parameters (read again when a job's
+    experiment is new to the cache)."""
+    specs = _job_specs(db_path())
+    if not set(experiment_ids) <= specs.keys():
+        _job_specs.clear()
+        specs = _job_specs(db_path())
+    return specs
+
+
+@st.cache_data(ttl=300, show_spinner=False)
+def _job_specs(path: str) -> dict[str, dict]:
+    # a spec never changes once stored: the Jobs page's 2 s poll then opens the database once, not twice
+    return {e.id: e.spec for e in _store(path).select(Experiment)}
 
 
 def experiment_picker() -> str | None:

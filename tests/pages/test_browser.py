@@ -3,6 +3,7 @@
 import json
 import struct
 from pathlib import Path
+from urllib.parse import parse_qs, quote, urlparse
 
 import pytest
 
@@ -84,6 +85,17 @@ def test_miniature_lab_in_chromium(lab_server, page):
     page.wait_for_url("**/problem?**", timeout=30000)
     page.get_by_text("Outcomes per checkpoint").wait_for(timeout=30000)
     shoot(page, "problem.png")
+    problem = parse_qs(urlparse(page.url).query)["problem"][0]  # the clicked cell's problem, at the endpoints
+    page.goto(f"{lab_server}/problem?exp={exp}&problem={quote(problem)}&alpha=0&vs=1")
+    heading = page.get_by_text("Samples compared across α")
+    heading.wait_for(timeout=60000)
+    main = page.locator("[data-testid='stMain']")
+    main.get_by_text("first failing test").or_(main.get_by_text("passed all")).first.wait_for(timeout=60000)
+    sides = [page.get_by_role("combobox", name=n).first.input_value() for n in ("α", "compared with α")]
+    assert sides == ["α = 0", "α = 1"]  # the endpoints side by side
+    heading.scroll_into_view_if_needed()
+    page.wait_for_timeout(800)
+    shoot(page, "samples.png")
     page.goto(f"{lab_server}/passk?exp={exp}")
     wait_plots(page, 1)
     shoot(page, "passk.png")
