@@ -14,6 +14,7 @@ PromptFormat = Literal["auto", "chat", "plain"]
 OutcomeClass = Literal["correct", "optimization_failure", "correctness_failure", "format_failure"]
 Verdict = Literal["AC", "WA", "TLE", "MLE", "RE", "CE", "OLE", "SE"]
 LossType = Literal["dapo", "grpo", "bnpo", "dr_grpo"]
+VllmMode = Literal["colocate", "server"]  # TRL's GRPOConfig.vllm_mode
 ImportSource = Literal["builtin", "lcb", "ccplus"]
 Averaging = Literal["per_problem", "per_sample"]
 Analysis = Literal["frontier", "churn", "passk", "ensembles", "findings"]

@@ -17,9 +17,9 @@ def rl_command(spec: RLSpec, detach: bool = False, db=None) -> None:
     the reward is the sandbox judge's R_k or partial credit."""
     spec = spec.model_copy(update={"output_dir": str(Path(spec.output_dir).resolve())})
     if spec.executor == "local":  # refused here, not inside the started job
-        from backend.rl.trainer import vllm_options
+        from backend.rl.launch import check_devices
 
-        vllm_options(spec.use_vllm)
+        check_devices(spec)  # GPUs, CUDA and vLLM as the spec asks
     launch(open_store(db), spec, detach)
 
 

@@ -138,8 +138,9 @@ def run_job_here(store: Store, job_id: str) -> None:
 
 
 def run_training(store: Store, spec, experiment_id: str, progress) -> str:
-    """An RL job's body: here, or (executor "ray") as a Ray task asking for spec.num_gpus GPUs,
-    so a cluster places it on a GPU node. Either way it resumes from the newest checkpoint."""
+    """An RL job's body: here, or (executor "ray") as a Ray task asking for spec.gpus GPUs, so a
+    cluster places it on a GPU node. Either way it resumes from the newest checkpoint, and more than
+    one GPU launches training processes with accelerate (backend/rl/launch.py)."""
     from backend.rl.trainer import run_rl
 
     if spec.executor == "local":
@@ -147,12 +148,10 @@ def run_training(store: Store, spec, experiment_id: str, progress) -> str:
     from backend.sweep.executors import connect_ray
 
     ray = connect_ray(spec.ray_address)
-    if ray.cluster_resources().get("GPU", 0) < spec.num_gpus:
+    if ray.cluster_resources().get("GPU", 0) < spec.gpus:
         ray.shutdown()
-        raise UserError(
-            f"the Ray cluster has no node with {spec.num_gpus:g} GPU(s); set num_gpus to 0 to train on CPUs"
-        )
-    task = ray.remote(num_gpus=spec.num_gpus)(_train_remote)
+        raise UserError(f"the Ray cluster has no node with {spec.gpus:g} GPU(s); set gpus to 0 to train on CPUs")
+    task = ray.remote(num_gpus=spec.gpus)(_train_remote)
     try:
         return ray.get(task.remote(str(store.path), spec.model_dump(), experiment_id, progress.job_id))
     finally:

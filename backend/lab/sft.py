@@ -20,8 +20,7 @@ IGNORE = -100
 
 
 def solutions(problem: Problem) -> dict[str, list[str]]:
-    module = get(problem.id.split("/", 1)[1]).module
-    return {"reference": [module.REFERENCE], "brute": [module.BRUTE], "buggy": list(module.BUGGY)}
+    return get(problem.id.split("/", 1)[1]).programs()
 
 
 def restatement(problem: Problem, recipe) -> str:

@@ -64,8 +64,7 @@ def sft_sources(problem_id: str) -> dict[str, list[str]]:
     """The SFT programs of a builtin problem (lab problems are builtin ones), by kind."""
     from backend.problems.builtin import get
 
-    module = get(problem_id.split("/", 1)[1]).module
-    return {"reference": [module.REFERENCE], "brute": [module.BRUTE], "buggy": list(module.BUGGY)}
+    return get(problem_id.split("/", 1)[1]).programs()
 
 
 def style_shares(store, experiment: str):

@@ -12,7 +12,7 @@ from backend.errors import UserError
 from backend.rl.rewards import REWARDS, parse_reward
 from backend.rollout.spec import ProblemSelection, PromptChoice
 from backend.specs import HIDDEN
-from backend.vocab import ExecutorName, LossType, SandboxBackend
+from backend.vocab import ExecutorName, LossType, SandboxBackend, VllmMode
 
 
 class RLSpec(ProblemSelection, PromptChoice):
@@ -35,7 +35,7 @@ class RLSpec(ProblemSelection, PromptChoice):
     num_generations: int = Field(8, ge=2, le=256, title="num_generations")
     """Completions per prompt (a GRPO group). 8 is TRL's default: enough spread for group advantages."""
     per_device_train_batch_size: int = Field(8, ge=1, le=4096, title="per_device_train_batch_size")
-    """Completions per device step; a multiple of num_generations (whole groups)."""
+    """Completions per device step; times the training processes, a multiple of num_generations (whole groups)."""
     max_completion_length: int = Field(512, ge=1, le=65536, title="max_completion_length")
     """Completion tokens per sample. 512 fits a program for the builtin problems and keeps steps short."""
     learning_rate: float = Field(1e-6, gt=0, le=1.0, title="learning_rate")
@@ -53,24 +53,61 @@ class RLSpec(ProblemSelection, PromptChoice):
     save_float32: bool = Field(False, title="Save float32 checkpoints")
     """TRL trains in float32; off: checkpoints are saved in the base checkpoint's dtype (a bf16 base
     gives bf16 checkpoints, half the bytes of a live α switch between two of them); on: float32."""
-    use_vllm: bool = Field(False, title="Colocated vLLM generation (GPU)")
-    """Generate with vLLM inside the training process on its GPU (vllm_mode="colocate"); off: plain
-    transformers generation, which also works on a CPU."""
+    use_vllm: bool = Field(False, title="vLLM generation (GPU)")
+    """Generate with vLLM (see vllm_mode); off: plain transformers generation, which also works on a CPU."""
+    vllm_mode: VllmMode = Field("colocate", title="vLLM mode")
+    """colocate: every training process generates with vLLM on its own GPU; server: the first GPU runs
+    `trl vllm-serve` and the other gpus - 1 train (needs use_vllm and gpus >= 2)."""
     backend: SandboxBackend = Field("bwrap", title="Sandbox")
     """Judge sandbox for the reward: bwrap (default), docker, or none (trusted code only)."""
     executor: ExecutorName = Field("local", title="Executor")
-    """local: train in the job's process; ray: a Ray task asking for num_gpus (lands on a GPU node)."""
+    """local: train from the job's process; ray: a Ray task asking for `gpus` GPUs (lands on a GPU node)."""
     ray_address: str | None = Field(None, title="Ray address", json_schema_extra={"form": False})
     """auto (join a running cluster) or HOST:PORT; none starts a local Ray on 127.0.0.1 only."""
-    num_gpus: float = Field(1.0, ge=0, le=8, title="GPUs (ray)")
-    """GPUs the ray executor asks for; 0 trains on CPUs."""
+    gpus: float = Field(1.0, ge=0, le=64, title="GPUs")
+    """GPUs the run uses (and the ray executor asks for): 0 trains on CPUs; up to 1 trains in the job's
+    process; N > 1 (whole) launches N training processes with accelerate, or N - 1 beside a vLLM server."""
     repair_max_chars: int = Field(600, ge=50, le=100_000, title="Repair context (chars)",
                                   json_schema_extra={"form": False})  # fmt: skip
     """Failure context kept in a repair prompt (repair:R_k): enough for a verdict and a diff."""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _stored_num_gpus(cls, data):
+        """Specs stored before `gpus` named the Ray request `num_gpus`: a resumed old job keeps it."""
+        if isinstance(data, dict) and "num_gpus" in data and "gpus" not in data:
+            data = {k: v for k, v in data.items() if k != "num_gpus"} | {"gpus": data["num_gpus"]}
+        return data
+
+    @property
+    def launched(self) -> bool:
+        """Trained by processes that accelerate launches (more than one GPU), not in the job's process."""
+        return self.gpus > 1
+
+    @property
+    def training_processes(self) -> int:
+        if not self.launched:
+            return 1
+        return int(self.gpus) - (self.use_vllm and self.vllm_mode == "server")
+
     @model_validator(mode="after")
     def _check(self):
-        parse_reward(self.reward)
-        if self.per_device_train_batch_size % self.num_generations:
-            raise UserError("per_device_train_batch_size must be a multiple of num_generations (GRPO groups)")
+        _, repair = parse_reward(self.reward)
+        if self.launched and not float(self.gpus).is_integer():
+            raise UserError(f"gpus: {self.gpus:g} is not a whole number; above 1, each GPU is one process")
+        if self.use_vllm and self.gpus == 0:
+            raise UserError("use_vllm generates on a GPU: gpus 0 trains on CPUs; set gpus >= 1 or leave out use_vllm")
+        if self.use_vllm and self.vllm_mode == "server" and self.gpus < 2:
+            raise UserError("vllm_mode server needs gpus >= 2: one GPU serves vLLM, the others train")
+        if self.vllm_mode == "server" and not self.use_vllm:
+            raise UserError("vllm_mode server generates with vLLM: add use_vllm, or leave vllm_mode at colocate")
+        if repair and self.training_processes > 1:  # each process would fill its own repair pool
+            raise UserError(f"{self.reward} trains in one process: its repair prompts are not shared across GPUs")
+        # GRPOConfig's rule: the global batch (per device x processes) holds whole groups
+        batch = self.per_device_train_batch_size * self.training_processes
+        if batch % self.num_generations:
+            raise UserError(
+                f"per_device_train_batch_size x {self.training_processes} training process(es) = {batch} completions "
+                f"per step, not a multiple of num_generations ({self.num_generations}): GRPO needs whole groups"
+            )
         return self

@@ -6,6 +6,7 @@ and per-step metrics go to the `metrics` table.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import uuid
@@ -22,10 +23,10 @@ from backend.rollout.run import public_example, select_problems
 from backend.store import Store
 
 
-def vllm_options(use_vllm: bool) -> dict:
+def vllm_options(spec: RLSpec, server_url: str | None = None) -> dict:
     """TRL's vLLM options, explicit: TRL's `vllm_mode` default changed between versions, and without
-    vLLM TRL would fail deep inside with an ImportError."""
-    if not use_vllm:
+    vLLM TRL would fail deep inside with an ImportError. Server mode talks to `server_url`."""
+    if not spec.use_vllm:
         return {"use_vllm": False}
     import importlib.util
 
@@ -33,16 +34,24 @@ def vllm_options(use_vllm: bool) -> dict:
         raise UserError(
             "--use-vllm needs vLLM on a CUDA machine: build it with `make gpu-env`, or leave out --use-vllm"
         )
-    return {"use_vllm": True, "vllm_mode": "colocate"}  # generation inside the training process, on its GPU
+    if spec.vllm_mode == "server":
+        return {"use_vllm": True, "vllm_mode": "server", "vllm_server_base_url": server_url}
+    return {"use_vllm": True, "vllm_mode": "colocate"}  # generation inside each training process, on its GPU
 
 
-def run_rl(store: Store, spec: RLSpec, progress: bool = True, experiment_id: str | None = None, job=None) -> str:
-    """Train; returns the experiment id. Checkpoints and metrics land in the store as it goes.
-    Resumes from the newest checkpoint-N in output_dir when there is one (a resumed job)."""
-    from datasets import Dataset
-    from transformers import TrainerCallback
-    from trl import GRPOConfig, GRPOTrainer
+@dataclasses.dataclass
+class Task:
+    """What a training process needs, read from the store by the job's process: launched training
+    processes get it as a file and never open the store (DuckDB has one writing process)."""
 
+    spec: RLSpec
+    prompt_format: str
+    judged: dict  # problem id -> (Problem, [JudgeTest])
+    rows: list[dict]  # the dataset: prompt, problem_id, repair
+
+
+def prepare(store: Store, spec: RLSpec, experiment_id: str | None = None) -> tuple[str, Task]:
+    """The run's experiment row (created on first start) and its training task."""
     problems = select_problems(store, spec)
     prompt_format = resolve_prompt_format(spec.prompt_format, [spec.base])
     base = ensure_registered(store, spec.base)
@@ -55,23 +64,26 @@ def run_rl(store: Store, spec: RLSpec, progress: bool = True, experiment_id: str
     judged = {
         p.id: (p, [JudgeTest(t.input, t.output) for t in store.select(Test, {"problem_id": p.id})]) for p in problems
     }
-    reward = SandboxReward(judged, spec.reward, spec.backend)
     # the rollout's prompt path: messages for TRL's conversational format, a string for its standard one
     rows = [{"prompt": render(conversation(p, "reasoning", public_example(store, p)), "reasoning", prompt_format),
              "problem_id": p.id, "repair": False} for p in problems]  # fmt: skip
-    if reward.repair:  # as many repair slots as problems: once failures arrive, about half the prompts are repairs
-        reward.pool = RepairPool(len(rows), spec.repair_max_chars, prompt_format)
-        dataset = with_repairs(rows, reward.pool)
-    else:
-        dataset = Dataset.from_list(rows)
-    config = GRPOConfig(
-        **vllm_options(spec.use_vllm),
-        output_dir=spec.output_dir, max_steps=spec.steps, num_generations=spec.num_generations,
-        per_device_train_batch_size=spec.per_device_train_batch_size, max_completion_length=spec.max_completion_length,
-        learning_rate=spec.learning_rate, beta=spec.beta, loss_type=spec.loss_type, temperature=spec.temperature,
-        save_steps=spec.save_steps, seed=spec.seed, logging_steps=1, report_to="none",
-        use_cpu=not _cuda(), bf16=False, gradient_checkpointing=False, disable_tqdm=not progress,
-    )  # fmt: skip
+    return exp, Task(spec, prompt_format, judged, rows)
+
+
+def run_rl(store: Store, spec: RLSpec, progress: bool = True, experiment_id: str | None = None, job=None) -> str:
+    """Train; returns the experiment id. Checkpoints and metrics land in the store as it goes.
+    Resumes from the newest checkpoint-N in output_dir when there is one (a resumed job). More than
+    one GPU: accelerate launches the training processes and this process drives them (launch.py)."""
+    from transformers import TrainerCallback
+
+    exp, task = prepare(store, spec, experiment_id)
+    if spec.launched:
+        from backend.rl.launch import run_launched
+
+        run_launched(store, task, exp, job)
+        store.update(Experiment, (exp,), status="done")
+        return exp
+    reward = SandboxReward(task.judged, spec.reward, spec.backend)
 
     class ToStore(TrainerCallback):
         def on_train_begin(self, args, state, control, **kw):
@@ -81,38 +93,77 @@ def run_rl(store: Store, spec: RLSpec, progress: bool = True, experiment_id: str
                     job.reuse("train", state.global_step)
 
         def on_log(self, args, state, control, logs=None, **kw):
-            values = {k: float(v) for k, v in (logs or {}).items() if isinstance(v, int | float)}
-            if reward.history:
-                values |= reward.history[-1].summary()
-            store.put([Metric(exp, state.global_step, k, v) for k, v in values.items()])
+            store.put([Metric(exp, state.global_step, k, v) for k, v in step_values(logs, reward).items()])
 
         def on_step_end(self, args, state, control, **kw):
             if job:  # the step count, not a tally: a resumed run starts at its checkpoint's step
                 job.reached("train", state.global_step)
 
         def on_save(self, args, state, control, **kw):
-            folder = Path(args.output_dir) / f"checkpoint-{state.global_step}"
-            _to_saved_dtype(folder, spec)
-            _register(store, folder, spec, exp, state.global_step)
+            register_checkpoint(
+                store, Path(args.output_dir) / f"checkpoint-{state.global_step}", spec, exp, state.global_step
+            )
 
-    trainer = GRPOTrainer(
-        model=spec.base,
-        reward_funcs=[reward],
-        args=config,
-        train_dataset=dataset,
+    trainer = grpo_trainer(
+        task,
+        reward,
+        vllm_options(spec),
+        use_cpu=spec.gpus == 0 or not _cuda(),
+        progress=progress,
         callbacks=[ToStore()],
     )
     for step, folder in complete_checkpoints(Path(spec.output_dir)):  # a kill may have come before on_save
-        _to_saved_dtype(folder, spec)
-        _register(store, folder, spec, exp, step)
-    trainer.train(resume_from_checkpoint=last_complete_checkpoint(Path(spec.output_dir)))
-    final = Path(spec.output_dir) / "final"
-    trainer.save_model(str(final))
-    trainer.processing_class.save_pretrained(str(final))
-    _to_saved_dtype(final, spec)
-    _register(store, final, spec, exp, trainer.state.global_step)
+        register_checkpoint(store, folder, spec, exp, step)
+    step = train(trainer, Path(spec.output_dir))
+    register_checkpoint(store, Path(spec.output_dir) / "final", spec, exp, step)
     store.update(Experiment, (exp,), status="done")
     return exp
+
+
+def grpo_trainer(task: Task, reward: SandboxReward, vllm: dict, use_cpu: bool, progress: bool, callbacks: list):
+    """TRL's GRPOTrainer for the task, the same in the job's process and in launched processes."""
+    from datasets import Dataset
+    from trl import GRPOConfig, GRPOTrainer
+
+    spec = task.spec
+    if reward.repair:  # as many repair slots as problems: once failures arrive, about half the prompts are repairs
+        reward.pool = RepairPool(len(task.rows), spec.repair_max_chars, task.prompt_format)
+        dataset = with_repairs(task.rows, reward.pool)
+    else:
+        dataset = Dataset.from_list(task.rows)
+    config = GRPOConfig(
+        **vllm,
+        output_dir=spec.output_dir, max_steps=spec.steps, num_generations=spec.num_generations,
+        per_device_train_batch_size=spec.per_device_train_batch_size, max_completion_length=spec.max_completion_length,
+        learning_rate=spec.learning_rate, beta=spec.beta, loss_type=spec.loss_type, temperature=spec.temperature,
+        save_steps=spec.save_steps, seed=spec.seed, logging_steps=1, report_to="none",
+        use_cpu=use_cpu, bf16=False, gradient_checkpointing=False, disable_tqdm=not progress,
+    )  # fmt: skip
+    return GRPOTrainer(model=spec.base, reward_funcs=[reward], args=config, train_dataset=dataset, callbacks=callbacks)
+
+
+def train(trainer, output_dir: Path) -> int:
+    """Train from the last complete checkpoint (if any) and save output_dir/final; returns the last step."""
+    trainer.train(resume_from_checkpoint=last_complete_checkpoint(output_dir))
+    final = output_dir / "final"
+    trainer.save_model(str(final))
+    if trainer.is_world_process_zero():
+        trainer.processing_class.save_pretrained(str(final))
+    return trainer.state.global_step
+
+
+def step_values(logs: dict | None, reward: SandboxReward) -> dict[str, float]:
+    """One logged step's metrics: TRL's numbers and the reward's outcome summary of the last batch."""
+    values = {k: float(v) for k, v in (logs or {}).items() if isinstance(v, int | float)}
+    if reward.history:
+        values |= reward.history[-1].summary()
+    return values
+
+
+def register_checkpoint(store: Store, folder: Path, spec: RLSpec, exp: str, step: int) -> None:
+    """A saved folder in the base's dtype (unless float32 was asked for), as a trained checkpoint row."""
+    _to_saved_dtype(folder, spec)
+    _register(store, folder, spec, exp, step)
 
 
 def with_repairs(rows: list[dict], pool: RepairPool):

@@ -31,6 +31,7 @@ The host keeps expected outputs; this process only ever holds the current test's
 import _signal
 import base64
 import contextlib
+import fcntl
 import functools
 import gc
 import json
@@ -138,14 +139,18 @@ WRITE_NEW = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
 CHILD_IO = tuple(zip(IO_PATHS, (os.O_RDONLY, WRITE_NEW, WRITE_NEW), strict=True))  # fd 0, 1, 2
 
 
-def reset_child_state():
+def reset_child_state(keep_fd=None):
     for sig in CHILD_SIGNALS:
         _signal.signal(sig, _signal.SIG_DFL)
     if not PID1:
         os.setsid()  # our own group, so cleanup can kill it without kill(-1)
     for target, (path, flags) in enumerate(CHILD_IO):
         os.dup2(os.open(path, flags, 0o600), target)
-    os.closerange(3, 1 << 16)
+    if keep_fd is None:
+        os.closerange(3, 1 << 16)
+    else:  # the program's sealed image, which the child execs
+        os.closerange(3, keep_fd)
+        os.closerange(keep_fd + 1, 1 << 16)
     os.chdir(RUN_DIR)
 
 
@@ -360,16 +365,17 @@ def stage_raw(size):
         raise error
 
 
-def run_child(target, lim):
+def run_child(target, lim, keep_fd=None):
     """Fork, exec the target under limits, wait with a wall backstop, measure. target(): never
-    returns. The output stays in its file: `reply()` streams it."""
+    returns; `keep_fd` stays open in the child for it. The output stays in its file: `reply()`
+    streams it."""
     limits = rlimits(lim)
     clock = TestClock()
     start = time.monotonic()
     pid = os.fork()
     if pid == 0:
         try:
-            reset_child_state()
+            reset_child_state(keep_fd)
             for which, value in limits:
                 resource.setrlimit(which, value)
             prefer_as_oom_victim()
@@ -426,6 +432,7 @@ class Program:
         self.language = None
         self.code = None
         self.binary = os.path.join(WORK, "prog")
+        self.image = None  # the binary as a sealed memfd, what every test execs
         self.headers = set()
 
     def load(self, msg):
@@ -434,8 +441,8 @@ class Program:
         if self.language == "binary":  # a checker compiled earlier (special.py's cache)
             with open(self.binary, "wb") as f:
                 f.write(base64.b64decode(msg["binary_b64"]))
-            os.chmod(self.binary, 0o755)
             self.language = "cpp"
+            self.image = sealed_image(self.binary)
             return {"ok": True, "error": None}
         if self.language == "python":
             try:
@@ -466,6 +473,8 @@ class Program:
         if ok and msg.get("return_binary"):
             with open(self.binary, "rb") as f:
                 reply["binary_b64"] = base64.b64encode(f.read()).decode()
+        if ok:
+            self.image = sealed_image(self.binary)
         return reply
 
     def forget_previous(self):
@@ -475,11 +484,29 @@ class Program:
             remove(os.path.join(WORK, name))
         OWN_FILES.difference_update(self.headers)
         self.headers = set()
+        if self.image is not None:
+            os.close(self.image)
+            self.image = None
 
     def target(self, args=()):
         if self.language == "python":
             exec_python(self.code, args)
-        os.execve(self.binary, [self.binary, *args], {"PATH": "/usr/bin:/bin"})
+        os.execve(self.image, [self.binary, *args], {"PATH": "/usr/bin:/bin"})
+
+
+def sealed_image(path):
+    """The compiled binary copied into a sealed memfd, then removed from the work folder: the
+    program runs as our uid and could rewrite a file there, so that a later test of the same
+    submission would run another program. A sealed memfd cannot be written by anyone."""
+    fd = os.memfd_create("prog", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    with open(path, "rb") as f:
+        data = memoryview(f.read())
+    while data:
+        data = data[os.write(fd, data) :]
+    seals = fcntl.F_SEAL_WRITE | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL
+    fcntl.fcntl(fd, fcntl.F_ADD_SEALS, seals)
+    os.unlink(path)
+    return fd
 
 
 def shell_target(cmd):
@@ -521,10 +548,10 @@ def main():
                 send(stage(msg.get("input", ""), msg.get("files"), msg.get("keep_dir", False)))
             elif msg["op"] == "test":
                 stage_raw(msg["input_bytes"])
-                res = run_child(functools.partial(program.target, msg.get("args", [])), msg["limits"])
+                res = run_child(functools.partial(program.target, msg.get("args", [])), msg["limits"], program.image)
                 reply(res, freed_marker=True)
             elif msg["op"] == "run":
-                reply(run_child(functools.partial(program.target, msg.get("args", [])), msg["limits"]))
+                reply(run_child(functools.partial(program.target, msg.get("args", [])), msg["limits"], program.image))
             elif msg["op"] == "shell":
                 reply(run_child(shell_target(msg["cmd"]), msg["limits"]))
             else:

@@ -213,7 +213,7 @@ def test_resume_skips_a_checkpoint_torn_by_a_kill(tmp_path):
 
 @pytest.mark.slow
 def test_rl_job_on_the_ray_executor_runs_as_a_ray_task_and_refuses_a_missing_gpu(store, tmp_path):
-    """On a real local Ray cluster (CPU only): num_gpus=0 trains as a Ray task and registers the
+    """On a real local Ray cluster (CPU only): gpus=0 trains as a Ray task and registers the
     final checkpoint; asking for a GPU the cluster lacks is refused with one line."""
     from backend.jobs import runner
     from backend.lab.tiny import make_tiny_checkpoint
@@ -226,7 +226,7 @@ def test_rl_job_on_the_ray_executor_runs_as_a_ray_task_and_refuses_a_missing_gpu
                   max_completion_length=8, save_steps=1, executor="ray")  # fmt: skip
     with pytest.raises(UserError, match="no node with 1 GPU"):
         runner.run_training(store, RLSpec(output_dir=str(tmp_path / "gpu"), **common), "rl-gpu", Progress(store, "j"))
-    exp = runner.run_training(store, RLSpec(output_dir=str(tmp_path / "cpu"), num_gpus=0, **common), "rl-cpu",
+    exp = runner.run_training(store, RLSpec(output_dir=str(tmp_path / "cpu"), gpus=0, **common), "rl-cpu",
                               Progress(store, "j"))  # fmt: skip
     assert exp == "rl-cpu" and (tmp_path / "cpu" / "final" / "model.safetensors").is_file()
     assert {c.step for c in store.select(Checkpoint, {"experiment_id": "rl-cpu"})} == {1}
@@ -237,10 +237,11 @@ def test_use_vllm_without_vllm_is_one_line_before_any_job(store, tmp_path, db_pa
     from backend.records import Job
     from backend.rl.trainer import vllm_options
 
-    assert vllm_options(False) == {"use_vllm": False}
-    with pytest.raises(UserError, match="--use-vllm needs vLLM on a CUDA machine: build it with `make gpu-env`"):
-        vllm_options(True)
     base = make_tiny_checkpoint(tmp_path / "base")
+    spec = RLSpec(base=str(base), output_dir=str(tmp_path / "out"))
+    assert vllm_options(spec) == {"use_vllm": False}
+    with pytest.raises(UserError, match="--use-vllm needs vLLM on a CUDA machine: build it with `make gpu-env`"):
+        vllm_options(spec.model_copy(update={"use_vllm": True}))
     out = run_cli(
         "rl", "--base", str(base), "--out", str(tmp_path / "out"), "--use-vllm", "--steps", "1", "--db", str(db_path)
     )
@@ -258,7 +259,8 @@ def test_use_vllm_names_the_colocate_mode(monkeypatch):
 
     monkeypatch.setattr(trainer, "_cuda", lambda: True)
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: object() if name == "vllm" else None)
-    assert trainer.vllm_options(True) == {"use_vllm": True, "vllm_mode": "colocate"}
+    spec = RLSpec(base="b", output_dir="o", use_vllm=True)
+    assert trainer.vllm_options(spec) == {"use_vllm": True, "vllm_mode": "colocate"}
 
 
 def test_an_rl_job_on_a_base_checkpoint_trains_on_plain_prompts_and_saves_in_the_base_dtype(

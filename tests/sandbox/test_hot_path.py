@@ -95,3 +95,28 @@ def test_the_next_program_sees_no_files_of_the_one_before(backend):
         assert session.run(JudgeLimits().for_test())["stdout"] == "['.io', 'run']\n"
     finally:
         session.close()
+
+
+# A submission that, on its first test, puts a script where its compiled binary was: each later
+# test would run the script instead (the work folder is writable by the program's uid).
+REPLACES_ITS_BINARY = r"""
+#include <cstdio>
+#include <unistd.h>
+#include <sys/stat.h>
+int main() {
+    unlink("/work/prog");
+    if (FILE* f = fopen("/work/prog", "w")) {
+        fputs("#!/bin/sh\necho replaced\n", f);
+        fclose(f);
+        chmod("/work/prog", 0755);
+    }
+    int a, b;
+    if (scanf("%d %d", &a, &b) == 2) printf("%d\n", a + b);
+}
+"""
+
+
+def test_a_program_cannot_replace_what_the_next_test_runs(run):
+    tests = [JudgeTest("1 2\n", "3\n"), JudgeTest("2 2\n", "4\n"), JudgeTest("3 4\n", "7\n")]
+    result = run(REPLACES_ITS_BINARY, tests, language="cpp", run_all=True)
+    assert [t.verdict for t in result.tests] == ["AC"] * 3, [t.detail for t in result.tests]

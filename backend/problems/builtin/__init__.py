@@ -37,6 +37,10 @@ class BuiltinProblem:
     def memory_limit(self) -> int:
         return getattr(self.module, "MEMORY_LIMIT", 256)
 
+    def programs(self) -> dict[str, list[str]]:
+        """Its programs by kind: the reference, the brute force, the buggy variants."""
+        return {"reference": [self.module.REFERENCE], "brute": [self.module.BRUTE], "buggy": list(self.module.BUGGY)}
+
 
 def load_all() -> list[BuiltinProblem]:
     out = []

@@ -1,0 +1,268 @@
+"""RL on several GPUs: TRL's supported multi-GPU launch, driven by the job's process.
+
+`accelerate launch` starts one GRPO training process per training GPU (backend/rl/worker.py). With
+vllm_mode "server", `trl vllm-serve` first takes the first GPU and the trainers ask it for
+completions. The job's process stays the only writer of the store (DuckDB has one writing process):
+rank 0 appends each logged step to metrics.jsonl in output_dir, checkpoints land there as in one
+process, and the driver below turns both into Metric and Checkpoint rows as they appear.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import pickle
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import psutil
+
+from backend.errors import UserError
+from backend.records import Metric
+from backend.rl.spec import RLSpec
+from backend.rl.trainer import Task, complete_checkpoints, register_checkpoint
+from backend.store import Store
+
+METRICS = "metrics.jsonl"  # rank 0's lines: {"step": N, "values": {...}}, then {"final": N} after saving final
+TASK = ".task.pkl"  # the training task the launched processes read (written by the driver)
+SERVER_START_S = 900.0  # vLLM loads the model and captures CUDA graphs before /health answers
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """The processes of one launched run: argv and environment of each."""
+
+    train_argv: list[str]
+    train_env: dict[str, str]
+    server_argv: list[str] | None = None
+    server_env: dict[str, str] | None = None
+    server_url: str | None = None
+
+
+def visible_gpus() -> list[str]:
+    """The CUDA devices this process may use, as CUDA_VISIBLE_DEVICES names them (Ray sets it for a task)."""
+    import torch
+
+    if not torch.cuda.is_available():
+        return []
+    listed = os.environ.get("CUDA_VISIBLE_DEVICES")
+    names = [d.strip() for d in listed.split(",") if d.strip()] if listed else []
+    return names[: torch.cuda.device_count()] or [str(i) for i in range(torch.cuda.device_count())]
+
+
+def check_devices(spec: RLSpec, gpus: list[str] | None = None) -> list[str]:
+    """The GPUs the run takes, or one line saying why it cannot start here (before anything starts)."""
+    from backend.rl.trainer import vllm_options
+
+    gpus = visible_gpus() if gpus is None else gpus
+    if spec.launched and not gpus:
+        raise UserError(f"gpus {spec.gpus:g} needs CUDA GPUs and this machine has none; use gpus 1 or 0 (CPU)")
+    if spec.launched and spec.gpus > len(gpus):
+        raise UserError(f"gpus {spec.gpus:g} but {len(gpus)} CUDA device(s) visible here ({','.join(gpus)})")
+    vllm_options(spec)  # vLLM and CUDA present when use_vllm
+    return gpus[: int(spec.gpus)] if spec.launched else gpus[:1]
+
+
+def plan(spec: RLSpec, task_file: Path, gpus: list[str], main_port: int, server_port: int) -> Plan:
+    """accelerate's launch over the training GPUs and, in server mode, `trl vllm-serve` on the first."""
+    server = spec.use_vllm and spec.vllm_mode == "server"
+    trainers = gpus[1:] if server else gpus
+    env = {"CUDA_VISIBLE_DEVICES": ",".join(trainers)}
+    train = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_machines", "1",
+             "--num_processes", str(len(trainers)), "--main_process_ip", "127.0.0.1",
+             "--main_process_port", str(main_port), "--mixed_precision", "no", "--dynamo_backend", "no",
+             "-m", "backend.rl.worker", str(task_file)]  # fmt: skip
+    if not server:
+        return Plan(train, env)
+    # 127.0.0.1: the server runs whatever its callers send; only this node's trainers talk to it
+    serve = [sys.executable, "-m", "trl.scripts.vllm_serve", "--model", spec.base, "--host", "127.0.0.1",
+             "--port", str(server_port), "--tensor_parallel_size", "1"]  # fmt: skip
+    return Plan(train, env, serve, {"CUDA_VISIBLE_DEVICES": gpus[0]}, f"http://127.0.0.1:{server_port}")
+
+
+def run_launched(store: Store, task: Task, exp: str, job=None) -> None:
+    """Launch the run's processes on this node's GPUs and drive them to the end."""
+    spec = task.spec
+    gpus = check_devices(spec)
+    out = Path(spec.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    the_plan = plan(spec, out / TASK, gpus, free_port(), free_port())
+    write_task(out / TASK, task, the_plan.server_url)
+    drive(store, spec, exp, the_plan, job)
+
+
+def write_task(path: Path, task: Task, server_url: str | None) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(pickle.dumps({"task": task, "server_url": server_url}))
+    os.replace(tmp, path)
+
+
+def drive(store: Store, spec: RLSpec, exp: str, the_plan: Plan, job=None, poll_s: float = 1.0) -> None:
+    """Run the plan's processes; store rank 0's metrics and register each complete checkpoint as they
+    appear, then the final model. Any way out of here (end, error, `jobs cancel`'s TERM) stops every
+    process it started, with all their descendants."""
+    out = Path(spec.output_dir)
+    registered: set[int] = set()
+    metrics = MetricsTail(out / METRICS)
+    if job:
+        job.set_total("train", spec.steps)
+        done = complete_checkpoints(out)
+        if done:  # resumed: those steps are not this run's speed
+            job.reuse("train", done[-1][0])
+    tree, server = Tree(), None
+    on_term = _stop_on_sigterm()
+    try:
+        if the_plan.server_argv:
+            server = tree.add(_start(the_plan.server_argv, the_plan.server_env))
+            wait_healthy(the_plan.server_url, server)
+        trainer = tree.add(_start(the_plan.train_argv, the_plan.train_env))
+        while True:
+            finished = trainer.poll() is not None  # looked at before the last ingestion: nothing is missed
+            tree.look()
+            _ingest(store, spec, exp, metrics, registered, job)
+            if finished:
+                break
+            if server and server.poll() is not None:
+                raise RuntimeError(f"the vLLM server exited with status {server.returncode}; see the job's log")
+            time.sleep(poll_s)
+        if trainer.returncode:
+            raise RuntimeError(f"accelerate launch exited with status {trainer.returncode}; see the job's log")
+        if metrics.final is None:
+            raise RuntimeError(f"the training processes ended without saving {out / 'final'}")
+        register_checkpoint(store, out / "final", spec, exp, metrics.final)
+    finally:
+        tree.stop()
+        if on_term is not None:
+            signal.signal(signal.SIGTERM, on_term)
+
+
+def _stop_on_sigterm():
+    """`jobs cancel` TERMs the job's process group, but torchrun starts each rank in a session of its
+    own, out of the group's reach: TERM becomes an exception here, so `finally` stops the whole tree.
+    Returns the handler it replaced (None off the main thread, where Python allows no handler)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def stop(signum, frame):
+        raise SystemExit(128 + signum)
+
+    return signal.signal(signal.SIGTERM, stop)
+
+
+def _ingest(store: Store, spec: RLSpec, exp: str, metrics: MetricsTail, registered: set[int], job) -> None:
+    rows = [Metric(exp, step, k, v) for step, values in metrics.read() for k, v in values.items()]
+    store.put(rows)  # keyed by (experiment, step, name): a step logged again after a resume replaces its row
+    if job and metrics.step is not None:
+        job.reached("train", metrics.step)
+    for step, folder in complete_checkpoints(Path(spec.output_dir)):
+        if step not in registered:
+            register_checkpoint(store, folder, spec, exp, step)
+            registered.add(step)
+
+
+class MetricsTail:
+    """Reads the lines rank 0 appended since the last read; a line still being written waits."""
+
+    def __init__(self, path: Path):
+        self.path, self.offset = path, 0
+        self.step: int | None = None
+        self.final: int | None = None
+
+    def read(self) -> list[tuple[int, dict[str, float]]]:
+        try:
+            with self.path.open("rb") as f:
+                f.seek(self.offset)
+                data = f.read()
+        except FileNotFoundError:
+            return []
+        whole = data[: data.rfind(b"\n") + 1]
+        self.offset += len(whole)
+        steps = []
+        for line in whole.decode().splitlines():
+            entry = json.loads(line)
+            if "final" in entry:
+                self.final = entry["final"]
+            else:
+                steps.append((entry["step"], entry["values"]))
+                self.step = entry["step"]
+        return steps
+
+
+def wait_healthy(url: str, server: subprocess.Popen, timeout_s: float | None = None) -> None:
+    """Until the vLLM server's /health answers 200 (the endpoint TRL's VLLMClient checks)."""
+    timeout_s = SERVER_START_S if timeout_s is None else timeout_s
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise RuntimeError(
+                f"the vLLM server exited with status {server.returncode} before serving; see the job's log"
+            )
+        try:
+            with urllib.request.urlopen(f"{url}/health", timeout=5) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(2)
+    raise RuntimeError(f"the vLLM server at {url} did not answer /health within {timeout_s:.0f}s")
+
+
+def _start(argv: list[str], env: dict[str, str]) -> subprocess.Popen:
+    from backend.jobs.runner import ROOT
+
+    # stdout/stderr inherited: the job's log holds the processes' output
+    return subprocess.Popen(argv, cwd=ROOT, env=os.environ | env, stdin=subprocess.DEVNULL)
+
+
+class Tree:
+    """Every process the driver started and their descendants, as last seen: a rank whose parent
+    died first (torchrun starts ranks in sessions of their own) is still known and stopped."""
+
+    def __init__(self):
+        self.started: list[subprocess.Popen] = []
+        self.seen: dict[int, psutil.Process] = {}
+
+    def add(self, proc: subprocess.Popen) -> subprocess.Popen:
+        self.started.append(proc)
+        self.look()
+        return proc
+
+    def look(self) -> None:
+        for proc in self.started:
+            try:
+                root = psutil.Process(proc.pid)
+                for p in (root, *root.children(recursive=True)):
+                    self.seen.setdefault(p.pid, p)
+            except psutil.NoSuchProcess:
+                continue
+
+    def stop(self, grace_s: float = 10.0) -> None:
+        """TERM, then KILL what is left after grace_s (psutil checks a pid still names the process seen)."""
+        self.look()
+        alive = []
+        for p in self.seen.values():
+            try:
+                p.terminate()
+                alive.append(p)
+            except psutil.NoSuchProcess:
+                continue
+        for p in psutil.wait_procs(alive, timeout=grace_s)[1]:
+            try:
+                p.kill()
+            except psutil.NoSuchProcess:
+                continue
+        for proc in self.started:
+            proc.wait()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

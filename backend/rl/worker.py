@@ -1,0 +1,47 @@
+"""One launched GRPO training process: `accelerate launch ... -m backend.rl.worker TASK_FILE`.
+
+It never opens the store (the job's process is its only writer): rank 0 appends each logged step to
+output_dir/metrics.jsonl, then {"final": step} once output_dir/final is saved; checkpoints land in
+output_dir as in one process. It resumes from the last complete checkpoint-N there.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+import sys
+from pathlib import Path
+
+from backend.rl.launch import METRICS
+from backend.rl.rewards import SandboxReward
+from backend.rl.trainer import grpo_trainer, step_values, train, vllm_options
+
+
+def main(task_file: str) -> None:
+    from transformers import TrainerCallback
+
+    loaded = pickle.loads(Path(task_file).read_bytes())  # written by this job's own driver
+    task, server_url = loaded["task"], loaded["server_url"]
+    spec = task.spec
+    out = Path(spec.output_dir)
+    reward = SandboxReward(task.judged, spec.reward, spec.backend)
+
+    def append(entry: dict) -> None:
+        with (out / METRICS).open("a") as f:  # one whole line per write: the driver reads whole lines only
+            f.write(json.dumps(entry) + "\n")
+
+    class ToFile(TrainerCallback):
+        def on_log(self, args, state, control, logs=None, **kw):
+            if state.is_world_process_zero:  # the reward summary is rank 0's share of the batch
+                append({"step": state.global_step, "values": step_values(logs, reward)})
+
+    trainer = grpo_trainer(task, reward, vllm_options(spec, server_url), use_cpu=False, progress=False,
+                           callbacks=[ToFile()])  # fmt: skip
+    step = train(trainer, out)
+    trainer.accelerator.wait_for_everyone()  # final fully saved before the driver is told
+    if trainer.is_world_process_zero():
+        append({"final": step})
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
