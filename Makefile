@@ -40,7 +40,8 @@ stress: setup
 
 # The docs' screenshots (docs/screenshots/), from the committed lab in Chromium; `make test` never writes them.
 screenshots: setup
-	FLAB_SCREENSHOTS=docs/screenshots $(PY) -m pytest -q tests/pages/test_browser.py -k "miniature_lab or reaches_done"
+	FLAB_SCREENSHOTS=docs/screenshots $(PY) -m pytest -q tests/pages/test_browser.py tests/pages/test_research_views.py \
+		-k "miniature_lab or reaches_done or two_experiments_overlaid"
 
 setup: debs $(STAMP)
 

@@ -13,7 +13,7 @@ import polars as pl
 import streamlit as st
 
 from backend.analysis.churn import churn_stats, flipping_problems, order_problems
-from backend.analysis.ensembles import gain_ks, gain_table, greedy_pool, passk_curves, standard_pools
+from backend.analysis.ensembles import gain_ks, gain_table, greedy_pool, pool_bands, standard_pools
 from backend.analysis.frame import SOLVED_AT, Outcomes, to_outcomes
 from backend.analysis.frontier import frontier_table
 from backend.errors import UserError
@@ -91,12 +91,22 @@ def frontier(exp: str, difficulty, platform, setting, averaging: str) -> pl.Data
     return frontier_table(outcomes(exp, difficulty, platform, setting), averaging)
 
 
-@st.cache_data(show_spinner="Computing pass@k and pools…")
-def passk_tables(exp: str, difficulty, platform, setting):
+@st.cache_data(show_spinner="Choosing pools…")
+def passk_pools(exp: str, difficulty, platform, setting) -> dict[str, list[str]]:
+    """The standard pools (best single, all interpolated, + extrapolated) and the greedy one."""
     o = outcomes(exp, difficulty, platform, setting)
     pools = standard_pools(o, 1)
     pools["greedy (max pass@max)"] = greedy_pool(o, gain_ks(o)[-1])
-    return passk_curves(o, replicates=0), pools  # the page draws the curves only; `analyze passk` has CIs
+    return pools
+
+
+@st.cache_data(show_spinner="Computing pass@k bands…")
+def passk_bands(
+    exp: str, difficulty, platform, setting, pools: tuple[tuple[str, tuple[str, ...]], ...]
+) -> pl.DataFrame:
+    """Mean pass@k with 95% CI bands over problems per named pool (one member: a checkpoint)."""
+    o = outcomes(exp, difficulty, platform, setting)
+    return pool_bands(o, {name: list(members) for name, members in pools})
 
 
 @st.cache_data(show_spinner=False)
@@ -158,7 +168,7 @@ def warm_up() -> None:
         frontier(exp, None, None, None, "per_problem")
         churn_order(exp, None, None, None, "difficulty")
         churn(exp, None, None, None, SOLVED_AT)
-        passk_tables(exp, None, None, None)
+        passk_pools(exp, None, None, None)
     except Exception:  # a cold cache only costs time; the page shows any real error itself
         return
 
@@ -216,9 +226,20 @@ def jobs() -> list[Job]:
     return list_jobs(_store(db_path()))
 
 
-def job_specs() -> dict[str, dict]:
-    """experiment id → its stored spec, for the job cards' parameters."""
-    return {e.id: e.spec for e in _store(db_path()).select(Experiment)}
+def job_specs(experiment_ids: list[str]) -> dict[str, dict]:
+    """experiment id → its stored spec, for the job cards' parameters (read again when a job's
+    experiment is new to the cache)."""
+    specs = _job_specs(db_path())
+    if not set(experiment_ids) <= specs.keys():
+        _job_specs.clear()
+        specs = _job_specs(db_path())
+    return specs
+
+
+@st.cache_data(ttl=300, show_spinner=False)
+def _job_specs(path: str) -> dict[str, dict]:
+    # a spec never changes once stored: the Jobs page's 2 s poll then opens the database once, not twice
+    return {e.id: e.spec for e in _store(path).select(Experiment)}
 
 
 def experiment_picker() -> str | None:
@@ -299,6 +320,22 @@ def overlay_picker(exp: str) -> list[str]:
                       to_text=",".join, from_text=lambda s: [i for i in s.split(",") if i in ids],
                       format_func=lambda i: f"{names[i]}  ({i})",
                       help="Draw other experiments on the same axes: other endpoint pairs, benchmarks or settings.")  # fmt: skip
+
+
+def passk_overlay(ids: list[str], f: dict) -> pl.DataFrame:
+    """The pools of every experiment (passk_pools) as bands, with an `experiment` column naming
+    each: the pass@k page's overlay of two or more experiments."""
+    parts = []
+    for exp in ids:
+        try:
+            pools = passk_pools(exp, f["difficulty"], f["platform"], f["setting"])
+            key = tuple((name, tuple(m)) for name, m in pools.items())
+            bands = passk_bands(exp, f["difficulty"], f["platform"], f["setting"], key)
+        except UserError as err:
+            st.warning(f"{exp}: {err}")
+            continue
+        parts.append(bands.with_columns(pl.lit(experiment_label(exp)).alias("experiment")))
+    return pl.concat(parts) if parts else pl.DataFrame()
 
 
 def frontier_tables(ids: list[str], f: dict, averaging: str) -> dict[str, pl.DataFrame]:

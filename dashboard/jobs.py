@@ -22,7 +22,7 @@ def live_jobs() -> None:
         st.info("No jobs yet. Launch one on the Launch page.")
         return
     focus = st.query_params.get("job")
-    specs = data.job_specs()
+    specs = data.job_specs([j.experiment_id for j in jobs])
     for job in jobs:
         with st.container(border=True):
             elapsed = runner.elapsed_s(job)

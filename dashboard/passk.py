@@ -3,36 +3,42 @@
 import polars as pl
 import streamlit as st
 
-from backend.analysis.ensembles import (
-    pool_curve,
-    unique_solves,
-)
+from backend.analysis.ensembles import unique_solves
 from backend.analysis.frame import default_passk_selection
 from dashboard import data, view
 from dashboard.exports import figure_downloads, table_downloads
 from dashboard.plots import passk_curves as passk_figure
 
 exp, f, o = data.page_header("pass@k and ensembles")
+others = data.overlay_picker(exp)
 
 labels = dict(zip(o.checkpoints, o.labels, strict=True))
-chosen = st.multiselect("Checkpoints", o.checkpoints, default=default_passk_selection(o), format_func=labels.get)
-st.caption("Starts with the endpoints (α = 0 and 1) and the best single checkpoint by pass@1.")
-
-
-all_curves, standard = data.passk_tables(exp, f["difficulty"], f["platform"], f["setting"])
-pools = dict(standard)
+pools = dict(data.passk_pools(exp, f["difficulty"], f["platform"], f["setting"]))
 custom = st.multiselect("Pool builder: a custom ensemble", o.checkpoints, format_func=labels.get)
 if custom:
     pools["custom"] = custom
-
-curves = all_curves.filter(pl.col("checkpoint_id").is_in(chosen)) if chosen else pl.DataFrame()
-ks = list(range(1, int(o.n.min()) + 1))
-pool_rows = [pl.DataFrame({"label": f"pool: {name}", "checkpoint_id": "", "k": ks, "pass_at_k": pool_curve(o, members, ks).mean(axis=0),
-                           "lo": None, "hi": None}, strict=False) for name, members in pools.items() if len(members) > 1]  # fmt: skip
-if len(curves) or pool_rows:
-    fig = passk_figure(pl.concat([curves, *pool_rows], how="diagonal_relaxed") if pool_rows else curves)
+if others:  # every experiment's pools on the same axes: colour = experiment, dash = pool
+    curves = data.passk_overlay([exp, *others], f)
+    st.caption(
+        "Overlaid: the pools of "
+        + "; ".join(f"**{e}**" for e in curves["experiment"].unique(maintain_order=True))
+        + ". Colour = experiment, dash = pool; bands are 95% CIs over each experiment's problems."
+    )
+else:
+    chosen = st.multiselect("Checkpoints", o.checkpoints, default=default_passk_selection(o), format_func=labels.get)
+    st.caption("Starts with the endpoints (α = 0 and 1) and the best single checkpoint by pass@1.")
+    shown = [(labels[c], (c,)) for c in chosen] + [(f"pool: {n}", tuple(m)) for n, m in pools.items() if len(m) > 1]
+    curves = (
+        data.passk_bands(exp, f["difficulty"], f["platform"], f["setting"], tuple(shown)) if shown else pl.DataFrame()
+    )
+if len(curves):
+    fig = passk_figure(curves, experiment=None if others else data.experiment_label(exp))
     st.plotly_chart(fig, width="stretch", key="passk")
     figure_downloads(fig, "passk_curves")
+    st.caption(
+        "Bands: mean ± 1.96 standard errors over problems (normal approximation; problems are the unit of resampling). "
+        "A pool spends k samples: ⌊k/M⌋ from each of its M members, the rest to random members."
+    )
 
 st.subheader("Gain over the best single checkpoint (matched sample budget)")
 gains = data.gains(exp, f["difficulty"], f["platform"], f["setting"], tuple((k, tuple(v)) for k, v in pools.items()))

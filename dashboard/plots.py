@@ -113,12 +113,17 @@ def alpha_labels(alphas: list[float]) -> list[str]:
     return [f"α={a:g}" if a in keep else "" for a in alphas]
 
 
-def fitted_range(values: list[float], margin: float = 0.12) -> list[float]:
+def fitted_range(values: list[float], margin: float = 0.12, min_span: float = 0.0) -> list[float]:
     """An axis range for shares fitted to the values (CI ends included) with a margin on each
-    side, inside [0, 1]: the frontier fills the plot instead of sitting in a corner of 0–100 %."""
+    side, inside [0, 1]: the frontier fills the plot instead of sitting in a corner of 0–100 %.
+    A range narrower than min_span is widened around its middle (flat data keeps a readable axis)."""
     lo, hi = min(values), max(values)
     pad = max(hi - lo, 0.02) * margin
-    return [max(0.0, lo - pad), min(1.0, hi + pad)]
+    lo, hi = max(0.0, lo - pad), min(1.0, hi + pad)
+    if hi - lo < min_span:
+        mid = min(max((lo + hi) / 2, min_span / 2), 1.0 - min_span / 2)
+        lo, hi = mid - min_span / 2, mid + min_span / 2
+    return [lo, hi]
 
 
 def _text_positions(count: int) -> list[str]:
@@ -256,17 +261,65 @@ def churn_heatmap(
     return fig
 
 
+DASHES = ["solid", "dash", "dot", "dashdot", "longdash", "longdashdot"]
+
+
 def passk_curves(curves: pl.DataFrame, experiment: str | None = None) -> go.Figure:
-    fig = go.Figure()
-    for label in curves["label"].unique(maintain_order=True):
-        c = curves.filter(pl.col("label") == label)
-        fig.add_trace(go.Scatter(x=c["k"], y=c["pass_at_k"], mode="lines", name=str(label)))
+    """Mean pass@k against k (log axis) per curve (label), with its 95% CI band where the table
+    has lo/hi. With an `experiment` column holding several experiments, each experiment has its
+    own colour and each pool its own dash, so pools of different experiments overlay. The y axis
+    is fitted to the curves and their bands (inside [0, 1])."""
+    fig, values = go.Figure(), []
+    by_exp = "experiment" in curves.columns and curves["experiment"].n_unique() > 1
+    names = curves["label"].unique(maintain_order=True).to_list() if len(curves) else []
+    exps = curves["experiment"].unique(maintain_order=True).to_list() if by_exp else [None]
+    for e_i, exp in enumerate(exps):
+        for l_i, label in enumerate(names):
+            c = curves.filter(pl.col("label") == label)
+            c = c.filter(pl.col("experiment") == exp) if by_exp else c
+            if not len(c):
+                continue
+            color = EXPERIMENT_COLORS[(e_i if by_exp else l_i) % len(EXPERIMENT_COLORS)]
+            name = f"{exp}: {label}" if by_exp else str(label)
+            band = "lo" in c.columns and c["lo"].null_count() == 0
+            if band:
+                fig.add_trace(go.Scatter(x=list(c["k"]) + list(c["k"])[::-1], y=list(c["hi"]) + list(c["lo"])[::-1],
+                                         fill="toself", fillcolor=_rgba(color, 0.15), line=dict(width=0), hoverinfo="skip",
+                                         name=f"{name}: 95% CI", legendgroup=name, showlegend=False))  # fmt: skip
+                values += c["lo"].to_list() + c["hi"].to_list()
+            values += c["pass_at_k"].to_list()
+            fig.add_trace(go.Scatter(x=c["k"], y=c["pass_at_k"], mode="lines", name=name, legendgroup=name,
+                                     line=dict(color=color, dash=DASHES[l_i % len(DASHES)] if by_exp else "solid"),
+                                     customdata=_passk_hover(c, band), hovertemplate=_PASSK_HOVER))  # fmt: skip
     top = int(curves["k"].max()) if len(curves) else 1
     ticks = [k for k in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000) if k <= top] or [1]
-    fig.update_layout(title=_titled("pass@k (unbiased estimator, mean over problems)", experiment), xaxis_title="k", yaxis_title="pass@k",
+    values = [v for v in values if v is not None and v == v]
+    fig.update_layout(title=_titled("pass@k (unbiased estimator, mean over problems, 95% CI bands)", experiment),
+                      xaxis_title="k", yaxis_title="pass@k",
                       xaxis=dict(type="log", tickvals=ticks, ticktext=[str(k) for k in ticks]),  # whole k only
-                      yaxis=dict(tickformat=".0%", range=[0, 1.02]), **LAYOUT)  # fmt: skip
+                      yaxis=dict(tickformat=".0%", range=fitted_range(values or [0.0], min_span=0.05)),
+                      legend=dict(orientation="h", y=-0.2, yanchor="top"), **LAYOUT)  # fmt: skip
     return fig
+
+
+_PASSK_HOVER = ("%{customdata[0]}<br>k=%{x} · pass@k %{y:.1%}<br>95% CI %{customdata[1]}"
+                " · n=%{customdata[2]} problems%{customdata[3]}<extra></extra>")  # fmt: skip
+
+
+def _passk_hover(c: pl.DataFrame, band: bool) -> list[list]:
+    """Per point: the curve's name, its CI as text (or why none), problems, and pool size."""
+    n = c["n_problems"].to_list() if "n_problems" in c.columns else ["?"] * len(c)
+    members = c["members"].to_list() if "members" in c.columns else [1] * len(c)
+    name = (
+        [f"{e}: {lab}" for e, lab in zip(c["experiment"], c["label"], strict=True)]
+        if "experiment" in c.columns
+        else c["label"].to_list()
+    )
+    ci = [f"{lo:.1%}–{hi:.1%}" for lo, hi in zip(c["lo"], c["hi"], strict=True)] if band else ["not computed"] * len(c)
+    return [
+        [nm, interval, p, f" · {m} members" if m and m > 1 else ""]
+        for nm, interval, p, m in zip(name, ci, n, members, strict=True)
+    ]
 
 
 def training_curves(metrics: pl.DataFrame) -> dict[str, go.Figure]:

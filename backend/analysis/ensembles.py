@@ -1,6 +1,9 @@
-"""pass@k curves of single checkpoints and matched-budget pools, gains with paired bootstrap CIs."""
+"""pass@k curves of single checkpoints and matched-budget pools, gains with paired bootstrap CIs,
+and normal-approximation CI bands over problems for the curves the dashboard draws."""
 
 from __future__ import annotations
+
+from statistics import NormalDist
 
 import numpy as np
 import polars as pl
@@ -77,6 +80,47 @@ def greedy_pool(o: Outcomes, k: int, max_members: int | None = None) -> list[str
         chosen.append(candidate)
         best_score = scores[candidate]
     return chosen
+
+
+def mean_with_ci(per_problem: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mean over problems (axis 0) of per-problem values in [0, 1], with a normal-approximation CI:
+    mean ± z·s/√P, s the sample standard deviation (ddof = 1), clipped to [0, 1].
+
+    Why normal and not the bootstrap: problems are the unit of resampling (as in every other CI
+    here) and the unbiased per-problem pass@k values are independent and bounded, so their mean
+    is close to normal at the dozens of problems an experiment holds. The band is then exact
+    arithmetic, deterministic and costs one pass, while a 1,000-replicate bootstrap for every k of
+    every curve of every overlaid experiment is what kept the page without bands. With one
+    problem, or with every problem at the same value, the band has zero width: nothing varies."""
+    values = np.asarray(per_problem, dtype=np.float64)
+    mean = values.mean(axis=0)
+    if values.shape[0] < 2:
+        return mean, mean.copy(), mean.copy()
+    half = NormalDist().inv_cdf(0.5 + level / 2) * values.std(axis=0, ddof=1) / np.sqrt(values.shape[0])
+    return mean, np.clip(mean - half, 0.0, 1.0), np.clip(mean + half, 0.0, 1.0)
+
+
+def pool_bands(o: Outcomes, pools: dict[str, list[str]], kmax: int | None = None) -> pl.DataFrame:
+    """Per pool (a single checkpoint is a pool of one): mean matched-budget pass@k for k = 1…kmax
+    with its 95% CI over problems (mean_with_ci), the members and the problems behind it.
+    kmax defaults to the fewest samples any checkpoint has on a problem; a pool that cannot reach
+    some k (too few samples per member) is cut there, not extrapolated."""
+    kmax = kmax or int(o.n.min())
+    rows = []
+    for name, members in pools.items():
+        ks = [
+            k
+            for k in range(1, kmax + 1)
+            if -(-k // len(members)) <= int(o.n[:, [o.checkpoints.index(m) for m in members]].min())
+        ]
+        if not ks:
+            continue
+        mean, lo, hi = mean_with_ci(pool_curve(o, members, ks))
+        rows.append(pl.DataFrame({"label": name, "k": ks, "pass_at_k": mean, "lo": lo, "hi": hi,
+                                  "members": len(members), "n_problems": len(o.problems)}))  # fmt: skip
+    schema = {"label": pl.String, "k": pl.Int64, "pass_at_k": pl.Float64, "lo": pl.Float64, "hi": pl.Float64,
+              "members": pl.Int64, "n_problems": pl.Int64}  # fmt: skip
+    return pl.concat(rows) if rows else pl.DataFrame(schema=schema)
 
 
 def gain_ks(o: Outcomes) -> list[int]:

@@ -2,6 +2,7 @@
 
 import numpy as np
 import polars as pl
+import pytest
 
 from backend.analysis.frame import Outcomes, default_passk_selection
 from dashboard.plots import churn_heatmap, passk_curves, training_curves
@@ -24,8 +25,28 @@ def test_passk_starts_with_the_endpoints_and_the_best_single():
 def test_passk_axes_with_all_zero_data():
     curves = pl.DataFrame({"label": ["a"] * 16, "k": list(range(1, 17)), "pass_at_k": [0.0] * 16})
     fig = passk_curves(curves)
-    assert list(fig.layout.yaxis.range) == [0, 1.02]  # not -100 %…100 %
+    assert list(fig.layout.yaxis.range) == [0, 0.05]  # fitted, never below 0 for a share, never a zero span
     assert list(fig.layout.xaxis.tickvals) == [1, 2, 5, 10] and list(fig.layout.xaxis.ticktext) == ["1", "2", "5", "10"]
+
+
+def test_passk_axis_fitted_to_curves_and_bands_with_overlay_colours():
+    """Two experiments' pools between 80 % and 88 %: the y axis fits them (with the bands), not
+    0–100 %; each experiment one colour, each pool one dash; hovers carry the CI and n."""
+    rows = [{"experiment": e, "label": lab, "k": k, "pass_at_k": base + 0.01 * k, "lo": base + 0.01 * k - 0.02,
+             "hi": base + 0.01 * k + 0.02, "members": m, "n_problems": 30}
+            for e, base in (("A", 0.80), ("B", 0.82)) for lab, m in (("best single", 1), ("all interpolated", 5))
+            for k in (1, 2, 4)]  # fmt: skip
+    fig = passk_curves(pl.DataFrame(rows))
+    lo, hi = fig.layout.yaxis.range
+    assert lo == pytest.approx(0.79 - 0.09 * 0.12) and hi == pytest.approx(0.88 + 0.09 * 0.12)  # 79 %–88 % padded
+    lines = [t for t in fig.data if t.mode == "lines"]
+    bands = [t for t in fig.data if t.fill == "toself"]
+    assert len(lines) == 4 and len(bands) == 4
+    assert [t.name for t in lines] == ["A: best single", "A: all interpolated", "B: best single", "B: all interpolated"]
+    assert lines[0].line.color == lines[1].line.color != lines[2].line.color == lines[3].line.color
+    assert lines[0].line.dash == lines[2].line.dash != lines[1].line.dash
+    assert list(bands[0].y) == pytest.approx([0.83, 0.84, 0.86, 0.82, 0.80, 0.79])  # hi along k, then lo back
+    assert list(lines[1].customdata[0]) == ["A: all interpolated", "79.0%–83.0%", 30, " · 5 members"]
 
 
 def test_churn_columns_are_labelled_on_screen():

@@ -241,3 +241,49 @@ def test_one_solved_threshold_drives_every_count(populated, db_path, monkeypatch
     at.switch_page("dashboard/passk.py").run()
     assert at.sidebar.slider(key="view-solved").value == at_least
     assert any(f"solved = pass rate ≥ {at_least:.0%}" in c.value for c in at.caption)
+
+
+def values(array) -> list[float]:
+    """A trace's numbers: plotly sends numpy arrays as base64 {"dtype", "bdata"}."""
+    import base64
+
+    import numpy as np
+
+    if isinstance(array, dict):
+        return np.frombuffer(base64.b64decode(array["bdata"]), dtype=array["dtype"]).tolist()
+    return list(array)
+
+
+def test_passk_draws_ci_bands_and_overlays_pools_of_two_experiments(two_experiments, db_path, monkeypatch):
+    """pass@k bands per curve; with ?with= the pools of both experiments on one figure. The m1
+    band at k = 1 is checked against the store's correct counts: mean c/n ± 1.96·s/√P over problems."""
+    import statistics
+
+    import plotly.io
+
+    from backend.records import Evaluation
+
+    at = app(db_path, monkeypatch, "passk", {"exp": "exp-dash"})
+    fig = plotly.io.from_json(at.get("plotly_chart")[0].proto.spec)  # decodes plotly's binary arrays
+    m1 = next(t for t in fig.data if t.name == "m1")
+    band = next(t for t in fig.data if t.name == "m1: 95% CI")
+    rows = two_experiments.select(Evaluation, {"experiment_id": "exp-dash", "checkpoint_id": "m1"})
+    rates = [
+        statistics.mean(r.outcome == "correct" for r in rows if r.problem_id == p) for p in {r.problem_id for r in rows}
+    ]
+    half = 1.959964 * statistics.stdev(rates) / len(rates) ** 0.5
+    assert values(m1.y)[0] == pytest.approx(statistics.mean(rates))
+    assert values(band.y)[0] == pytest.approx(min(1.0, statistics.mean(rates) + half), abs=1e-5)  # hi at k = 1
+    assert values(band.y)[-1] == pytest.approx(max(0.0, statistics.mean(rates) - half), abs=1e-5)  # lo at k = 1
+    assert list(fig.layout.yaxis.range) != [0, 1.02]
+
+    at = app(db_path, monkeypatch, "passk", {"exp": "exp-dash", "with": "exp-dash-b"})
+    assert not at.exception, at.exception
+    fig = plotly.io.from_json(at.get("plotly_chart")[0].proto.spec)
+    lines = [t for t in fig.data if t.mode == "lines"]
+    names = [t.name for t in lines]
+    for exp in ("dashboard test sweep (exp-dash)", "second sweep (exp-dash-b)"):
+        assert f"{exp}: best single" in names and f"{exp}: all interpolated" in names
+    colors = {t.name.split(": ")[0]: t.line.color for t in lines}
+    assert len(set(colors.values())) == 2  # one colour per experiment
+    assert len([t for t in fig.data if t.fill == "toself"]) == len(lines)  # a band for every curve

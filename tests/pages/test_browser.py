@@ -3,6 +3,7 @@
 import json
 import struct
 from pathlib import Path
+from urllib.parse import parse_qs, quote, urlparse
 
 import pytest
 
@@ -45,8 +46,18 @@ def test_dashboard_in_chromium(server, page, tmp_path, populated):
     wait_plots(page, 1)
 
 
+def most_changed_problem(store, exp: str) -> str:
+    """The problem whose share of correct samples differs most between α = 0 and α = 1."""
+    from backend.analysis.frame import to_outcomes
+
+    o = to_outcomes(store.outcome_counts(exp))
+    rate = o.correct / o.n.clip(min=1)
+    gap = abs(rate[:, o.alphas.index(0.0)] - rate[:, o.alphas.index(1.0)])
+    return o.problems[int(gap.argmax())]
+
+
 @pytest.mark.skipif(not (LAB / "recipe.json").is_file(), reason="no committed lab artifacts")
-def test_miniature_lab_in_chromium(lab_server, page):
+def test_miniature_lab_in_chromium(lab_server, store, page):
     """The docs' screenshots (README.md, docs/dashboard.md): every main page on the real lab content."""
     manifest = json.loads((LAB / "recipe.json").read_text())
     exp, run = manifest["sweep_experiment"], manifest["rl_experiments"][-1]
@@ -84,6 +95,18 @@ def test_miniature_lab_in_chromium(lab_server, page):
     page.wait_for_url("**/problem?**", timeout=30000)
     page.get_by_text("Outcomes per checkpoint").wait_for(timeout=30000)
     shoot(page, "problem.png")
+    assert parse_qs(urlparse(page.url).query)["problem"][0]  # the clicked cell's problem
+    problem = most_changed_problem(store, exp)  # the samples view where α = 0 and α = 1 differ most
+    page.goto(f"{lab_server}/problem?exp={exp}&problem={quote(problem)}&alpha=0&vs=1")
+    heading = page.get_by_text("Samples compared across α")
+    heading.wait_for(timeout=60000)
+    main = page.locator("[data-testid='stMain']")
+    main.get_by_text("first failing test").or_(main.get_by_text("passed all")).first.wait_for(timeout=60000)
+    sides = [page.get_by_role("combobox", name=n).first.input_value() for n in ("α", "compared with α")]
+    assert sides == ["α = 0", "α = 1"]  # the endpoints side by side
+    heading.scroll_into_view_if_needed()
+    page.wait_for_timeout(800)
+    shoot(page, "samples.png")
     page.goto(f"{lab_server}/passk?exp={exp}")
     wait_plots(page, 1)
     shoot(page, "passk.png")

@@ -6,7 +6,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from backend.records import Evaluation, Sample
-from tests.pages.browser import serve, wait_plots
+from tests.pages.browser import serve, shoot, wait_plots
 
 pytestmark = pytest.mark.browser
 
@@ -147,6 +147,9 @@ def test_two_experiments_overlaid(overlay_server, page):
         "dashboard test sweep (exp-dash)",
         "second sweep (exp-dash-b)",
     ]
+    page.locator(".js-plotly-plot").nth(1).scroll_into_view_if_needed()
+    page.wait_for_timeout(800)
+    shoot(page, "overlay.png")  # the test suite's two synthetic sweeps (the lab has one sweep)
 
 
 def test_scatter_axes_inside_the_unit_square_and_fitted(server, page):
