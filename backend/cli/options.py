@@ -100,7 +100,8 @@ def parameter(name: str, field: FieldInfo) -> inspect.Parameter:
         default = None if not required else ...
     annotation = Annotated[
         (base | None) if optional or default is None else base,
-        # the mechanism: every spec field's option is made here; `aliases` keep a renamed flag working
+        # the mechanism, not a hand-written option ("no spec can hold this" is moot: every spec field's
+        # option is made here); `aliases` keep a renamed flag working
         typer.Option(cli_flag(name, field), *extra(field).get("aliases", ()), **options),  # the mechanism
     ]
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
