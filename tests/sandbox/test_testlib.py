@@ -19,7 +19,7 @@ import pytest
 
 from backend.grading.judge import JudgeTest, Program, SpecialJudge, judge
 
-HEADER = Path(__file__).resolve().parents[2] / "backend" / "sandbox" / "testlib.h"
+HEADER = Path(__file__).resolve().parents[2] / "backend" / "grading" / "testlib.h"
 
 CHECKERS = {
     # int64 sequences: every answer number must be matched; left-over output is testlib's business
