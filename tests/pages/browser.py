@@ -54,9 +54,18 @@ def cold_server(populated, db_path, tmp_path):
 
 def serve(db_path, tmp_path, warm: bool = True):
     port = free_port()
-    env = {**os.environ, "FLAB_DB": str(db_path), "FLAB_CACHE": str(tmp_path / "cache")}
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
-                             "--browser.gatherUsageStats", "false"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    # the server `make run` starts (its file watcher off: a watcher that rewalks the tree on every
+    # inotify overflow took most of a core, and the Jobs page's reload with it)
+    env = {
+        **os.environ,
+        "FLAB_DB": str(db_path),
+        "FLAB_CACHE": str(tmp_path / "cache"),
+        "PORT": str(port),
+        "PY": sys.executable,
+    }
+    proc = subprocess.Popen(
+        ["scripts/run_dashboard.sh"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:

@@ -1,7 +1,6 @@
 """The Jobs page during a running job, in Chromium: the job's card with its parameters and time,
 drawn within 3 s of a reload (issue #27, "Jobs that render at once")."""
 
-import os
 import time
 
 import pytest
@@ -38,17 +37,17 @@ def test_a_running_jobs_card_shows_its_parameters_and_is_drawn_within_3s_of_relo
         page.reload()  # as the user did, while the job writes
         for text in (job.id, "α grid: -1, -0.75, -0.5", "Samples per problem: 8", "Max tokens: 256", "so far"):
             page.get_by_text(text).first.wait_for(timeout=60000)
-        started = time.monotonic()
-        page.reload()  # the browser has the app's scripts cached, as a user's reload does
-        page.get_by_text(job.id).first.wait_for(timeout=60000)
-        took = time.monotonic() - started
+        took = sorted(_reload_until_card(page, job.id) for _ in range(3))[1]  # the median of three reloads
         assert store.get(Job, job.id).status == "running"  # drawn during the job, not after it
-        if took >= RELOAD_BUDGET_S and os.getloadavg()[0] > 2 * (os.cpu_count() or 1):
-            # measured at 1–2 s of server work; the rest is Chromium booting on a starved CPU, as
-            # slow with no job running (docs/dashboard.md, Jobs): not a verdict on the page
-            pytest.skip(
-                f"machine overloaded (load {os.getloadavg()[0]:.0f} on {os.cpu_count()} cores): reload took {took:.1f}s"
-            )
-        assert took < RELOAD_BUDGET_S, f"the Jobs page took {took:.1f}s to show the running job's card"
+        assert took < RELOAD_BUDGET_S, f"the Jobs page took {took:.1f}s (median of 3) to show the running job's card"
     finally:
         runner.cancel(store, job.id)
+
+
+def _reload_until_card(page, job_id: str) -> float:
+    """Seconds from a reload to the job's card; the browser has the app's scripts cached, as a
+    user's reload does."""
+    started = time.monotonic()
+    page.reload()
+    page.get_by_text(job_id).first.wait_for(timeout=60000)
+    return time.monotonic() - started
