@@ -61,8 +61,10 @@ def serve(db_path, tmp_path, warm: bool = True):
         "FLAB_DB": str(db_path),
         "FLAB_CACHE": str(tmp_path / "cache"),
         "PORT": str(port),
+        "HOST": "127.0.0.1",  # an inherited HOST would open it to the network, behind a token
         "PY": sys.executable,
     }
+    env.pop("FLAB_TOKEN", None)
     proc = subprocess.Popen(
         ["scripts/run_dashboard.sh"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
