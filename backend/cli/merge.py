@@ -22,13 +22,17 @@ def merge_command(req: MergeRequest, db=None) -> None:
 
     out, kw = req.output_dir, {"dtype": req.dtype, "allow_nonfinite": req.allow_nonfinite}
     if req.alphas:
-        specs = [MergeSpec.alpha(req.low, req.high, a, **kw) for a in req.alphas]
+        specs = [MergeSpec.alpha(req.low, req.high, a, req.merge_method, **kw) for a in req.alphas]
         outs = [out] if len(specs) == 1 else [out / alpha_folder(a) for a in req.alphas]
     elif req.models:
         pairs = [parse_model_weight(m) for m in req.models]
         paths, weights = [p for p, _ in pairs], [w for _, w in pairs]
         base = req.base
-        specs = [MergeSpec.task_vectors(base, paths, weights, **kw) if base else MergeSpec(paths, weights, **kw)]
+        specs = [
+            MergeSpec.task_vectors(base, paths, weights, **kw)
+            if base
+            else MergeSpec(paths, weights, req.merge_method, **kw)
+        ]
         outs = [out]
     else:
         specs, outs = [from_mergekit_yaml(req.mergekit)], [out]

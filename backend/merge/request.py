@@ -8,10 +8,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from backend.merge import methods
 from backend.merge.grid import parse_alpha_grid
 from backend.merge.spec import DTYPES, SHARD_BYTES
 
 Dtype = Literal[DTYPES]
+MethodName = Literal[methods.names()]  # the registry's methods: a new method file is a new choice
 
 
 class MergeRequest(BaseModel):
@@ -30,6 +32,9 @@ class MergeRequest(BaseModel):
     """DIR:WEIGHT, repeatable: the general form Σ w_i·θ_i."""
     base: str | None = Field(None, title="Base / SFT checkpoint")
     """With --model: task vectors θ_base + Σ λ(θ_i − θ_base)."""
+    method: MethodName | None = Field(None, title="Merge method")
+    """linear (Σ w_i·θ_i; the default) or task_arithmetic (θ_base + Σ λ_i·(θ_i − θ_base): the first
+    model is the base, with weight 0; --base implies it; in the α form θ_low is the base and λ = α)."""
     mergekit: Path | None = Field(None, title="mergekit YAML")
     """Read the merge from a mergekit linear YAML."""
     export_mergekit: Path | None = Field(None, title="Export mergekit YAML")
@@ -63,4 +68,12 @@ class MergeRequest(BaseModel):
                 raise ValueError("the α form needs --low DIR --high DIR and at least one --alphas")
         elif not (self.models or self.mergekit):
             raise ValueError("say what to merge: --low/--high/--alphas, --model DIR:WEIGHT ..., or --mergekit FILE")
+        if self.base and self.method not in (None, "task_arithmetic"):
+            raise ValueError(f"--base makes task vectors (task_arithmetic); drop it or --method {self.method}")
+        if self.mergekit and self.method:
+            raise ValueError("a mergekit YAML names its method itself (merge_method); drop --method")
         return self
+
+    @property
+    def merge_method(self) -> str:
+        return self.method or ("task_arithmetic" if self.base else methods.DEFAULT)

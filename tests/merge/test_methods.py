@@ -153,3 +153,28 @@ def test_a_third_method_is_a_module(pair, tmp_path, clamped_method):
         assert any(not torch.equal(got[n], linear_reference(lo, hi, alpha)[n]) for n in got)  # not the linear merge
         switch.set_alpha(alpha)
         assert all(torch.equal(model.state_dict()[n], got[n]) for n in got), alpha
+
+
+def test_the_cli_merges_by_any_registered_method_and_refuses_contradictions(pair, tmp_path):
+    from tests.conftest import run_cli
+
+    low, high = pair()
+    for name, reference in REFERENCES.items():
+        out = tmp_path / name
+        res = run_cli(
+            "merge", "--low", str(low), "--high", str(high), "--alpha", "1.5", "--method", name, "--out", str(out)
+        )
+        assert res.returncode == 0, res.stderr
+        assert_same(tensors(out), reference(tensors(low), tensors(high), 1.5), name)
+    task = run_cli("merge", "--model", f"{low}:0", "--model", f"{high}:-0.5", "--method", "task_arithmetic",
+                   "--out", str(tmp_path / "tv"))  # fmt: skip
+    assert task.returncode == 0, task.stderr
+    assert_same(tensors(tmp_path / "tv"), task_arithmetic_reference(tensors(low), [tensors(high)], [-0.5]), "general")
+    for args, message in (
+        (["--model", f"{high}:1", "--base", str(low), "--method", "linear"], "--base makes task vectors"),
+        (["--mergekit", str(tmp_path / "m.yml"), "--method", "linear"], "names its method itself"),
+        (["--low", str(low), "--high", str(high), "--alpha", "1", "--method", "slerp"], "slerp"),
+    ):
+        res = run_cli("merge", *args, "--out", str(tmp_path / "no"))
+        assert res.returncode == 2 and message in res.stderr, res.stderr
+        assert not (tmp_path / "no").exists()
