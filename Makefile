@@ -26,12 +26,13 @@ test: setup
 
 # The quick tier while working: everything but the slow, browser and docker tests (markers in
 # pyproject.toml; a marker added there, such as stress, joins this list by hand: pytest refuses
-# an unregistered name here).
+# an unregistered name here), one pytest-xdist worker per core. `make test` stays one process:
+# its browser timings and docker daemon are not shared between workers.
 FAST := not slow and not browser and not docker and not stress
 test-fast: setup
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
-	$(PY) -m pytest -m "$(FAST)"
+	$(PY) -m pytest -m "$(FAST)" -n auto --dist worksteal
 
 # The verdict table under CPU hogs and memory churn, 20 times (`make test` runs it 3 times).
 STRESS_REPEATS ?= 20

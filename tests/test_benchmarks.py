@@ -11,6 +11,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.mark.slow
 def test_analysis_benchmark_runs(tmp_path):
     out = subprocess.run(
         [sys.executable, "bench/analysis_speed.py", "--smoke", "--db", str(tmp_path / "bench.duckdb")],

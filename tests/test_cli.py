@@ -1,5 +1,7 @@
 import json
 
+import pytest
+
 from tests.conftest import run_cli
 
 
@@ -35,6 +37,7 @@ def test_help_lists_every_command_and_only_those():
     assert names == expected
 
 
+@pytest.mark.slow
 def test_rollout_command_takes_its_options_from_both_specs(tmp_path, db_path):
     """`rollout` builds RolloutSpec and SamplingSpec from one flag list: the stored experiment holds
     what was typed, the samples are there, and a bad choice is one line naming its flag."""

@@ -4,6 +4,8 @@ step that needs them. Checked on the imports (`python -X importtime`), not on th
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import ROOT
 
 HEAVY = ("torch", "transformers", "vllm", "ray", "trl")
@@ -40,6 +42,7 @@ def test_top_level_help_imports_no_heavy_library():
     assert heavy(names) == []
 
 
+@pytest.mark.slow
 def test_judge_help_and_a_judged_program_import_no_heavy_library(tmp_path):
     assert heavy(imported(importtime("judge", "--help").stderr)) == []
     code, tests = tmp_path / "p.py", tmp_path / "t.jsonl"
@@ -72,6 +75,7 @@ print(len(seen), sorted(m for m in sys.modules if m.split(".")[0] in {heavy}))
 """
 
 
+@pytest.mark.slow
 def test_help_of_every_command_imports_no_heavy_library():
     """Every command and sub-command's --help, in one process: none of them pulls a heavy library."""
     script = HELP_OF_EVERY_COMMAND.replace("{heavy}", repr(set(HEAVY)))

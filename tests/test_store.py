@@ -184,6 +184,7 @@ def _reader(path: str, stop_after_count: int, result) -> None:
     result.put((errors, reads, last))
 
 
+@pytest.mark.slow
 def test_writer_and_reader_processes_concurrently(db_path):
     Store(db_path)
     ctx = mp.get_context("spawn")

@@ -44,6 +44,7 @@ def identical_checkpoints(rng, problems=34, alphas=LAB_ALPHAS, n=16):
     return outcomes(rng.binomial(n, np.repeat(p[:, None], len(alphas), axis=1)), n, alphas)
 
 
+@pytest.mark.slow
 def test_churn_false_positive_rate_on_identical_checkpoints():
     """The old test said "churn" in 31 % of such runs; a 5 % test may say it in at most 7 %."""
     shows = 0

@@ -118,6 +118,7 @@ def test_pools_gains_and_greedy(outcomes, synthetic_outcomes):
     assert bare["lo"].null_count() == len(bare) and curves["lo"].null_count() == 0
 
 
+@pytest.mark.slow
 def test_cli_analyze(store, synthetic_outcomes, db_path):
     fill_experiment(store, *synthetic_outcomes)
     out = run_cli("analyze", "frontier", "--experiment", "exp-a", "--json", "--db", str(db_path))

@@ -62,6 +62,7 @@ KILLABLE_MERGE = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_merge_killed_mid_write_is_never_used_and_rebuilt_whole(tmp_path):
     sizes = {"hidden_size": 256, "intermediate_size": 1024, "vocab_size": 4096, "num_hidden_layers": 4}
     low = make_checkpoint(tmp_path / "low", seed=1, **sizes)
@@ -110,6 +111,7 @@ def stored_db(db_path):
     return db_path
 
 
+@pytest.mark.slow
 def test_cli_read_of_a_locked_database_names_the_holder(stored_db):
     holder = hold_lock(stored_db, 60)
     try:

@@ -34,6 +34,7 @@ def test_bad_grids_give_one_line_and_create_no_job(grid, message, endpoints, db_
     assert Store(db_path).count(Job) == 0
 
 
+@pytest.mark.slow
 def test_bad_specs(endpoints, db_path, tmp_path):
     low, _ = endpoints
     with pytest.raises(UserError, match="same checkpoint"):

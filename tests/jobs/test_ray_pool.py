@@ -16,6 +16,8 @@ from backend.records import Evaluation, Job, Sample
 from tests.jobs.conftest import PROBLEMS, finished, wait_for
 from tests.jobs.conftest import sweep as jobs_sweep
 
+pytestmark = pytest.mark.slow  # a real Ray local cluster per test: make test runs it, make test-fast does not
+
 FOUR_GPUS = json.dumps({"CPU": 2, "GPU": 4})
 LOOPBACK = {"127.0.0.1", "::ffff:127.0.0.1", "::1"}
 

@@ -3,6 +3,8 @@
 import ast
 import random
 
+import pytest
+
 from backend.grading.judge import JudgeTest, Program
 from backend.grading.limits import JudgeLimits
 from backend.grading.pool import JudgeJob, judge_many
@@ -31,6 +33,7 @@ def test_variants_differ_but_stay_parseable():
         ast.parse(v)
 
 
+@pytest.mark.slow
 def test_augmented_solutions_get_the_same_verdicts_as_the_originals():
     """Every builtin reference, brute force and buggy variant, two augmentations each, on the
     tests up to tier 3: verdict and first failing test must not change."""

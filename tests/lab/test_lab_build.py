@@ -83,6 +83,7 @@ def test_import_into_a_fresh_database_and_report(smoke, tmp_path):
     assert {r["status"] for r in rows} <= {"shows", "does_not_show", "underpowered"}
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (ARTIFACTS / "recipe.json").is_file(), reason="no committed lab artifacts")
 def test_committed_lab_artifacts_import(tmp_path):
     db = tmp_path / "fresh.duckdb"

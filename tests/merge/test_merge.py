@@ -246,6 +246,7 @@ def test_cache_reuses_and_evicts_lru(pair, tmp_path, db_path):
     assert store.get(CheckpointRow, back.low_id).path == str(low)
 
 
+@pytest.mark.slow
 def test_cli_sweep_writes_alpha_folders_and_registers(pair, tmp_path, db_path):
     low, high = pair()
     out = tmp_path / "sweep"
@@ -258,6 +259,7 @@ def test_cli_sweep_writes_alpha_folders_and_registers(pair, tmp_path, db_path):
     assert sorted(c.alpha for c in Store(db_path).select(CheckpointRow, {"kind": "merged"})) == [-0.5, 1.5]
 
 
+@pytest.mark.slow
 def test_cli_general_form_and_errors(pair, tmp_path):
     low, high = pair()
     res = run_cli("merge", "--model", f"{low}:0.25", "--model", f"{high}:0.75", "--out", str(tmp_path / "g"),

@@ -155,6 +155,7 @@ def test_a_third_method_is_a_module(pair, tmp_path, clamped_method):
         assert all(torch.equal(model.state_dict()[n], got[n]) for n in got), alpha
 
 
+@pytest.mark.slow
 def test_the_cli_merges_by_any_registered_method_and_refuses_contradictions(pair, tmp_path):
     from tests.conftest import run_cli
 

@@ -43,6 +43,7 @@ def test_pages_render_on_an_empty_database(store, db_path, monkeypatch, page):
     assert traces(at) == []
 
 
+@pytest.mark.slow
 def test_pages_show_the_populated_database(populated, db_path, monkeypatch):
     """Each page shows what the fixture holds: 6 checkpoints (5 α points and one independent) × 6 problems × 6 samples."""
     at = app(db_path, monkeypatch, "overview", {"exp": "exp-dash"})
@@ -132,6 +133,7 @@ def test_import_form_needs_a_path_and_reports_bad_ones(store, db_path, monkeypat
     assert any("not found" in e.value for e in at.error)
 
 
+@pytest.mark.slow
 def test_export_all_figures_offers_a_zip(populated, db_path, monkeypatch):
     at = app(db_path, monkeypatch, "frontier", {"exp": "exp-dash"})
     next(b for b in at.button if b.label == "Export all figures of this experiment (zip)").click().run()
@@ -184,6 +186,7 @@ def test_rl_form_reports_a_bad_batch_inline(store, db_path, monkeypatch, tmp_pat
     assert store.count(Job) == 0
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (ROOT / "artifacts" / "lab" / "recipe.json").is_file(), reason="no committed lab artifacts")
 def test_overview_states_the_lab_findings(store, db_path, monkeypatch):
     from backend.lab.artifacts import import_results

@@ -41,6 +41,7 @@ def held_in() -> list[str]:
     return json.loads((LAB / "recipe.json").read_text())["held_in"]
 
 
+@pytest.mark.slow
 def test_benchmark_and_problems_default_to_what_the_endpoints_were_measured_on(lab_db, db_path, monkeypatch):
     at = app(db_path, monkeypatch, "launch")
     assert at.selectbox(key="sweep-bench-builtin").value == "builtin"  # no endpoints yet: the spec's default
@@ -54,6 +55,7 @@ def test_benchmark_and_problems_default_to_what_the_endpoints_were_measured_on(l
     assert any(lab_sweep(lab_db).name in c.value for c in at.caption)
 
 
+@pytest.mark.slow
 def test_start_from_a_stored_spec_prefills_every_field_and_the_name_is_stored(lab_db, db_path, monkeypatch):
     from backend.jobs import runner
 

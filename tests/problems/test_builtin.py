@@ -62,6 +62,7 @@ def test_calibration_holds_through_the_judge(built):
     assert len(reports) == len(built)
 
 
+@pytest.mark.slow
 def test_calibrate_cli_stores_and_reports(db_path):
     from tests.conftest import run_cli
 

@@ -38,6 +38,7 @@ def shard_with_a_broken_checker(tmp_path):
     return path
 
 
+@pytest.mark.slow
 def test_a_checker_is_compiled_once_per_source_and_header(cache):
     source = ccplus_rows()[0]["checker"]
     first = special.compile_checker(source)
@@ -51,6 +52,7 @@ def test_a_checker_is_compiled_once_per_source_and_header(cache):
     assert len(list(cache.glob("*.bin"))) == 1  # nothing cached for a failure
 
 
+@pytest.mark.slow
 def test_import_stores_an_uncompilable_checker_as_unjudgeable(cache, shard_with_a_broken_checker, db_path):
     store = Store(db_path)
     report = importing.import_ccplus(store, shard_with_a_broken_checker, CCPlusFilter(), progress=False)
@@ -64,12 +66,14 @@ def test_import_stores_an_uncompilable_checker_as_unjudgeable(cache, shard_with_
     assert chosen == ["ccplus/1000A", "ccplus/1000B"]  # sweeps and RL skip it
 
 
+@pytest.mark.slow
 def test_cli_import_reports_unjudgeable_problems(cache, shard_with_a_broken_checker, db_path):
     out = run_cli("problems", "import", "ccplus", str(shard_with_a_broken_checker), "--db", str(db_path))
     assert out.returncode == 0, out.stderr
     assert "imported 3 CodeContests+ problems" in out.stdout and "1 stored as unjudgeable" in out.stdout
 
 
+@pytest.mark.slow
 def test_calibrate_ccplus_reports_agreement_with_the_dataset_labels(cache, shard_with_a_broken_checker, db_path):
     run_cli("problems", "import", "ccplus", str(shard_with_a_broken_checker), "--db", str(db_path))
     out = run_cli(

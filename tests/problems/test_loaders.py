@@ -160,6 +160,7 @@ def test_malicious_pickle_is_refused_and_runs_nothing(tmp_path):
     assert not marker.exists()
 
 
+@pytest.mark.slow
 def test_malformed_lcb_names_the_line_and_imports_nothing(tmp_path, db_path):
     good = json.dumps(lcb_row("ok1", "2024-01-01"))
     no_field = lcb_row("ok2", "2024-01-01")
@@ -272,6 +273,7 @@ def test_ccplus_filters_and_errors(ccplus_file, tmp_path):
         ccplus.load(broken)
 
 
+@pytest.mark.slow
 def test_ccplus_import_streams_and_leaves_the_submissions_on_disk(tmp_path):
     """A shard whose submissions are 300 MB: loading problems reads only the columns it needs, so
     the peak memory stays far below the shard (bench/ccplus_import.py measures a 5 GB shard)."""
@@ -301,6 +303,7 @@ print(n, (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) // 1024)
     assert grew_mb < 100, f"loading grew memory by {grew_mb} MB on a {shard.stat().st_size >> 20} MB shard"
 
 
+@pytest.mark.slow
 def test_cli_imports_and_stored_special_judge(ccplus_root, lcb_dir, db_path, tmp_path):
     out = run_cli("problems", "import", "ccplus", str(ccplus_root), "--db", str(db_path))
     assert out.returncode == 0 and "imported 2 CodeContests+ problems" in out.stdout, out.stderr

@@ -123,6 +123,7 @@ def test_a_spec_stored_with_num_gpus_keeps_its_gpu_request(tmp_path):
     assert spec(tmp_path, num_gpus=0).gpus == 0
 
 
+@pytest.mark.slow
 def test_gpus_beyond_the_visible_devices_are_refused_before_anything_starts(tmp_path, db_path):
     from backend.lab.tiny import make_tiny_checkpoint
     from backend.rl.launch import check_devices
@@ -212,6 +213,7 @@ def _children() -> set[int]:
     return {p.pid for p in psutil.Process().children(recursive=True)}
 
 
+@pytest.mark.slow
 def test_server_mode_serves_before_training_and_stops_after(store, tmp_path, monkeypatch):
     """The driver starts the server, waits for its /health, runs the trainers, then stops the server;
     a server that never answers is stopped too, with one line."""
@@ -257,6 +259,7 @@ launch.drive(Store(sys.argv[1]), s, "rl-c", plan, poll_s=0.1)
 """
 
 
+@pytest.mark.slow
 def test_cancelling_the_job_stops_ranks_that_left_its_process_group(store, tmp_path):
     """`jobs cancel` TERMs the job's group; a rank started in a session of its own (as torchrun does)
     is stopped by the driver, not orphaned on its GPU."""

@@ -232,6 +232,7 @@ def test_rl_job_on_the_ray_executor_runs_as_a_ray_task_and_refuses_a_missing_gpu
     assert {c.step for c in store.select(Checkpoint, {"experiment_id": "rl-cpu"})} == {1}
 
 
+@pytest.mark.slow
 def test_use_vllm_without_vllm_is_one_line_before_any_job(store, tmp_path, db_path):
     from backend.lab.tiny import make_tiny_checkpoint
     from backend.records import Job
@@ -263,6 +264,7 @@ def test_use_vllm_names_the_colocate_mode(monkeypatch):
     assert task.vllm_options(spec) == {"use_vllm": True, "vllm_mode": "colocate"}
 
 
+@pytest.mark.slow
 def test_an_rl_job_on_a_base_checkpoint_trains_on_plain_prompts_and_saves_in_the_base_dtype(
     store, tmp_path, monkeypatch
 ):

@@ -101,6 +101,7 @@ def test_an_engine_built_without_the_switch_refuses_one(vllm, bf16_pair):
         make_engine("vllm", bf16_pair[0]).alpha_switch(*bf16_pair)
 
 
+@pytest.mark.slow
 def test_a_live_switch_sweep_through_jobs_with_engine_vllm(vllm, bf16_pair, tmp_path, monkeypatch):
     """The certain failure the review found: a live-switch sweep with vLLM, end to end in jobs."""
     from backend.jobs import runner

@@ -55,6 +55,7 @@ def held_engines() -> int:
     return sum(1 for holder in vllm_standin.DEVICE.held if holder.startswith("engine-"))
 
 
+@pytest.mark.slow
 def test_a_two_alpha_disk_sweep_with_engine_vllm_runs_through_one_device(vllm, bf16_pair, store):
     """Before: Engines.get built the second α's engine while the first held its 92 % share."""
     low, high = bf16_pair
@@ -68,6 +69,7 @@ def test_a_two_alpha_disk_sweep_with_engine_vllm_runs_through_one_device(vllm, b
     assert store.count(Evaluation, {"experiment_id": job.experiment_id}) == 2 * 2
 
 
+@pytest.mark.slow
 def test_a_live_sweep_with_an_independent_checkpoint_runs_through_one_device(vllm, bf16_pair, store, tmp_path):
     """Before: the independent checkpoint's engine could not start beside the switching one."""
     low, high = bf16_pair
@@ -82,6 +84,7 @@ def test_a_live_sweep_with_an_independent_checkpoint_runs_through_one_device(vll
     assert len(samples) == 3 * 2
 
 
+@pytest.mark.slow
 def test_a_failed_job_closes_its_engine(vllm, bf16_pair, store):
     from backend.jobs import runner
     from backend.sweep.spec import SweepSpec, validate_spec
@@ -97,6 +100,7 @@ def test_a_failed_job_closes_its_engine(vllm, bf16_pair, store):
     assert [e[0] for e in EVENTS if e[0] in ("start", "shutdown")] == ["start", "shutdown"] and held_engines() == 0
 
 
+@pytest.mark.slow
 def test_a_rollout_with_n_4_over_several_problems_reuses_no_seed(vllm, bf16_pair, store, monkeypatch):
     """Before: conversation i got one seed and its children seed + k, so sample k of problem i drew
     the noise of sample 0 of problem i + k; and every batch started again from the same seeds."""
@@ -218,6 +222,7 @@ def test_chat_on_a_checkpoint_without_a_template_is_refused_in_one_line(vllm, ba
         LLM(base_checkpoint).chat([{"role": "user", "content": "x"}])
 
 
+@pytest.mark.slow
 def test_a_rollout_on_a_base_checkpoint_uses_plain_prompts_through_generate(vllm, base_checkpoint, store):
     from backend.records import Problem
     from backend.rollout import run
@@ -240,6 +245,7 @@ def test_a_rollout_on_a_base_checkpoint_uses_plain_prompts_through_generate(vllm
     assert prompt == stated + "\n\n" + SYSTEM["reasoning"] + "\n\nSolution:\n"
 
 
+@pytest.mark.slow
 def test_a_sweep_on_base_checkpoints_stores_plain_and_generates(vllm, base_checkpoint, store, tmp_path):
     high = make_tiny_checkpoint(tmp_path / "high", seed=4)
     (high / "chat_template.jinja").unlink()

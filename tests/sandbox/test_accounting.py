@@ -167,6 +167,7 @@ def _watch_peaks(stop: threading.Event, peaks: list[int]) -> None:
         time.sleep(0.005)
 
 
+@pytest.mark.slow
 def test_host_side_peak_stays_within_the_cap():
     """While eight processes try to hold 200 MB each under a 256 MB limit, the sandbox's cgroup
     (read from the host, not from the program's report) never holds more than the cap: the

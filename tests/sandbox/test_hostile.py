@@ -169,7 +169,11 @@ def host_listener():
     server.close()
 
 
-@pytest.mark.parametrize("name", list(CASES))
+# C++ cases compile (seconds each) and the wall-clock cases wait out their limit: slow tier
+SLOW_CASES = {name for name in CASES if name.endswith("_cpp") or name in ("sleep_forever", "ignore_sigterm_and_sleep")}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_CASES else n for n in CASES])
 def test_hostile_program(run, name, host_guard, host_listener, monkeypatch, tmp_path):
     (source, language), verdicts, expected = CASES[name]
     port, hits = host_listener

@@ -19,6 +19,10 @@ import pytest
 
 from backend.grading.judge import JudgeTest, Program, SpecialJudge, judge
 
+pytestmark = (
+    pytest.mark.slow
+)  # compiles testlib's checkers (tens of seconds): make test runs it, make test-fast does not
+
 HEADER = Path(__file__).resolve().parents[2] / "backend" / "grading" / "testlib.h"
 
 CHECKERS = {
