@@ -113,6 +113,17 @@ def validate_spec(cls: type[BaseModel], data: dict, label: Callable[[str, FieldI
         raise UserError(f"{where}: {message}" if where else message) from None  # a whole-spec rule names its fields
 
 
+def under_current_names(cls: type[BaseModel], stored: dict) -> dict:
+    """A stored spec's fields as the spec names them today: only the spec's own "before" validators
+    run (they rename fields that older versions stored), not its checks, which may read
+    checkpoints; a form pre-filled from an old experiment then shows every value it had."""
+    data = dict(stored)
+    for decorator in cls.__pydantic_decorators__.model_validators.values():
+        if decorator.info.mode == "before":
+            data = decorator.func(data)
+    return data
+
+
 def options_table(commands: dict[str, list[tuple[type[BaseModel], tuple[str, ...]]]]) -> str:
     """docs/cli.md's table of job options, rendered from the specs ({command: [(spec, skipped)]}):
     one row per flag and default, listing the commands that take it. tests/test_specs.py checks

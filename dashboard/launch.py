@@ -9,7 +9,7 @@ from backend.problems.ccplus import CCPlusFilter
 from backend.problems.importing import run_import
 from backend.problems.lcb import LCBFilter
 from backend.rl.spec import RLSpec
-from backend.specs import form_label, help_text, validate_spec
+from backend.specs import extra, form_label, help_text, under_current_names, validate_spec
 from backend.sweep import origin
 from backend.sweep.spec import EvalSpec, SweepSpec
 from backend.vocab import ImportSource, choices
@@ -19,7 +19,6 @@ from dashboard.form import UNSET, spec_widgets, widget
 SOURCES = {"builtin": "our tiered benchmark", "lcb": "LiveCodeBench (local files)", "ccplus": "CodeContests+ (Parquet)"}
 FILTERS = {"lcb": LCBFilter, "ccplus": CCPlusFilter}
 PAGE_FIELDS = ("low", "high", "alphas", "bench", "problems")  # the sweep fields this page lays out itself
-CARRIED = ("independent", "ray_address")  # CLI-only fields a stored spec carries into a started-from sweep
 
 
 st.title("Launch")
@@ -50,7 +49,8 @@ def start_from(kind: str) -> tuple[str, dict]:
                         format_func=lambda i: f"{stored[i].name} ({i})" if i else "(the spec's defaults)",
                         help="Pre-fills every field from the spec stored with that experiment, its recipe "
                              "included; the name is yours to give.")  # fmt: skip
-    return (f"{pick}/" if pick else ""), (dict(stored[pick].spec) if pick else {})
+    model = {"sweep": SweepSpec, "eval": EvalSpec, "rl": RLSpec}[kind]
+    return (f"{pick}/" if pick else ""), (under_current_names(model, stored[pick].spec) if pick else {})
 
 
 def problem_fields(key: str, spec: dict, folders: list[str]) -> dict:
@@ -77,6 +77,18 @@ def problem_fields(key: str, spec: dict, folders: list[str]) -> dict:
     return {"bench": bench, "problems": problems}
 
 
+def carried_fields(model, stored: dict) -> dict:
+    """The stored spec's set fields that have no widget here (form=False: e.g. a sweep's independent
+    checkpoints, an eval's Ray address): shown, and launched as stored."""
+    carried = {k: v for k, v in stored.items() if v not in (None, [], "") and k in model.model_fields
+               and extra(model.model_fields[k]).get("form", True) is False and extra(model.model_fields[k]).get("cli", True)}  # fmt: skip
+    if carried:
+        st.caption("Also from the stored spec: " + "; ".join(
+            f"{form_label(k, model.model_fields[k])}: {', '.join(map(str, v)) if isinstance(v, list) else v}"
+            for k, v in carried.items()))  # fmt: skip
+    return carried
+
+
 def count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
@@ -101,23 +113,27 @@ with sweep_tab:  # no st.form: the benchmark and problem choices follow the endp
     grid = widget(st, "alphas", SweepSpec.model_fields["alphas"], f"{prefix}sweep-alphas", stored.get("alphas", UNSET))
     chosen = problem_fields(f"{prefix}sweep", stored, list(ends.values()))
     options = spec_widgets(SweepSpec, f"{prefix}sweep", skip=(*PAGE_FIELDS, "name"), values=stored)
-    carried = {k: stored[k] for k in CARRIED if stored.get(k)}  # no widget: shown, and launched as stored
-    if carried:
-        st.caption("Also from the stored spec: " + "; ".join(
-            f"{form_label(k, SweepSpec.model_fields[k])}: {', '.join(v) if isinstance(v, list) else v}"
-            for k, v in carried.items()))  # fmt: skip
+    carried = carried_fields(SweepSpec, stored)
     if st.button("Launch sweep", type="primary", key="sweep-launch"):
         submit(SweepSpec, {"name": title, **ends, "alphas": grid, **chosen, **options, **carried})
-with eval_tab, st.form("eval"):
-    paths = widget(st, "checkpoints", EvalSpec.model_fields["checkpoints"], "eval-checkpoints")
-    options = spec_widgets(EvalSpec, "eval", skip=("checkpoints",))
-    if st.form_submit_button("Launch eval", type="primary"):
-        submit(EvalSpec, {"checkpoints": paths, **options})
-with rl_tab, st.form("rl"):
-    base = checkpoint_field(RLSpec, "base", "rl-base")
-    options = spec_widgets(RLSpec, "rl", skip=("base",), columns=3)
-    if st.form_submit_button("Launch RL job", type="primary"):
-        submit(RLSpec, {"base": base, **options})
+with eval_tab:  # no st.form either: the benchmark follows the checkpoints as they are typed
+    prefix, stored = start_from("eval")
+    title = widget(st, "name", EvalSpec.model_fields["name"], f"{prefix}eval-name", value=None)
+    paths = widget(st, "checkpoints", EvalSpec.model_fields["checkpoints"], f"{prefix}eval-checkpoints",
+                   stored.get("checkpoints", UNSET))  # fmt: skip
+    chosen = problem_fields(f"{prefix}eval", stored, paths)
+    options = spec_widgets(EvalSpec, f"{prefix}eval", skip=("checkpoints", "bench", "problems", "name"), values=stored)
+    carried = carried_fields(EvalSpec, stored)
+    if st.button("Launch eval", type="primary", key="eval-launch"):
+        submit(EvalSpec, {"name": title, "checkpoints": paths, **chosen, **options, **carried})
+with rl_tab:
+    prefix, stored = start_from("rl")
+    with st.form(f"{prefix}rl"):
+        base = checkpoint_field(RLSpec, "base", f"{prefix}rl-base", stored.get("base"))
+        options = spec_widgets(RLSpec, f"{prefix}rl", skip=("base",), columns=3, values=stored)
+        carried = carried_fields(RLSpec, stored)
+        if st.form_submit_button("Launch RL job", type="primary"):
+            submit(RLSpec, {"base": base, **options, **carried})
 with import_tab, st.form("import"):
     source = st.selectbox("Source", choices(ImportSource), format_func=SOURCES.get)
     path = st.text_input("Local path (LiveCodeBench / CodeContests+)").strip()

@@ -216,12 +216,12 @@ def test_a_bad_exp_link_says_so_and_a_missing_note_shows_nothing(populated, db_p
 
 def test_launch_form_messages_are_in_the_forms_words(populated, db_path, monkeypatch):
     at = app(db_path, monkeypatch, "launch")
-    at.button(key="FormSubmitter:eval-Launch eval").click().run()
+    at.button(key="eval-launch").click().run()
     assert [e.value for e in at.error] == ["Checkpoint folders: give at least one"]
     at = app(db_path, monkeypatch, "launch")
     at.text_area[0].set_value("/some/checkpoint")
     at.number_input(key="eval-n").set_value(0)
-    at.button(key="FormSubmitter:eval-Launch eval").click().run()
+    at.button(key="eval-launch").click().run()
     assert [e.value for e in at.error] == ["Samples per problem: at least 1"]
     assert populated.count(Job) == 0
 

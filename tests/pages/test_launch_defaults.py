@@ -50,7 +50,7 @@ def test_benchmark_and_problems_default_to_what_the_endpoints_were_measured_on(l
     at.selectbox(key="high-pick").set_value(str(LAB / "checkpoints" / "high")).run()
     assert not at.exception, at.exception
     assert at.selectbox(key="sweep-bench-lab").value == "lab"  # the lab's own set, with its 0.1 s limits
-    (picker,) = at.multiselect
+    picker = at.multiselect(key=f"sweep-problems-lab-{lab_sweep(lab_db).id}")
     assert picker.value == held_in() and len(picker.value) == 34  # the sweep's held-in problems, no held-out one
     assert any(lab_sweep(lab_db).name in c.value for c in at.caption)
 
@@ -69,7 +69,7 @@ def test_start_from_a_stored_spec_prefills_every_field_and_the_name_is_stored(la
     assert at.selectbox(key=f"{prefix}high-pick").value == spec["high"]
     assert at.text_input(key=f"{prefix}sweep-alphas").value == "-1, -0.5, -0.25, 0, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 2"
     assert at.selectbox(key=f"{prefix}sweep-bench-lab").value == "lab"
-    assert at.multiselect[0].value == spec["problems"] == held_in()
+    assert at.multiselect(key=f"{prefix}sweep-problems-lab-").value == spec["problems"] == held_in()
     form_fields = [n for n, f in SweepSpec.model_fields.items() if extra(f).get("form", True) and n not in PAGE_FIELDS]
     shown = {}
     for name in form_fields:
@@ -141,3 +141,66 @@ def test_start_from_the_lab_sweep_in_chromium(lab_server, page, store):
     assert launched.name == "lab recipe again" == launched.spec["name"]
     stored = as_launched(stored)
     assert {k: launched.spec[k] for k in stored} == stored
+
+
+def started_from(at, kind: str, experiment_id: str) -> str:
+    at.selectbox(key=f"{kind}-start").set_value(experiment_id).run()
+    assert not at.exception, at.exception
+    return f"{experiment_id}/"
+
+
+@pytest.mark.slow
+def test_the_eval_form_starts_from_a_stored_eval_and_follows_its_checkpoints(lab_db, db_path, monkeypatch):
+    from backend.jobs import runner
+    from backend.sweep.spec import EvalSpec, validate_spec
+
+    monkeypatch.setattr(runner, "start", lambda store, job_id, detach=True: 0)
+    ends = [str(LAB / "checkpoints" / name) for name in ("low", "high")]
+    at = app(db_path, monkeypatch, "launch")
+    at.text_area(key="eval-checkpoints").set_value("\n".join(ends)).run()
+    assert at.selectbox(key="eval-bench-lab").value == "lab"  # where these checkpoints were measured
+    assert at.multiselect(key=f"eval-problems-lab-{lab_sweep(lab_db).id}").value == held_in()
+
+    spec = validate_spec(EvalSpec, {"checkpoints": ends, "bench": "lab", "problems": held_in()[:3], "n": 4,
+                                    "temperature": 0.5, "max_tokens": 200, "ray_address": "auto", "name": "first eval",
+                                    "prompt_format": "chat"})  # as a launch stores it: resolved from auto  # fmt: skip
+    lab_db.put([Experiment(id="eval-stored", kind="eval", name="first eval", spec=json.loads(spec.model_dump_json()))])
+    at = app(db_path, monkeypatch, "launch")
+    prefix = started_from(at, "eval", "eval-stored")
+    assert at.text_area(key=f"{prefix}eval-checkpoints").value == "\n".join(ends)
+    assert at.selectbox(key=f"{prefix}eval-bench-lab").value == "lab"
+    assert at.multiselect(key=f"{prefix}eval-problems-lab-").value == held_in()[:3]
+    shown = {n: at.number_input(key=f"{prefix}eval-{n}").value for n in ("n", "temperature", "max_tokens")}
+    assert shown == {"n": 4, "temperature": 0.5, "max_tokens": 200}
+    assert any("Ray address: auto" in c.value for c in at.caption)  # no widget: shown, and launched as stored
+    at.text_input(key=f"{prefix}eval-name").set_value("second eval").run()
+    at.button(key="eval-launch").click().run()
+    assert not at.error, [e.value for e in at.error]
+    (job,) = lab_db.select(Job)
+    launched = lab_db.get(Experiment, job.experiment_id).spec
+    assert launched == {**json.loads(spec.model_dump_json()), "name": "second eval"}
+
+
+@pytest.mark.slow
+def test_the_rl_form_starts_from_the_labs_rl_run_under_todays_field_names(lab_db, db_path, monkeypatch, tmp_path):
+    from backend.jobs import runner
+
+    monkeypatch.setattr(runner, "start", lambda store, job_id, detach=True: 0)
+    stored = next(e for e in lab_db.select(Experiment, {"kind": "rl"}) if e.spec["reward"] == "R_3")
+    assert "num_gpus" in stored.spec and "gpus" not in stored.spec  # stored before the field's rename
+    at = app(db_path, monkeypatch, "launch")
+    prefix = started_from(at, "rl", stored.id)
+    spec = stored.spec
+    assert at.selectbox(key=f"{prefix}rl-base-pick").value == spec["base"]
+    assert at.selectbox(key=f"{prefix}rl-reward").value == "R_3"
+    for name in ("steps", "learning_rate", "num_generations", "max_completion_length", "seed"):
+        assert at.number_input(key=f"{prefix}rl-{name}").value == spec[name], name
+    assert at.number_input(key=f"{prefix}rl-gpus").value == spec["num_gpus"]  # under its name of today
+    at.text_input(key=f"{prefix}rl-output_dir").set_value(str(tmp_path / "again"))
+    next(b for b in at.button if b.label == "Launch RL job").click().run()
+    assert not at.error, [e.value for e in at.error]
+    (job,) = lab_db.select(Job)
+    launched = lab_db.get(Experiment, job.experiment_id).spec
+    renamed = {("gpus" if k == "num_gpus" else "backend" if k == "judge_backend" else k): v for k, v in spec.items()}
+    assert {k: launched[k] for k in renamed} == {**renamed, "output_dir": str(tmp_path / "again")}  # all it stored
+    assert set(launched) - set(renamed) == {"prompt_format", "save_float32", "vllm_mode"}  # fields added since
