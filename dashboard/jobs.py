@@ -51,6 +51,8 @@ def live_jobs() -> None:
             if job.status == "done":
                 c2.page_link("dashboard/frontier.py", label="Results", query_params={"exp": job.experiment_id})
             if job.log_path and Path(job.log_path).exists() and (focus == job.id or job.status == "running"):
+                # plain text, not st.code: a code block makes the browser load and compile a 1.5 MB
+                # syntax highlighter on every reload, which kept the card off the screen for seconds
                 st.text("\n".join(Path(job.log_path).read_text().splitlines()[-15:]) or "(empty log)")
     if not any(j.status in ("running", "queued") for j in jobs):
         st.caption("Nothing is running; this page stops polling.")
