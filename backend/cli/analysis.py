@@ -15,6 +15,7 @@ from backend.analysis.churn import churn_stats, solve_matrix
 from backend.analysis.ensembles import gain_ks, gain_table, greedy_pool, passk_curves, standard_pools, unique_solves
 from backend.analysis.frame import to_outcomes
 from backend.analysis.frontier import frontier_table
+from backend.analysis.power import PowerSpec
 from backend.analysis.spec import AnalysisSpec
 from backend.cli.options import AS_CSV, AS_JSON, DB, open_store, spec_command
 from backend.errors import UserError
@@ -93,5 +94,20 @@ def _emit(frame: pl.DataFrame, as_json: bool, as_csv: bool) -> None:
             typer.echo(str(frame))
 
 
+@spec_command(PowerSpec, AS_JSON)
+def power_command(spec: PowerSpec, as_json: bool) -> None:
+    """Before a sweep: how often each finding would show an effect of the given size with this many
+    problems, samples and α (power, by simulated sweeps), and how often it shows with no effect."""
+    from tqdm import tqdm
+
+    from backend.analysis.power import power, power_table
+
+    with tqdm(total=2 * spec.runs, desc="simulated sweeps", unit="sweep") as bar:
+        effect = power(spec, progress=lambda done, total: bar.update(1))
+        null = power(spec.null(), progress=lambda done, total: bar.update(1))
+    typer.echo(json.dumps({"effect": effect, "null": null}) if as_json else power_table(effect, null))
+
+
 def register(app: typer.Typer) -> None:
     app.command("analyze")(analyze_command)
+    app.command("power")(power_command)

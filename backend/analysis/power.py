@@ -1,0 +1,135 @@
+"""Power of the four findings by simulation: before a sweep is run, how often would each finding's
+test show an effect of a given size with this many problems, samples and α points?
+
+A planned sweep and the effect it is powered for are a `PowerSpec`. Each simulated sweep draws
+problems from one model of the outcome mix along α, samples every (problem, α) cell with n
+multinomial draws, and runs the findings module's own tests (`check_findings`) on it. Power is the
+share of simulated sweeps where a finding shows; the same run gives the share where it does not show
+and where it is underpowered. With every effect set to zero (`PowerSpec.null()`) the share that shows
+is the tests' false-positive rate.
+
+The model, per problem p and α:
+- solve rate: logit s_p(α) = b_p + churn·sin(π·α/2 + φ_p), with b_p ~ N(logit solve_rate, problem_sd²)
+  and a phase φ_p uniform on [0, 2π): each problem is best at its own α (one peak per four α-units),
+  while the solve rate averaged over problems is the same at every α (churn = 0: every α alike);
+- among the failures, the optimization share: logit o(α) = logit opt_share_low + α·(logit
+  opt_share_high − logit opt_share_low), linear in α, so it goes on beyond both endpoints as the
+  paper's frontier does; the rest are correctness failures (no format failures).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from backend.analysis.findings import FINDINGS, STATUSES, FindingsSpec, check_findings
+from backend.analysis.frame import Outcomes, point_kind
+from backend.merge.grid import parse_alpha_grid
+
+
+class PowerSpec(BaseModel):
+    """A planned sweep and the effect sizes its findings are powered for."""
+
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True, extra="forbid")
+
+    problems: int = Field(12, ge=2, le=2000, title="Problems")
+    """Problems the findings are measured on (for the miniature lab: its separating problems)."""
+    n: int = Field(16, ge=2, le=1024, title="Samples per problem")
+    """Samples per (problem, α) cell."""
+    alphas: list[float] = Field("-0.5:1.5:0.25", validate_default=True, title="α grid",
+                                json_schema_extra={"text": True})  # fmt: skip
+    """The swept α, written as for `sweep`; it must hold 0 and 1 (the endpoints every finding compares)."""
+    solve_rate: float = Field(0.5, gt=0, lt=1, title="Typical solve rate")
+    """The median problem's solve rate at its best α."""
+    problem_sd: float = Field(1.0, ge=0, le=10, title="Problem spread (logit sd)")
+    """How much problems differ in difficulty, on the logit scale (1.0: the middle 68 % of problems
+    between about 27 % and 73 % when the typical rate is 50 %)."""
+    opt_share_low: float = Field(0.7, gt=0, lt=1, title="Optimization share of failures at α = 0")
+    """Share of θ_low's failures that are optimization failures (TLE/MLE)."""
+    opt_share_high: float = Field(0.3, gt=0, lt=1, title="Optimization share of failures at α = 1")
+    """Share of θ_high's failures that are optimization failures; equal to the α = 0 share means no frontier."""
+    churn: float = Field(1.0, ge=0, le=100, title="Churn (logit amplitude along α)")
+    """How far each problem's solve rate swings along α around its own best α: 0 is no churn (every α
+    alike); 1 swings a 50 % problem between 27 % and 73 %."""
+    runs: int = Field(200, ge=1, le=100_000, title="Simulated sweeps")
+    """Each run is one simulated sweep tested by the findings module; 200 puts a power of 0.8
+    within about ±0.06 (95 %)."""
+    seed: int = Field(0, title="Seed")
+    """Seeds the simulated sweeps (the findings' own resampling keeps FindingsSpec's seed)."""
+
+    @field_validator("alphas", mode="before")
+    @classmethod
+    def _grid(cls, v):
+        grid = parse_alpha_grid(v) if isinstance(v, str) else sorted(set(float(a) for a in v))
+        if 0.0 not in grid or 1.0 not in grid:
+            raise ValueError("the α grid must hold both endpoints, 0 and 1: every finding compares them")
+        return grid
+
+    def null(self) -> PowerSpec:
+        """The same design with no effect: no frontier, no churn."""
+        return self.model_copy(update={"opt_share_high": self.opt_share_low, "churn": 0.0})
+
+
+def _logit(p: float) -> float:
+    return float(np.log(p / (1 - p)))
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 1 / (1 + np.exp(-x))
+
+
+def cell_probabilities(spec: PowerSpec, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """One simulated set of problems: each outcome class's probability per (problem, α)."""
+    alphas = np.asarray(spec.alphas, dtype=float)
+    base = rng.normal(_logit(spec.solve_rate), spec.problem_sd, spec.problems)
+    phase = rng.uniform(0, 2 * np.pi, spec.problems)
+    solve = _sigmoid(base[:, None] + spec.churn * np.sin(np.pi / 2 * alphas[None, :] + phase[:, None]))
+    low, high = _logit(spec.opt_share_low), _logit(spec.opt_share_high)
+    opt_share = _sigmoid(low + alphas * (high - low))[None, :]
+    return {
+        "correct": solve,
+        "optimization_failure": (1 - solve) * opt_share,
+        "correctness_failure": (1 - solve) * (1 - opt_share),
+        "format_failure": np.zeros_like(solve),
+    }
+
+
+def simulate_sweep(spec: PowerSpec, rng: np.random.Generator) -> Outcomes:
+    """One simulated sweep: n multinomial draws per (problem, α) cell from `cell_probabilities`."""
+    probs = cell_probabilities(spec, rng)
+    classes = list(probs)
+    stacked = np.stack([probs[c] for c in classes], axis=-1)
+    counts = rng.multinomial(spec.n, stacked / stacked.sum(axis=-1, keepdims=True))
+    names = [f"α={a:g}" for a in spec.alphas]
+    problems = [f"sim-{i}" for i in range(spec.problems)]
+    return Outcomes(problems, problems, [None] * spec.problems, names, names, list(spec.alphas),
+                    [point_kind("merged", a) for a in spec.alphas], np.full((spec.problems, len(spec.alphas)), spec.n),
+                    {c: counts[..., i] for i, c in enumerate(classes)})  # fmt: skip
+
+
+def power(spec: PowerSpec, findings: FindingsSpec | None = None, progress=None) -> dict[str, dict[str, float]]:
+    """{finding: {status: share of the simulated sweeps}} for the four findings.
+    `progress(done, total)` is called after each simulated sweep."""
+    rng = np.random.default_rng(spec.seed)
+    tally = {f: dict.fromkeys(STATUSES, 0) for f in FINDINGS}
+    for run in range(spec.runs):
+        for finding in check_findings(simulate_sweep(spec, rng), findings):
+            tally[finding.finding][finding.status] += 1
+        if progress:
+            progress(run + 1, spec.runs)
+    return {f: {s: count / spec.runs for s, count in statuses.items()} for f, statuses in tally.items()}
+
+
+def power_table(effect: dict[str, dict[str, float]], null: dict[str, dict[str, float]]) -> str:
+    """Markdown: per finding, the share of simulated sweeps in each status with the effect, and
+    the share that shows with no effect (the false-positive rate)."""
+    lines = [
+        "| finding | power (shows) | does not show | underpowered | shows with no effect |",
+        "|---|---|---|---|---|",
+    ]
+    for f in FINDINGS:
+        e = effect[f]
+        lines.append(
+            f"| {f} | {e['shows']:.2f} | {e['does_not_show']:.2f} | {e['underpowered']:.2f} | {null[f]['shows']:.2f} |"
+        )
+    return "\n".join(lines)
