@@ -40,7 +40,7 @@ class PowerSpec(BaseModel):
                                 json_schema_extra={"text": True})  # fmt: skip
     """The swept α, written as for `sweep`; it must hold 0 and 1 (the endpoints every finding compares)."""
     solve_rate: float = Field(0.5, gt=0, lt=1, title="Typical solve rate")
-    """The median problem's solve rate at its best α."""
+    """The median problem's solve rate at the centre of its swing along α (logit⁻¹ of its b_p)."""
     problem_sd: float = Field(1.0, ge=0, le=10, title="Problem spread (logit sd)")
     """How much problems differ in difficulty, on the logit scale (1.0: the middle 68 % of problems
     between about 27 % and 73 % when the typical rate is 50 %)."""
