@@ -41,15 +41,15 @@ def checkpoint_field(model, name: str, key: str, value: str | None = None) -> st
     return typed.strip() or ("" if pick == options[0] else pick)
 
 
-def start_from(kind: str) -> tuple[str, dict]:
+def start_from(model) -> tuple[str, dict]:
     """A stored experiment whose spec pre-fills the form: (the widget-key prefix that goes with it, so
     picking another one redraws every widget with its values; the stored spec, {} for the defaults)."""
+    kind = model.model_fields["kind"].default  # the job kind, as the spec declares it
     stored = {e.id: e for e in origin.startable(store, kind)}
     pick = st.selectbox("Start from experiment", ["", *stored], key=f"{kind}-start",
                         format_func=lambda i: f"{stored[i].name} ({i})" if i else "(the spec's defaults)",
                         help="Pre-fills every field from the spec stored with that experiment, its recipe "
                              "included; the name is yours to give.")  # fmt: skip
-    model = {"sweep": SweepSpec, "eval": EvalSpec, "rl": RLSpec}[kind]
     return (f"{pick}/" if pick else ""), (under_current_names(model, stored[pick].spec) if pick else {})
 
 
@@ -80,8 +80,9 @@ def problem_fields(key: str, spec: dict, folders: list[str]) -> dict:
 def carried_fields(model, stored: dict) -> dict:
     """The stored spec's set fields that have no widget here (form=False: e.g. a sweep's independent
     checkpoints, an eval's Ray address): shown, and launched as stored."""
-    carried = {k: v for k, v in stored.items() if v not in (None, [], "") and k in model.model_fields
-               and extra(model.model_fields[k]).get("form", True) is False and extra(model.model_fields[k]).get("cli", True)}  # fmt: skip
+    fields = model.model_fields
+    carried = {k: v for k, v in stored.items() if v not in (None, [], "") and k in fields
+               and extra(fields[k]).get("form", True) is False and extra(fields[k]).get("cli", True)}  # fmt: skip
     if carried:
         st.caption("Also from the stored spec: " + "; ".join(
             f"{form_label(k, model.model_fields[k])}: {', '.join(map(str, v)) if isinstance(v, list) else v}"
@@ -107,7 +108,7 @@ def submit(cls, payload: dict) -> None:
 
 sweep_tab, eval_tab, rl_tab, import_tab = st.tabs(["α sweep", "Eval checkpoints", "RL (GRPO)", "Import problems"])
 with sweep_tab:  # no st.form: the benchmark and problem choices follow the endpoints as they are picked
-    prefix, stored = start_from("sweep")
+    prefix, stored = start_from(SweepSpec)
     title = widget(st, "name", SweepSpec.model_fields["name"], f"{prefix}sweep-name", value=None)
     ends = {name: checkpoint_field(SweepSpec, name, f"{prefix}{name}", stored.get(name)) for name in ("low", "high")}
     grid = widget(st, "alphas", SweepSpec.model_fields["alphas"], f"{prefix}sweep-alphas", stored.get("alphas", UNSET))
@@ -117,7 +118,7 @@ with sweep_tab:  # no st.form: the benchmark and problem choices follow the endp
     if st.button("Launch sweep", type="primary", key="sweep-launch"):
         submit(SweepSpec, {"name": title, **ends, "alphas": grid, **chosen, **options, **carried})
 with eval_tab:  # no st.form either: the benchmark follows the checkpoints as they are typed
-    prefix, stored = start_from("eval")
+    prefix, stored = start_from(EvalSpec)
     title = widget(st, "name", EvalSpec.model_fields["name"], f"{prefix}eval-name", value=None)
     paths = widget(st, "checkpoints", EvalSpec.model_fields["checkpoints"], f"{prefix}eval-checkpoints",
                    stored.get("checkpoints", UNSET))  # fmt: skip
@@ -127,7 +128,7 @@ with eval_tab:  # no st.form either: the benchmark follows the checkpoints as th
     if st.button("Launch eval", type="primary", key="eval-launch"):
         submit(EvalSpec, {"name": title, "checkpoints": paths, **chosen, **options, **carried})
 with rl_tab:
-    prefix, stored = start_from("rl")
+    prefix, stored = start_from(RLSpec)
     with st.form(f"{prefix}rl"):
         base = checkpoint_field(RLSpec, "base", f"{prefix}rl-base", stored.get("base"))
         options = spec_widgets(RLSpec, f"{prefix}rl", skip=("base",), columns=3, values=stored)
