@@ -122,7 +122,8 @@ def test_churn_click_opens_the_samples_view_at_the_clicked_alpha(samples_server,
     assert "```" not in text  # the raw completion is not repeated with its fences
     # the ladder: ascending input length, the unrun test marked as such, never "None"
     grid = main.locator("[data-testid='stDataFrame']:visible").first
-    grid.wait_for(timeout=30000)
+    # the grid draws its frame first and fills its cells later (on a busy machine, after this line)
+    grid.locator("[role='gridcell']").last.wait_for(state="attached", timeout=30000)
     cells = grid.locator("[role='gridcell']").all_inner_texts()
     assert "not run" in cells and "None" not in cells, cells
     lengths = [int(c) for c in cells[2::6]]  # columns: test, tier, input length, verdict, CPU s, memory MB
