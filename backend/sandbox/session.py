@@ -20,9 +20,10 @@ from backend.sandbox import admission, cgroups
 from backend.sandbox.boot import launcher_image
 
 NOBODY = 65534
-# Host-side seconds spent in each phase of every test run in this process (setup: input staged,
-# memory admitted and the cgroup armed; run: the launcher's fork, run and wait; teardown: usage
-# collected, output read), and the number of tests. bench/judge_speed.py reads it.
+# Host-side seconds spent in each phase of every test run in this process (setup: the last test's
+# cleanup awaited, input staged, memory admitted and the cgroup armed; run: the launcher's fork,
+# run and wait; teardown: output read, usage collected), and the number of tests.
+# bench/judge_speed.py reads it.
 PHASES: Counter = Counter()
 
 
