@@ -3,9 +3,10 @@
 Every test is a fork of the launcher, and each page the launcher holds is mapped into that fork
 and unmapped at its exit. Started as `python3 -c SOURCE`, the interpreter keeps the syntax tree of
 SOURCE for as long as SOURCE runs (CPython frees a `-c` string's tree only when its code returns,
-and the launcher's never does): about 1.1 MB held in every test's fork. So the interpreter starts
-from `BOOT`, a few lines whose tree is small, which read the launcher's source from the control
-pipe, compile it (that tree is freed at once) and run it.
+and the launcher's never does), and the compiler's freed pages cannot be handed back around it.
+So the interpreter starts from `BOOT`, a few lines whose tree is small, which read the launcher's
+source from the control pipe, compile it (that tree is freed at once) and run it: 3.8 MB of
+private memory after a test against 5.2 MB (tests/sandbox/test_hot_path.py measures both).
 """
 
 from __future__ import annotations
