@@ -12,8 +12,8 @@ with the spread.
 
     FLAB_LCB_REPO=/path/to/LiveCodeBench .venv/bin/python bench/judge_speed.py [--rounds 3] [--json OUT]
 
-The JSON also has our per-test phases (host side, marginal as above): setup (input staged,
-memory admitted, cgroup armed), run (the launcher's fork, run and wait, one round trip),
+The JSON also has our per-test phases (host side, marginal as above): setup (the last test's
+cleanup awaited, input staged, memory admitted, cgroup armed), run (the launcher's fork, run and wait, one round trip),
 teardown (usage read, output read) and judge (the judge's own work: checking, bookkeeping).
 """
 

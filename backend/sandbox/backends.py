@@ -20,10 +20,9 @@ import tempfile
 
 from backend.errors import UserError
 from backend.sandbox import cgroups
+from backend.sandbox.boot import SANDBOX_PYTHON, launcher_command
 from backend.sandbox.docker_backend import open_docker_session
 from backend.sandbox.session import (  # noqa: F401  (SandboxError and Session: the sandbox's boundary types)
-    LAUNCHER_SOURCE,
-    SANDBOX_PYTHON,
     SandboxError,
     Session,
     cgroup_layout,
@@ -56,7 +55,7 @@ def bwrap_argv(tmpfs_mb: int, counter_arg: list[str] | None = None) -> list[str]
     argv += ["--size", str(tmpfs_mb << 20), "--tmpfs", "/work", "--symlink", "/work/run", "/tmp"]
     argv += ["--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", "/work/run", "--setenv", "LANG", "C.UTF-8"]
     argv += ["--remount-ro", "/", "--chdir", "/work"]
-    return [*argv, SANDBOX_PYTHON, "-I", "-S", "-c", LAUNCHER_SOURCE, "/work", "--pid1", *(counter_arg or [])]
+    return [*argv, *launcher_command(SANDBOX_PYTHON, "/work", "--pid1", *(counter_arg or []))]
 
 
 def check_backend(name: str) -> None:
@@ -98,7 +97,7 @@ def _open_local(backend: str, tmpfs_mb: int, group: cgroups.SandboxCgroup | None
             print("WARNING: sandbox backend 'none' gives NO isolation; never use it on untrusted code", file=sys.stderr)
             workdir = tempfile.mkdtemp(prefix="flab-none-")
             os.chmod(workdir, 0o777)
-            argv = [SANDBOX_PYTHON, "-I", "-S", "-c", LAUNCHER_SOURCE, workdir, *counter_arg]
+            argv = launcher_command(SANDBOX_PYTHON, workdir, *counter_arg)
             proc = popen(argv, pass_fds=pass_fds, **drop_to_nobody())
             launcher_pid = proc.pid
             cleanup = functools.partial(shutil.rmtree, workdir, ignore_errors=True)

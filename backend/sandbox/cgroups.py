@@ -159,7 +159,8 @@ class SandboxCgroup:
         self._baseline = 0
         self._cap = 0
         self._events = (0, 0)
-        self._fds: dict[Path, int] = {}  # per-test files stay open: a test costs a few µs of syscalls
+        self._events_at_end: tuple[int, int] | None = None  # the counters as the last end() read them
+        self._fds: dict[str, int] = {}  # per-test files stay open: a test costs a few µs of syscalls
         self._written: dict[str, int] = {}  # what was last set, so unchanged values are not rewritten
         self._memsw = not self.v2 and (dirs["memory"] / "memory.memsw.failcnt").exists()
 
@@ -227,28 +228,34 @@ class SandboxCgroup:
 
     # -- per test ---------------------------------------------------------------------------
 
-    def _fd(self, path: Path) -> int:
-        fd = self._fds.get(path)
+    def _fd(self, name: str, role: str = "memory") -> int:
+        """The open file `name` of the group's `role` folder (names are unique across roles); kept
+        by name, since building a Path per read cost more than the read itself."""
+        fd = self._fds.get(name)
         if fd is None:
-            fd = self._fds[path] = os.open(path, os.O_RDWR if os.access(path, os.W_OK) else os.O_RDONLY)
+            path = self.dirs[role] / name
+            fd = self._fds[name] = os.open(path, os.O_RDWR if os.access(path, os.W_OK) else os.O_RDONLY)
         return fd
 
-    def _get(self, path: Path) -> str:
-        return os.pread(self._fd(path), 4096, 0).decode()
+    def _get(self, name: str) -> str:
+        return os.pread(self._fd(name), 4096, 0).decode()
 
-    def _set(self, path: Path, value: int) -> None:
-        if self._written.get(path.name) != value:
-            os.pwrite(self._fd(path), str(value).encode(), 0)
-            self._written[path.name] = value
+    def _set(self, name: str, value: int, role: str = "memory") -> bool:
+        """Write `value` unless it is what was written last; whether it wrote."""
+        if self._written.get(name) == value:
+            return False
+        os.pwrite(self._fd(name, role), str(value).encode(), 0)
+        self._written[name] = value
+        return True
 
-    def _mem(self, v1_name: str, v2_name: str) -> Path:
-        return self.dirs["memory"] / (v2_name if self.v2 else v1_name)
+    def _mem(self, v1_name: str, v2_name: str) -> str:
+        return v2_name if self.v2 else v1_name
 
     def usage_file(self) -> Path:
-        return self._mem("memory.usage_in_bytes", "memory.current")
+        return self.dirs["memory"] / self._mem("memory.usage_in_bytes", "memory.current")
 
     def usage_bytes(self) -> int:
-        return int(self._get(self.usage_file()) or 0)
+        return int(self._get(self._mem("memory.usage_in_bytes", "memory.current")) or 0)
 
     def begin(self, memory_mb: int, max_procs: int, staged_bytes: int = 0) -> int:
         """Cap memory at the current use (launcher, staged input) plus the test's limit; reset the
@@ -256,11 +263,16 @@ class SandboxCgroup:
         is about to write to its tmpfs, counted (in whole pages) as if already there."""
         self._baseline = self.usage_bytes() + -(-staged_bytes // PAGE) * PAGE
         cap = ((self._baseline >> 20) + 1 + memory_mb + LAUNCHER_SLACK_MB) << 20  # whole MB: rarely rewritten
-        self._set_memory_cap(cap)
+        recapped = self._set_memory_cap(cap)
         self._cap = cap
-        self._set(self.dirs["pids"] / "pids.max", max_procs + 1)  # + the launcher
+        self._set("pids.max", max_procs + 1, role="pids")  # + the launcher
         self._reset_peak()
-        self._events = self._memory_events()
+        # Nothing but the launcher's cleanup ran since the last end() read the counters, under a cap
+        # that has not moved: reuse them rather than read three files again (once only: a test
+        # whose end() was never read leaves None here).
+        reuse = not recapped and self._events_at_end is not None
+        self._events = self._events_at_end if reuse else self._memory_events()
+        self._events_at_end = None
         return cap
 
     def end(self) -> dict:
@@ -270,7 +282,7 @@ class SandboxCgroup:
         needed on v1 because kernels >= 6.12 count failcnt only on the memory counter while a
         memsw limit equal to it fails first (memory.memsw.failcnt is never counted)."""
         oom0, hit0 = self._events
-        oom, hit = self._memory_events()
+        oom, hit = self._events_at_end = self._memory_events()
         peak = self._peak_bytes()
         return {
             "mem_mb": None if peak is None else max(0, peak - self._baseline) / (1 << 20),
@@ -281,34 +293,33 @@ class SandboxCgroup:
     def _memory_events(self) -> tuple[int, int]:
         """(OOM kills, limit hits) so far: v2 memory.events `oom_kill` and `max`; v1 the
         oom_control `oom_kill` and memory.failcnt + memory.memsw.failcnt."""
-        mem = self.dirs["memory"]
         if self.v2:
-            events = self._get(mem / "memory.events")
+            events = self._get("memory.events")
             return _field(events, "oom_kill"), _field(events, "max")
-        oom = _field(self._get(mem / "memory.oom_control"), "oom_kill")
-        hits = int(self._get(mem / "memory.failcnt") or 0)
+        oom = _field(self._get("memory.oom_control"), "oom_kill")
+        hits = int(self._get("memory.failcnt") or 0)
         if self._memsw:
-            hits += int(self._get(mem / "memory.memsw.failcnt") or 0)
+            hits += int(self._get("memory.memsw.failcnt") or 0)
         return oom, hits
 
-    def _set_memory_cap(self, cap: int) -> None:
+    def _set_memory_cap(self, cap: int) -> bool:
+        """Whether the cap moved."""
         if self.v2:
-            self._set(self.dirs["memory"] / "memory.max", cap)
-            return
-        limit = self.dirs["memory"] / "memory.limit_in_bytes"
-        memsw = self.dirs["memory"] / "memory.memsw.limit_in_bytes"
-        if not memsw.exists():  # no swap accounting in this kernel
-            self._set(limit, cap)
-            return
+            return self._set("memory.max", cap)
+        limit, memsw = "memory.limit_in_bytes", "memory.memsw.limit_in_bytes"
+        if not self._memsw:  # no swap accounting in this kernel
+            return self._set(limit, cap)
+        if self._written.get(limit) == cap and self._written.get(memsw) == cap:
+            return False
         # memory + swap must stay >= memory: raise memsw first, lower it last
         order = (memsw, limit) if cap >= int(self._get(limit) or 0) else (limit, memsw)
-        for path in order:
-            self._set(path, cap)
+        for name in order:
+            self._set(name, cap)
+        return True
 
     def _reset_peak(self) -> None:
         if not self.v2:
-            path = self.dirs["memory"] / "memory.max_usage_in_bytes"
-            os.pwrite(self._fd(path), b"0", 0)  # resets it to the current use
+            os.pwrite(self._fd("memory.max_usage_in_bytes"), b"0", 0)  # resets it to the current use
             return
         # v2 (kernel >= 6.12): a write resets the peak as seen through that same open file
         if self._peak_fd is None:
@@ -325,7 +336,7 @@ class SandboxCgroup:
 
     def _peak_bytes(self) -> int | None:
         if not self.v2:
-            return int(self._get(self.dirs["memory"] / "memory.max_usage_in_bytes") or 0)
+            return int(self._get("memory.max_usage_in_bytes") or 0)
         if self._peak_fd is None or self._peak_fd < 0:
             return None
         return int(os.pread(self._peak_fd, 64, 0) or 0)

@@ -25,7 +25,8 @@ from pathlib import Path
 
 from backend.errors import UserError
 from backend.sandbox import cgroups
-from backend.sandbox.session import LAUNCHER_SOURCE, SandboxError, Session, cgroup_layout
+from backend.sandbox.boot import launcher_command
+from backend.sandbox.session import SandboxError, Session, cgroup_layout
 
 BUILD_SCRIPT = Path(__file__).resolve().parents[2] / "scripts/build_sandbox_image.sh"
 # tagged by the build script's hash, as the script tags it: a changed recipe means a rebuild
@@ -61,7 +62,7 @@ class DockerSession(Session):
         counter = ["--cpu-counter", IN_CONTAINER_COUNTER[layout.version]] if layout else []
         self.container = client.containers.create(
             IMAGE,
-            command=["/usr/bin/python3", "-I", "-S", "-c", LAUNCHER_SOURCE, "/work", "--pid1", *counter],
+            command=launcher_command("/usr/bin/python3", "/work", "--pid1", *counter),
             user="65534:65534",
             network_mode="none",
             read_only=True,
@@ -129,6 +130,10 @@ class DockerSession(Session):
     def close(self) -> None:
         """Back to the idle pool when healthy; a broken container is removed."""
         self._release()  # an idle container holds no admission
+        try:
+            self._await_marker()  # the next program starts from the last test's cleanup
+        except SandboxError:
+            pass  # marked broken
         if self.broken:
             self.destroy()
         elif self not in _idle:

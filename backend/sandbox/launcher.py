@@ -28,22 +28,17 @@ namespace with kill(-1) (PID 1 itself ignores signals sent from inside), otherwi
 The host keeps expected outputs; this process only ever holds the current test's input.
 """
 
+import _json
 import _signal
-import base64
-import contextlib
+import binascii
 import fcntl
-import functools
 import gc
-import json
 import os
 import resource
 import select
-import shutil
-import signal
 import struct
 import sys
 import time
-import traceback
 
 WORK = sys.argv[1] if len(sys.argv) > 1 else "/work"
 PID1 = "--pid1" in sys.argv
@@ -58,6 +53,7 @@ FOLDER_MODES = {}  # set at start: the work, .io and run folders' modes as made
 IO_NAMES = {"stdin", "stdout", "stderr"}
 OWN_FILES = {"run", ".io", "prog", "prog.cpp"}  # and headers a load writes beside prog.cpp
 CHILD_STDIO = None  # set at start: prepare_child_stdio()
+LEFT_CLEAN = False  # True: nothing has run since clear_leftovers() last finished
 INPUT_BUFFER = bytearray(1 << 16)  # allocated once, before any test: a test's peak never sees it
 
 
@@ -72,16 +68,43 @@ def _cpu_counter_arg():
 CPU_COUNTER = _cpu_counter_arg()
 
 
+# JSON through the stdlib's C codec (`_json`), not the `json` package: that one imports `re`, and
+# every page this process holds is copied into each test's fork and torn down at its exit.
+class _Decoding:
+    strict, object_hook, object_pairs_hook = True, None, None
+    parse_float, parse_int, parse_constant = float, int, float
+
+
+_scan = _json.make_scanner(_Decoding())
+_quote = _json.encode_basestring_ascii  # what json.dumps does to a string
+
+
+def _dumps(obj):
+    """A flat dict of None, bools, numbers and strings: every message this process sends."""
+    items = []
+    for key, value in obj.items():
+        if value is None or isinstance(value, bool):
+            value = "null" if value is None else "true" if value else "false"
+        else:
+            value = _quote(value) if isinstance(value, str) else repr(value)
+        items.append(f"{_quote(key)}: {value}")
+    return "{" + ", ".join(items) + "}"
+
+
 def recv():
     header = _read_exact(4)
     if not header:
         return None
-    return json.loads(_read_exact(struct.unpack(">I", header)[0]))
+    return _scan(_read_exact(struct.unpack(">I", header)[0]).decode(), 0)[0]
 
 
-def send(obj):
-    data = json.dumps(obj).encode()
-    os.write(CTRL_OUT, struct.pack(">I", len(data)))
+def send(obj, tail=b""):
+    """One message, and `tail` (raw bytes that follow it) in the same write."""
+    data = _dumps(obj).encode()
+    write_all(struct.pack(">I", len(data)) + data + tail)
+
+
+def write_all(data):
     view = memoryview(data)
     while view:
         view = view[os.write(CTRL_OUT, view) :]
@@ -134,7 +157,7 @@ def prefer_as_oom_victim():
 
 # Every step between fork and the program is kept to a few C calls: each Python object the child
 # touches costs it a copy-on-write page fault, and those faults were most of a test's cost.
-CHILD_SIGNALS = tuple(int(s) for s in (signal.SIGINT, signal.SIGPIPE, signal.SIGTERM, signal.SIGXFSZ, signal.SIGCHLD))
+CHILD_SIGNALS = (_signal.SIGINT, _signal.SIGPIPE, _signal.SIGTERM, _signal.SIGXFSZ, _signal.SIGCHLD)
 WRITE_NEW = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
 CHILD_IO = tuple(zip(IO_PATHS, (os.O_RDONLY, WRITE_NEW, WRITE_NEW), strict=True))  # fd 0, 1, 2
 
@@ -182,7 +205,7 @@ def exec_python(code, args=()):
             status = 1
     except BaseException as exc:
         tb = exc.__traceback__.tb_next if exc.__traceback__ else None  # hide this launcher's frame
-        traceback.print_exception(type(exc), exc, tb)
+        sys.__excepthook__(type(exc), exc, tb)  # the interpreter's own report, in C: no import
         status = 1
     try:
         sys.stdout.flush()
@@ -195,12 +218,12 @@ def exec_python(code, args=()):
 def kill_everything_else(main_pid):
     if PID1:
         try:
-            os.kill(-1, signal.SIGKILL)  # every process in the namespace but us
+            os.kill(-1, _signal.SIGKILL)  # every process in the namespace but us
         except ProcessLookupError:
             pass
     else:
         try:
-            os.killpg(main_pid, signal.SIGKILL)
+            os.killpg(main_pid, _signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
     while True:  # reap the child, and as PID 1 every orphan reparented to us
@@ -277,12 +300,12 @@ def wait_within_limits(pid, clock, cpu_limit, wall_limit, start):
         while not poller.poll(slice_s * 1000):
             elapsed = time.monotonic() - start
             if clock.used(pid) > cpu_limit + 0.02:
-                os.kill(pid, signal.SIGKILL)
+                os.kill(pid, _signal.SIGKILL)
                 return False
             # the host gives up 10 s past the wall limit: the queue may stretch it by 8 s at most
             not_queued = elapsed - runqueue_wait(pid)
             if not_queued > wall_limit or elapsed > wall_limit + 8:
-                os.kill(pid, signal.SIGKILL)
+                os.kill(pid, _signal.SIGKILL)
                 return True
             slice_s = min(0.02, max(0.001, wall_limit - not_queued))
         return False
@@ -292,8 +315,10 @@ def wait_within_limits(pid, clock, cpu_limit, wall_limit, start):
 
 def stage(stdin_data, files=None, keep_dir=False):
     """Put the test's input in place before the host takes its memory baseline."""
+    global LEFT_CLEAN
     if not keep_dir:
         clear_leftovers()
+    LEFT_CLEAN = False
     for name, content in (files or {}).items():
         with open(os.path.join(RUN_DIR, os.path.basename(name)), "w") as f:
             f.write(content)
@@ -307,6 +332,7 @@ def clear_leftovers():
     work folder and .io go, folders it made unwritable are made writable again (it runs as our
     uid), and the run folder is made afresh unless it was left empty and as made (then a stat and
     a listdir replace a rmdir and a mkdir)."""
+    global LEFT_CLEAN
     for folder, keep in ((WORK, OWN_FILES), (IO_DIR, IO_NAMES)):
         if os.lstat(folder).st_mode != FOLDER_MODES[folder]:
             os.chmod(folder, FOLDER_MODES[folder] & 0o7777)
@@ -314,26 +340,31 @@ def clear_leftovers():
             remove(os.path.join(folder, name))
     try:
         if os.lstat(RUN_DIR).st_mode == FOLDER_MODES[RUN_DIR] and not os.listdir(RUN_DIR):
+            LEFT_CLEAN = True
             return
     except OSError:  # removed or made unreadable by the last program
         pass
     remove(RUN_DIR)
     os.makedirs(RUN_DIR, exist_ok=True)
+    LEFT_CLEAN = True
 
 
 def remove(path):
     """A file, a link, or a folder tree whose folders the program may have made unwritable."""
     if os.path.islink(path) or not os.path.isdir(path):
-        with contextlib.suppress(FileNotFoundError):
+        try:
             os.unlink(path)
+        except FileNotFoundError:
+            pass
         return
-    with contextlib.suppress(OSError):
-        os.chmod(path, 0o700)
-    for root, dirs, _ in os.walk(path):
-        for name in dirs:
-            if not os.path.islink(os.path.join(root, name)):
-                with contextlib.suppress(OSError):
-                    os.chmod(os.path.join(root, name), 0o700)
+    import shutil  # only when a program left a folder: kept out of every test's fork
+
+    for folder in [path] + [os.path.join(root, name) for root, dirs, _ in os.walk(path) for name in dirs]:
+        if not os.path.islink(folder):
+            try:
+                os.chmod(folder, 0o700)
+            except OSError:
+                pass
     shutil.rmtree(path, ignore_errors=True)
 
 
@@ -343,7 +374,8 @@ def stage_raw(size):
     is read even when the file cannot take them (a full tmpfs), so the pipe stays in step."""
     view, fd, error = memoryview(INPUT_BUFFER), None, None
     try:
-        clear_leftovers()
+        if not LEFT_CLEAN:
+            clear_leftovers()
         fd = os.open(IO_PATHS[0], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     except OSError as exc:
         error = exc
@@ -369,7 +401,9 @@ def run_child(target, lim, keep_fd=None):
     """Fork, exec the target under limits, wait with a wall backstop, measure. target(): never
     returns; `keep_fd` stays open in the child for it. The output stays in its file: `reply()`
     streams it."""
+    global LEFT_CLEAN
     limits = rlimits(lim)
+    LEFT_CLEAN = False
     clock = TestClock()
     start = time.monotonic()
     pid = os.fork()
@@ -387,9 +421,11 @@ def run_child(target, lim, keep_fd=None):
     wall = time.monotonic() - start
     kill_everything_else(pid)
     out_path, err_path = IO_PATHS[1:]
-    with open(err_path, "rb") as f:
-        f.seek(max(0, os.path.getsize(err_path) - STDERR_KEEP))
-        err = f.read()
+    fd = os.open(err_path, os.O_RDONLY)
+    try:
+        err = os.pread(fd, STDERR_KEEP, max(0, os.fstat(fd).st_size - STDERR_KEEP))
+    finally:
+        os.close(fd)
     return {
         "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
         "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
@@ -406,15 +442,22 @@ def reply(res, freed_marker=False):
     """Send a run's reply, then its output straight from the file, in chunks; then free the
     tmpfs pages, which would otherwise count towards the next test's memory baseline (for a
     `test`, also its input and files, then the one-byte marker that says so)."""
-    send(res)
-    size = res["stdout_bytes"]
-    with open(IO_PATHS[1], "rb") as f:
-        while size:
-            chunk = f.read(min(CHUNK, size)) or b"\0" * min(CHUNK, size)  # shrank under us: keep framing
-            size -= len(chunk)
-            view = memoryview(chunk)
-            while view:
-                view = view[os.write(CTRL_OUT, view) :]
+    size, offset = res["stdout_bytes"], 0
+    fd = os.open(IO_PATHS[1], os.O_RDONLY)
+    try:
+        while True:
+            want = min(CHUNK, size - offset)
+            chunk = os.pread(fd, want, offset) if want else b""
+            chunk += b"\0" * (want - len(chunk))  # shrank under us: keep the framing
+            if offset == 0:
+                send(res, chunk)  # the reply and a small output in one write
+            else:
+                write_all(chunk)
+            offset += want
+            if offset >= size:
+                break
+    finally:
+        os.close(fd)
     free_io()
     if freed_marker:
         os.truncate(IO_PATHS[0], 0)
@@ -440,7 +483,7 @@ class Program:
         self.language = msg["language"]
         if self.language == "binary":  # a checker compiled earlier (special.py's cache)
             with open(self.binary, "wb") as f:
-                f.write(base64.b64decode(msg["binary_b64"]))
+                f.write(binascii.a2b_base64(msg["binary_b64"]))
             self.language = "cpp"
             self.image = sealed_image(self.binary)
             return {"ok": True, "error": None}
@@ -448,6 +491,8 @@ class Program:
             try:
                 self.code = compile(msg["source"], "solution.py", "exec")
             except (SyntaxError, ValueError) as exc:
+                import traceback  # a program that does not parse runs no test
+
                 return {"ok": False, "error": "".join(traceback.format_exception_only(type(exc), exc))[-2000:]}
             gc.freeze()  # a child's garbage collections then leave this warm state's pages shared
             return {"ok": True, "error": None}
@@ -472,7 +517,7 @@ class Program:
         reply = {"ok": ok, "error": error}
         if ok and msg.get("return_binary"):
             with open(self.binary, "rb") as f:
-                reply["binary_b64"] = base64.b64encode(f.read()).decode()
+                reply["binary_b64"] = binascii.b2a_base64(f.read(), newline=False).decode()
         if ok:
             self.image = sealed_image(self.binary)
         return reply
@@ -514,11 +559,22 @@ def shell_target(cmd):
     return lambda: os.execve("/bin/sh", ["/bin/sh", "-c", cmd], env)
 
 
-def make_untraceable():
-    """Non-dumpable: a program (same uid) can neither ptrace us nor read /proc/1/mem."""
+def libc():
     import ctypes
 
-    ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
+    return ctypes.CDLL(None)
+
+
+def make_untraceable():
+    """Non-dumpable: a program (same uid) can neither ptrace us nor read /proc/1/mem."""
+    libc().prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
+
+
+def shed_free_memory():
+    """Collect start-up garbage and hand malloc's free pages back to the kernel: every page this
+    process holds is mapped into each test's fork and unmapped at its exit."""
+    gc.collect()
+    libc().malloc_trim(0)
 
 
 def main():
@@ -526,8 +582,8 @@ def main():
     # every tracked object, and after each fork every page written is a copy-on-write fault.
     gc.disable()
     make_untraceable()
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN if PID1 else signal.SIG_DFL)
+    _signal.signal(_signal.SIGINT, _signal.SIG_IGN)
+    _signal.signal(_signal.SIGTERM, _signal.SIG_IGN if PID1 else _signal.SIG_DFL)
     os.makedirs(IO_DIR, exist_ok=True)
     os.makedirs(RUN_DIR, exist_ok=True)
     global CHILD_STDIO
@@ -536,6 +592,7 @@ def main():
     FOLDER_MODES.update({folder: os.lstat(folder).st_mode for folder in (WORK, IO_DIR, RUN_DIR)})
     CHILD_STDIO = prepare_child_stdio()
     program = Program()
+    shed_free_memory()
     send({"ready": True, "pid": os.getpid()})
     while True:
         msg = recv()
@@ -548,10 +605,10 @@ def main():
                 send(stage(msg.get("input", ""), msg.get("files"), msg.get("keep_dir", False)))
             elif msg["op"] == "test":
                 stage_raw(msg["input_bytes"])
-                res = run_child(functools.partial(program.target, msg.get("args", [])), msg["limits"], program.image)
+                res = run_child(lambda args=msg.get("args", []): program.target(args), msg["limits"], program.image)
                 reply(res, freed_marker=True)
             elif msg["op"] == "run":
-                reply(run_child(functools.partial(program.target, msg.get("args", [])), msg["limits"], program.image))
+                reply(run_child(lambda args=msg.get("args", []): program.target(args), msg["limits"], program.image))
             elif msg["op"] == "shell":
                 reply(run_child(shell_target(msg["cmd"]), msg["limits"]))
             else:

@@ -17,13 +17,13 @@ from collections import Counter
 from pathlib import Path
 
 from backend.sandbox import admission, cgroups
+from backend.sandbox.boot import launcher_image
 
-LAUNCHER_SOURCE = (Path(__file__).parent / "launcher.py").read_text()
-SANDBOX_PYTHON = "/usr/bin/python3"  # Debian's interpreter: readable by nobody, outside our venv
 NOBODY = 65534
-# Host-side seconds spent in each phase of every test run in this process (setup: input staged,
-# memory admitted and the cgroup armed; run: the launcher's fork, run and wait; teardown: usage
-# collected, output read), and the number of tests. bench/judge_speed.py reads it.
+# Host-side seconds spent in each phase of every test run in this process (setup: the last test's
+# cleanup awaited, input staged, memory admitted and the cgroup armed; run: the launcher's fork,
+# run and wait; teardown: output read, usage collected), and the number of tests.
+# bench/judge_speed.py reads it.
 PHASES: Counter = Counter()
 
 
@@ -45,10 +45,12 @@ class Session:
         self.broken = False
         self._admission: contextlib.ExitStack | None = None
         self._admitted_cap = 0
+        self._marker_due = False  # a `test`'s closing byte, read only when the next step needs it
         if cgroup and cgroup.owned:
             # The launcher joins while its interpreter is still starting (a v1 migration waits for
             # an RCU grace period, which this overlaps), and before it runs any program.
             cgroup.add(launcher_pid or proc.pid)
+        self._send_bytes(launcher_image())
         self._await_ready()
 
     def _await_ready(self) -> None:
@@ -110,8 +112,10 @@ class Session:
                          "timed_out": False, "stdout_bytes": 0, "stderr": ""}  # fmt: skip
                 msg["op"] = "killed"
             t2 = time.perf_counter()
-            # a `test` ends with one byte, sent once its input, output and files are freed
-            reply["stdout"] = self._read_stdout(reply.pop("stdout_bytes"), marker=msg["op"] == "test")
+            reply["stdout"] = self._read_stdout(reply.pop("stdout_bytes"))
+            # A `test` ends with one byte, sent once its input, output and files are freed. The next
+            # baseline must wait for it, not this test's accounting and checking.
+            self._marker_due = msg["op"] == "test" and not self.broken
         reply["accounting"] = self.accounting
         reply["oom_killed"] = bool(usage.get("oom_killed"))
         reply["cap_hit"] = bool(usage.get("cap_hit"))
@@ -125,6 +129,7 @@ class Session:
         """Admit the test to the host's memory, cap its cgroup, and collect what it used.
         `staged_bytes`: input the launcher writes to its tmpfs after this, counted as baseline."""
         usage: dict = {}
+        self._await_marker()
         if self.cgroup is None:
             yield usage
             return
@@ -152,21 +157,31 @@ class Session:
             self._admission.close()
             self._admission = None
 
-    def _read_stdout(self, size: int, marker: bool = False) -> str:
-        if not size and not marker:
+    def _read_stdout(self, size: int) -> str:
+        if not size:
             return ""
         try:
-            data = self._read_exact(size + marker, time.monotonic() + 60)
-            return data[:size].decode("utf-8", "replace")
+            return self._read_exact(size, time.monotonic() + 60).decode("utf-8", "replace")
         except SandboxError:
             if self.broken:
                 return ""
             raise
 
+    def _await_marker(self) -> None:
+        """The last `test`'s closing byte: the launcher has freed what that test left."""
+        if self._marker_due:
+            self._marker_due = False
+            try:
+                self._read_exact(1, time.monotonic() + 60)
+            except SandboxError:
+                self.broken = True
+                raise
+
     def call(self, msg: dict, timeout: float, payload: bytes = b"") -> dict:
         """One message (and `payload`, raw bytes after it, in the same write); its reply."""
         data = json.dumps(msg).encode()
         try:
+            self._await_marker()
             self._send_bytes(struct.pack(">I", len(data)) + data + payload)
             reply = self._recv(timeout)
         except SandboxError:

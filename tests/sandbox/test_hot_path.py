@@ -1,10 +1,13 @@
 """The judge's per-test path (issue #32): one round trip per test, a child forked from the warm
 launcher per test, and nothing passing from one test to the next."""
 
+from pathlib import Path
+
 import pytest
 
 from backend.grading.judge import JudgeTest, Program, judge
 from backend.grading.limits import JudgeLimits
+from backend.sandbox import boot
 from backend.sandbox import session as session_module
 from backend.sandbox.backends import SandboxError, open_session
 
@@ -120,3 +123,30 @@ def test_a_program_cannot_replace_what_the_next_test_runs(run):
     tests = [JudgeTest("1 2\n", "3\n"), JudgeTest("2 2\n", "4\n"), JudgeTest("3 4\n", "7\n")]
     result = run(REPLACES_ITS_BINARY, tests, language="cpp", run_all=True)
     assert [t.verdict for t in result.tests] == ["AC"] * 3, [t.detail for t in result.tests]
+
+
+def _launcher_private_kb(monkeypatch, argv: list[str], image: bytes) -> tuple[int, str]:
+    """A launcher started with `argv` and sent `image`: its private memory after one test (what
+    the next test forks), and that test's output."""
+    monkeypatch.setattr(session_module, "launcher_image", lambda: image)
+    with session_module.Session(session_module.popen(argv)) as s:
+        s.load("python", "print(sum(map(int, input().split())))", JudgeLimits().for_compile())
+        out = s.run(JudgeLimits().for_test(), "2 3\n")["stdout"]
+        status = Path(f"/proc/{s.proc.pid}/status").read_text()
+        kb = int(next(line for line in status.splitlines() if line.startswith("RssAnon")).split()[1])
+    return kb, out
+
+
+def test_the_launcher_holds_no_syntax_tree_of_its_own_source(monkeypatch, tmp_path):
+    """Every test forks the launcher, so its pages are paid per test. Started from the small BOOT
+    stub, which compiles the source it is sent, it holds at least 512 KB less than started as
+    `python3 -c SOURCE`, whose syntax tree CPython keeps until the launcher returns (never)."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    booted = _launcher_private_kb(
+        monkeypatch, boot.launcher_command(boot.SANDBOX_PYTHON, str(tmp_path / "a")), boot.launcher_image()
+    )
+    legacy_argv = [boot.SANDBOX_PYTHON, "-I", "-S", "-c", boot.LAUNCHER_SOURCE, str(tmp_path / "b")]
+    legacy = _launcher_private_kb(monkeypatch, legacy_argv, b"")
+    assert booted[1] == legacy[1] == "5\n"
+    assert booted[0] <= legacy[0] - 512, (booted, legacy)
