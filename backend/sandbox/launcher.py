@@ -68,27 +68,20 @@ def _cpu_counter_arg():
 CPU_COUNTER = _cpu_counter_arg()
 
 
-# JSON through the stdlib's C codec (`_json`), not the `json` package: that one imports `re`, and
-# every page this process holds is copied into each test's fork and torn down at its exit.
+# JSON through the stdlib's C codec (`_json`, what the `json` package drives), not the package:
+# that imports `re`, and every page this process holds is copied into each test's fork and torn
+# down at its exit. Same settings and output as json.loads / json.dumps.
 class _Decoding:
     strict, object_hook, object_pairs_hook = True, None, None
     parse_float, parse_int, parse_constant = float, int, float
 
 
+def _unencodable(obj):
+    raise TypeError(f"cannot send a {type(obj).__name__}")
+
+
 _scan = _json.make_scanner(_Decoding())
-_quote = _json.encode_basestring_ascii  # what json.dumps does to a string
-
-
-def _dumps(obj):
-    """A flat dict of None, bools, numbers and strings: every message this process sends."""
-    items = []
-    for key, value in obj.items():
-        if value is None or isinstance(value, bool):
-            value = "null" if value is None else "true" if value else "false"
-        else:
-            value = _quote(value) if isinstance(value, str) else repr(value)
-        items.append(f"{_quote(key)}: {value}")
-    return "{" + ", ".join(items) + "}"
+_encode = _json.make_encoder(None, _unencodable, _json.encode_basestring_ascii, None, ": ", ", ", False, False, True)
 
 
 def recv():
@@ -100,7 +93,7 @@ def recv():
 
 def send(obj, tail=b""):
     """One message, and `tail` (raw bytes that follow it) in the same write."""
-    data = _dumps(obj).encode()
+    data = "".join(_encode(obj, 0)).encode()
     write_all(struct.pack(">I", len(data)) + data + tail)
 
 
@@ -458,16 +451,18 @@ def reply(res, freed_marker=False):
                 break
     finally:
         os.close(fd)
-    free_io()
+    free_io(size, bool(res["stderr"]))
     if freed_marker:
         os.truncate(IO_PATHS[0], 0)
         clear_leftovers()
         os.write(CTRL_OUT, b"\0")
 
 
-def free_io():
-    for path in IO_PATHS[1:]:
-        os.truncate(path, 0)
+def free_io(stdout=True, stderr=True):
+    """Empty the output files (an empty one is left alone: a truncate is a path walk)."""
+    for path, used in zip(IO_PATHS[1:], (stdout, stderr), strict=True):
+        if used:
+            os.truncate(path, 0)
 
 
 class Program:
