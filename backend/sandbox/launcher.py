@@ -1,8 +1,9 @@
 """The warm fork server that runs *inside* the sandbox (bwrap, docker or none).
 
-Stdlib only, started once per program with
-`python3 -I -S launcher.py WORKDIR [--pid1] [--cpu-counter FD|PATH:v1|v2]`. It speaks
-length-prefixed JSON on fds 0/1 with the host:
+Stdlib only (and its two helpers, launcher_files.py and launcher_limits.py, shipped with it),
+started once per program as `python3 -I -S -c BOOT WORKDIR [--pid1] [--cpu-counter FD|PATH:v1|v2]`
+(boot.py), which reads the three sources from the pipe first. It speaks length-prefixed JSON on
+fds 0/1 with the host:
 
     {"op": "load", "language": "python"|"cpp"|"binary", ...}    -> {"ok", "error"[, "binary_b64"]}
     {"op": "stage", "input": ..., "files": {...}, "keep_dir"}   -> {"ok"}
@@ -31,41 +32,34 @@ The host keeps expected outputs; this process only ever holds the current test's
 import _json
 import _signal
 import binascii
-import fcntl
 import gc
 import os
 import resource
-import select
 import struct
 import sys
 import time
 
-WORK = sys.argv[1] if len(sys.argv) > 1 else "/work"
-PID1 = "--pid1" in sys.argv
-RUN_DIR = os.path.join(WORK, "run")
-IO_DIR = os.path.join(WORK, ".io")
-IO_PATHS = tuple(os.path.join(IO_DIR, name) for name in ("stdin", "stdout", "stderr"))
+from launcher_files import (
+    FOLDER_MODES,
+    IO_DIR,
+    IO_PATHS,
+    OWN_FILES,
+    RUN_DIR,
+    WORK,
+    clear_leftovers,
+    free_io,
+    mark_used,
+    remove,
+    sealed_image,
+    stage,
+    stage_raw,
+)
+from launcher_limits import PID1, TestClock, kill_everything_else, prefer_as_oom_victim, rlimits, wait_within_limits
+
 CTRL_IN, CTRL_OUT = os.dup(0), os.dup(1)
 STDERR_KEEP = 8192
-TICKS = os.sysconf("SC_CLK_TCK")
 CHUNK = 1 << 20
-FOLDER_MODES = {}  # set at start: the work, .io and run folders' modes as made
-IO_NAMES = {"stdin", "stdout", "stderr"}
-OWN_FILES = {"run", ".io", "prog", "prog.cpp"}  # and headers a load writes beside prog.cpp
 CHILD_STDIO = None  # set at start: prepare_child_stdio()
-LEFT_CLEAN = False  # True: nothing has run since clear_leftovers() last finished
-INPUT_BUFFER = bytearray(1 << 16)  # allocated once, before any test: a test's peak never sees it
-
-
-def _cpu_counter_arg():
-    if "--cpu-counter" not in sys.argv:
-        return None
-    where, fmt = sys.argv[sys.argv.index("--cpu-counter") + 1].rsplit(":", 1)
-    fd = int(where) if where.isdigit() else os.open(where, os.O_RDONLY)
-    return fd, fmt
-
-
-CPU_COUNTER = _cpu_counter_arg()
 
 
 # JSON through the stdlib's C codec (`_json`, what the `json` package drives), not the package:
@@ -112,40 +106,6 @@ def _read_exact(n):
         chunks.append(chunk)
         n -= len(chunk)
     return b"".join(chunks)
-
-
-def rlimits(lim):
-    """The test's rlimits, soft = hard so the program cannot raise them back; computed in the
-    launcher, so the forked child only makes the syscalls.
-
-    Under a cgroup the memory cap is the cgroup's, over all processes; RLIMIT_AS is then only a
-    generous backstop against mapping games, so threads and runtimes that reserve address space
-    they never touch work. Without one (rlimits accounting) RLIMIT_AS is the memory cap itself.
-    The stack is half the memory limit (at most 1 GB): deep recursion works, and glibc, which
-    sizes each thread's stack from RLIMIT_STACK, can still map a few thread stacks.
-    """
-    cpu = int(lim["cpu_s"]) + 1
-    memory = int(lim["memory_mb"]) << 20
-    caps = (
-        (resource.RLIMIT_AS, 4 * memory + (1 << 30) if CPU_COUNTER else memory),
-        (resource.RLIMIT_FSIZE, int(lim["output_mb"]) << 20),
-        (resource.RLIMIT_NPROC, int(lim["max_procs"])),
-        (resource.RLIMIT_CORE, 0),
-        (resource.RLIMIT_NOFILE, 64),
-        (resource.RLIMIT_STACK, max(8 << 20, min(memory // 2, 1 << 30))),
-    )
-    return ((resource.RLIMIT_CPU, (cpu, cpu + 1)), *((which, (value, value)) for which, value in caps))
-
-
-def prefer_as_oom_victim():
-    """Under a cgroup's memory cap the kernel kills the largest process; make it the program's,
-    not the launcher's (raising one's own score needs no privilege)."""
-    try:
-        fd = os.open("/proc/self/oom_score_adj", os.O_WRONLY)
-        os.write(fd, b"1000")
-        os.close(fd)
-    except OSError:
-        pass
 
 
 # Every step between fork and the program is kept to a few C calls: each Python object the child
@@ -208,195 +168,12 @@ def exec_python(code, args=()):
     os._exit(status & 0xFF)
 
 
-def kill_everything_else(main_pid):
-    if PID1:
-        try:
-            os.kill(-1, _signal.SIGKILL)  # every process in the namespace but us
-        except ProcessLookupError:
-            pass
-    else:
-        try:
-            os.killpg(main_pid, _signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-    while True:  # reap the child, and as PID 1 every orphan reparented to us
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            if not PID1:
-                return
-            time.sleep(0.0005)
-
-
-def cpu_seconds(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / TICKS
-    except (OSError, IndexError, ValueError):
-        return 0.0
-
-
-def own_cpu():
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
-def group_cpu():
-    fd, fmt = CPU_COUNTER
-    text = os.pread(fd, 4096, 0).decode()
-    if fmt == "v1":
-        return int(text) / 1e9
-    for line in text.splitlines():
-        if line.startswith("usage_usec "):
-            return int(line.split()[1]) / 1e6
-    return 0.0
-
-
-class TestClock:
-    """CPU time of one test: every process of it (the cgroup's counter less this launcher's own
-    CPU) or, under rlimits accounting, the direct child's."""
-
-    def __init__(self):
-        self.start = (group_cpu(), own_cpu()) if CPU_COUNTER else None
-
-    def used(self, pid):
-        if self.start is None:
-            return cpu_seconds(pid)
-        return (group_cpu() - self.start[0]) - (own_cpu() - self.start[1])
-
-
-def runqueue_wait(pid):
-    """Seconds the process spent runnable but waiting for a CPU (/proc/PID/schedstat): the wall
-    backstop is for sleepers, and a busy machine's queue must not turn a computing program's
-    wait into TLE."""
-    try:
-        with open(f"/proc/{pid}/schedstat") as f:
-            return int(f.read().split()[1]) / 1e9
-    except (OSError, IndexError, ValueError):
-        return 0.0
-
-
-def wait_within_limits(pid, clock, cpu_limit, wall_limit, start):
-    """Wait for the child; SIGKILL it once the test's CPU time passes the limit (RLIMIT_CPU only
-    has whole seconds) or the wall backstop expires: wall time less the main process's wait for a
-    CPU, so that only sleeping counts. Returns True when the wall backstop fired."""
-    pidfd = os.pidfd_open(pid)
-    poller = select.poll()
-    poller.register(pidfd, select.POLLIN)
-    try:
-        # CPU time cannot run ahead of the wall clock by more than the thread count, so the
-        # first check comes at a fraction of the limit and then every 20 ms.
-        slice_s = cpu_limit / 4
-        while not poller.poll(slice_s * 1000):
-            elapsed = time.monotonic() - start
-            if clock.used(pid) > cpu_limit + 0.02:
-                os.kill(pid, _signal.SIGKILL)
-                return False
-            # the host gives up 10 s past the wall limit: the queue may stretch it by 8 s at most
-            not_queued = elapsed - runqueue_wait(pid)
-            if not_queued > wall_limit or elapsed > wall_limit + 8:
-                os.kill(pid, _signal.SIGKILL)
-                return True
-            slice_s = min(0.02, max(0.001, wall_limit - not_queued))
-        return False
-    finally:
-        os.close(pidfd)
-
-
-def stage(stdin_data, files=None, keep_dir=False):
-    """Put the test's input in place before the host takes its memory baseline."""
-    global LEFT_CLEAN
-    if not keep_dir:
-        clear_leftovers()
-    LEFT_CLEAN = False
-    for name, content in (files or {}).items():
-        with open(os.path.join(RUN_DIR, os.path.basename(name)), "w") as f:
-            f.write(content)
-    with open(os.path.join(IO_DIR, "stdin"), "w") as f:
-        f.write(stdin_data)
-    return {"ok": True}
-
-
-def clear_leftovers():
-    """Nothing a program leaves passes to the next test: files beside the launcher's own in the
-    work folder and .io go, folders it made unwritable are made writable again (it runs as our
-    uid), and the run folder is made afresh unless it was left empty and as made (then a stat and
-    a listdir replace a rmdir and a mkdir)."""
-    global LEFT_CLEAN
-    for folder, keep in ((WORK, OWN_FILES), (IO_DIR, IO_NAMES)):
-        if os.lstat(folder).st_mode != FOLDER_MODES[folder]:
-            os.chmod(folder, FOLDER_MODES[folder] & 0o7777)
-        for name in set(os.listdir(folder)) - keep:
-            remove(os.path.join(folder, name))
-    try:
-        if os.lstat(RUN_DIR).st_mode == FOLDER_MODES[RUN_DIR] and not os.listdir(RUN_DIR):
-            LEFT_CLEAN = True
-            return
-    except OSError:  # removed or made unreadable by the last program
-        pass
-    remove(RUN_DIR)
-    os.makedirs(RUN_DIR, exist_ok=True)
-    LEFT_CLEAN = True
-
-
-def remove(path):
-    """A file, a link, or a folder tree whose folders the program may have made unwritable."""
-    if os.path.islink(path) or not os.path.isdir(path):
-        try:
-            os.unlink(path)
-        except FileNotFoundError:
-            pass
-        return
-    import shutil  # only when a program left a folder: kept out of every test's fork
-
-    for folder in [path] + [os.path.join(root, name) for root, dirs, _ in os.walk(path) for name in dirs]:
-        if not os.path.islink(folder):
-            try:
-                os.chmod(folder, 0o700)
-            except OSError:
-                pass
-    shutil.rmtree(path, ignore_errors=True)
-
-
-def stage_raw(size):
-    """The `test` op's input: `size` raw bytes from the host straight into the stdin file (the
-    leftovers were cleared after the last test; this only repeats it if that failed). Every byte
-    is read even when the file cannot take them (a full tmpfs), so the pipe stays in step."""
-    view, fd, error = memoryview(INPUT_BUFFER), None, None
-    try:
-        if not LEFT_CLEAN:
-            clear_leftovers()
-        fd = os.open(IO_PATHS[0], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    except OSError as exc:
-        error = exc
-    while size:
-        got = os.readv(CTRL_IN, [view[: min(size, len(view))]])
-        if not got:
-            raise EOFError("the host closed the pipe mid-input")
-        size -= got
-        written = 0
-        while fd is not None and written < got:
-            try:
-                written += os.write(fd, view[written:got])
-            except OSError as exc:
-                os.close(fd)
-                fd, error = None, exc
-    if fd is not None:
-        os.close(fd)
-    if error:
-        raise error
-
-
 def run_child(target, lim, keep_fd=None):
     """Fork, exec the target under limits, wait with a wall backstop, measure. target(): never
     returns; `keep_fd` stays open in the child for it. The output stays in its file: `reply()`
     streams it."""
-    global LEFT_CLEAN
     limits = rlimits(lim)
-    LEFT_CLEAN = False
+    mark_used()
     clock = TestClock()
     start = time.monotonic()
     pid = os.fork()
@@ -456,13 +233,6 @@ def reply(res, freed_marker=False):
         os.truncate(IO_PATHS[0], 0)
         clear_leftovers()
         os.write(CTRL_OUT, b"\0")
-
-
-def free_io(stdout=True, stderr=True):
-    """Empty the output files (an empty one is left alone: a truncate is a path walk)."""
-    for path, used in zip(IO_PATHS[1:], (stdout, stderr), strict=True):
-        if used:
-            os.truncate(path, 0)
 
 
 class Program:
@@ -534,21 +304,6 @@ class Program:
         os.execve(self.image, [self.binary, *args], {"PATH": "/usr/bin:/bin"})
 
 
-def sealed_image(path):
-    """The compiled binary copied into a sealed memfd, then removed from the work folder: the
-    program runs as our uid and could rewrite a file there, so that a later test of the same
-    submission would run another program. A sealed memfd cannot be written by anyone."""
-    fd = os.memfd_create("prog", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
-    with open(path, "rb") as f:
-        data = memoryview(f.read())
-    while data:
-        data = data[os.write(fd, data) :]
-    seals = fcntl.F_SEAL_WRITE | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL
-    fcntl.fcntl(fd, fcntl.F_ADD_SEALS, seals)
-    os.unlink(path)
-    return fd
-
-
 def shell_target(cmd):
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": RUN_DIR, "LANG": "C.UTF-8"}
     return lambda: os.execve("/bin/sh", ["/bin/sh", "-c", cmd], env)
@@ -599,7 +354,7 @@ def main():
             elif msg["op"] == "stage":
                 send(stage(msg.get("input", ""), msg.get("files"), msg.get("keep_dir", False)))
             elif msg["op"] == "test":
-                stage_raw(msg["input_bytes"])
+                stage_raw(msg["input_bytes"], CTRL_IN)
                 res = run_child(lambda args=msg.get("args", []): program.target(args), msg["limits"], program.image)
                 reply(res, freed_marker=True)
             elif msg["op"] == "run":

@@ -146,7 +146,11 @@ def test_the_launcher_holds_no_syntax_tree_of_its_own_source(monkeypatch, tmp_pa
     booted = _launcher_private_kb(
         monkeypatch, boot.launcher_command(boot.SANDBOX_PYTHON, str(tmp_path / "a")), boot.launcher_image()
     )
-    legacy_argv = [boot.SANDBOX_PYTHON, "-I", "-S", "-c", boot.LAUNCHER_SOURCE, str(tmp_path / "b")]
+    helpers = "".join(  # the helper modules, registered as BOOT does, then the launcher: one -c string
+        f"import sys\n_m = sys.modules[{name!r}] = type(sys)({name!r})\nexec({source!r}, _m.__dict__)\n"
+        for name, source in boot.LAUNCHER_MODULES
+    )
+    legacy_argv = [boot.SANDBOX_PYTHON, "-I", "-S", "-c", helpers + boot.LAUNCHER_SOURCE, str(tmp_path / "b")]
     legacy = _launcher_private_kb(monkeypatch, legacy_argv, b"")
     assert booted[1] == legacy[1] == "5\n"
     assert booted[0] <= legacy[0] - 512, (booted, legacy)
