@@ -1,0 +1,71 @@
+"""Per-problem limits and the separation check (issue #29), on three problems built so that the
+answer is known: one whose brute force is quadratic and whose buggy variant breaks past 100
+numbers; one whose "brute force" is the reference itself; one whose only buggy variant breaks on
+tiny inputs alone."""
+
+import random
+
+import pytest
+
+from backend.lab.separation import FLOOR_S, Programs, limit_from, separation
+from backend.records import Problem, Test, tier_of
+
+REFERENCE = "import sys\nnums = sys.stdin.read().split()[1:]\nprint(sum(map(int, nums)))\n"
+# quadratic: n^2 / 2 additions, a few ms of CPU at n = 200 (tier 3), seconds at n = 6,664 (tier 5)
+QUADRATIC = """import sys
+nums = list(map(int, sys.stdin.read().split()[1:]))
+total = 0
+for i in range(len(nums)):
+    for j in range(i):
+        total += 0
+print(sum(nums) + total)
+"""
+WRONG_PAST_100 = "import sys\nnums = sys.stdin.read().split()[1:]\nprint(sum(map(int, nums[:100])))\n"
+WRONG_ALWAYS = "print(-1)\n"
+WRONG_BELOW_20 = (
+    "import sys\nnums = sys.stdin.read().split()[1:]\nprint(sum(map(int, nums)) if len(nums) >= 20 else -1)\n"
+)
+
+
+def make_tests(pid: str) -> list[Test]:
+    """Two tests per tier 1-5: `n` then n numbers of 1-2 digits, padded to the tier's length."""
+    rng, tests = random.Random(0), []
+    for tier in range(1, 6):
+        for target in (2 * 10 ** (tier - 1), 6 * 10 ** (tier - 1)):  # lengths inside the tier
+            n = max(1, (target - 8) // 3)
+            nums = [rng.randrange(1, 100) for _ in range(n)]
+            text = f"{n}\n{' '.join(map(str, nums))}\n"
+            tests.append(Test(pid, len(tests), text, f"{sum(nums)}\n", len(text), tier_of(len(text))))
+    return tests
+
+
+def test_a_quadratic_brute_force_separates_a_fast_one_and_a_tiny_bug_do_not():
+    built = [(Problem(f"t/{name}", "t", name, ""), make_tests(f"t/{name}")) for name in ("sum", "flat", "tiny-bug")]
+    assert {t.tier for t in built[0][1]} == {1, 2, 3, 4, 5}
+    programs = {
+        "t/sum": Programs(REFERENCE, QUADRATIC, (WRONG_ALWAYS, WRONG_PAST_100)),
+        "t/flat": Programs(REFERENCE, REFERENCE, (WRONG_ALWAYS,)),
+        "t/tiny-bug": Programs(REFERENCE, QUADRATIC, (WRONG_BELOW_20,)),
+    }
+    reports = {r.problem_id: r for r in separation(built, programs, runs=2)}
+    separating, flat = reports["t/sum"], reports["t/flat"]
+    # a summing reference needs a few ms at most: the floor decides the limit
+    assert separating.reference_cpu_s < FLOOR_S / 3 and separating.limit_s == FLOOR_S
+    assert separating.separating, separating.reasons
+    assert separating.brute_small_verdict == "AC" and separating.brute_small_cpu_s <= separating.limit_s / 3
+    assert separating.brute_large_tle == 2  # both tier-5 tests
+    # WRONG_ALWAYS fails everywhere (highest tier 5); WRONG_PAST_100 only past 100 numbers (tier 3 up)
+    assert separating.buggy_fail_tiers == [5, 5]
+    assert not flat.separating
+    assert flat.brute_large_tle == 0
+    assert flat.reasons == ["the brute force exceeds L on 0 tier-5 tests"]
+    tiny_bug = reports["t/tiny-bug"]
+    assert tiny_bug.buggy_fail_tiers == [2]  # n < 20 only: the tier-1 and tier-2 tests
+    assert tiny_bug.reasons == ["no buggy-fast variant fails a test of tier >= 3"]
+
+
+def test_the_limit_is_three_times_the_reference_with_a_floor():
+    assert limit_from(0.0) == FLOOR_S
+    assert limit_from(0.016) == FLOOR_S  # 3 x 0.016 = 0.048 < 0.05
+    assert limit_from(0.02) == pytest.approx(0.06)
+    assert limit_from(0.1234) == pytest.approx(0.370)
