@@ -12,6 +12,7 @@ against 5.2 MB (tests/sandbox/test_hot_path.py measures both).
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 HERE = Path(__file__).parent
@@ -44,9 +45,10 @@ def launcher_command(python: str, workdir: str, *args: str) -> list[str]:
     return [python, "-I", "-S", "-c", BOOT, workdir, *args]
 
 
-def launcher_image(source: str = LAUNCHER_SOURCE) -> bytes:
+@functools.cache
+def launcher_image() -> bytes:
     """What BOOT reads first: a manifest (name and size of each source), then the sources, the
-    launcher's (`source`) last."""
-    parts = [(name, text.encode()) for name, text in (*LAUNCHER_MODULES, ("launcher", source))]
+    launcher's last. Built once per host process: the sources do not change."""
+    parts = [(name, text.encode()) for name, text in (*LAUNCHER_MODULES, ("launcher", LAUNCHER_SOURCE))]
     manifest = " ".join(f"{name} {len(data)}" for name, data in parts).encode()
     return str(len(manifest)).encode().ljust(HEADER) + manifest + b"".join(data for _, data in parts)

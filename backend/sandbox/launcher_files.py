@@ -20,10 +20,9 @@ INPUT_BUFFER = bytearray(1 << 16)  # allocated once, before any test: a test's p
 
 def stage(stdin_data, files=None, keep_dir=False):
     """Put the test's input in place before the host takes its memory baseline."""
-    global LEFT_CLEAN
     if not keep_dir:
         clear_leftovers()
-    LEFT_CLEAN = False
+    mark_used()
     for name, content in (files or {}).items():
         with open(os.path.join(RUN_DIR, os.path.basename(name)), "w") as f:
             f.write(content)
