@@ -5,6 +5,9 @@
 - pass@16 of the SFT checkpoint on the held-in problems (a problem counts when any of its 16
   samples is correct) — target at least 50 % of them;
 - `lab build` wall time — target at most 60 minutes on 2 cores;
+- separating problems (issue: lab third design; `backend/lab/separation.py`) — target at least 12,
+  with at least 16 samples per α on each; a build judged under one limit for every problem did not
+  measure this, and says so;
 - and, for the endpoints' reason to differ, the share of brute-force-style programs per α
   (backend/lab/styles.py), printed, not targeted.
 
@@ -17,6 +20,7 @@ import argparse
 import json
 import sys
 import tempfile
+from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -77,6 +81,19 @@ def report(store: Store, manifest: dict) -> None:
     )
     minutes = manifest["timings_s"]["total"] / 60
     print(f"build time: {minutes:.1f} min (target ≤ 60: {'met' if minutes <= 60 else 'NOT met'})")
+    separation_targets(manifest, evals)
+
+
+def separation_targets(manifest: dict, evals: list[Evaluation]) -> None:
+    separating = manifest.get("separating")
+    if separating is None:
+        print("separating problems: not measured (this build judged every problem under one CPU limit)")
+        return
+    print(f"separating problems: {len(separating)} of {len(manifest['problems'])} "
+          f"(target ≥ 12: {'met' if len(separating) >= 12 else 'NOT met'})")  # fmt: skip
+    per_cell = Counter((e.problem_id, e.checkpoint_id) for e in evals if e.problem_id in set(separating))
+    n = min(per_cell.values(), default=0)
+    print(f"samples per α on each separating problem: at least {n} (target ≥ 16: {'met' if n >= 16 else 'NOT met'})")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""`python -m backend lab build|import|report`: the miniature lab."""
+"""`python -m backend lab build|import|report|separation`: the miniature lab."""
 
 from __future__ import annotations
 
@@ -77,6 +77,27 @@ def lab_report(
         raise UserError(f"experiment {experiment} has no judged samples here; run `python -m backend lab import` first")
     rows = findings(to_outcomes(counts))
     typer.echo(json.dumps(rows, indent=1) if as_json else to_markdown(rows))
+
+
+@lab_app.command("separation")
+def lab_separation(
+    # no spec can hold this: LabRecipe's `only`, a recipe field (the recipe is the lab's spec)
+    only: Annotated[list[str] | None, typer.Option("--only", help="Builtin slug (repeatable; default: all).")] = None,
+    # no spec can hold this: LabRecipe's `limit_runs`, its default read from the recipe
+    runs: Annotated[
+        int | None, typer.Option("--runs", min=1, help="Timed runs of each reference (default: the recipe's).")
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Each lab problem's own CPU limit and whether its tests separate fast from slow code (what
+    `lab build` measures and records; nothing is stored)."""
+    from backend.lab.problems import lab_problems
+    from backend.lab.recipe import LabRecipe
+    from backend.lab.separation import separation, to_markdown
+
+    recipe = LabRecipe(only=only or [])
+    reports = separation(lab_problems(recipe), runs=runs or recipe.limit_runs, progress=True)
+    typer.echo(json.dumps([r.as_dict() for r in reports], indent=1) if as_json else to_markdown(reports))
 
 
 def register(app: typer.Typer) -> None:

@@ -39,17 +39,20 @@ def export_results(store: Store, experiments: list[str], folder: Path, root: Pat
 
 def import_results(store: Store, folder: Path = ARTIFACTS) -> dict[str, int]:
     """Load folder/results/*.parquet into the store (replacing rows with the same keys), with
-    paths pointing into `folder`. Problems come from `lab.problems`, built from the recipe."""
+    paths pointing into `folder`. Problems come from `lab.problems`, built from the recipe, under the
+    time limits the build recorded."""
     import pyarrow.parquet as pq
 
-    from backend.lab.problems import store_lab_problems
+    from backend.lab.problems import lab_problems, store_lab_problems, with_limits
     from backend.lab.recipe import LabRecipe
 
     results = folder / "results"
     if not (results / "experiments.parquet").is_file():
         raise UserError(f"no lab results in {results}; run `python -m backend lab build` first")
-    recipe = LabRecipe.from_dict(json.loads((folder / "recipe.json").read_text())["recipe"])
-    store_lab_problems(store, recipe, progress=False)
+    manifest = json.loads((folder / "recipe.json").read_text())
+    recipe = LabRecipe.from_dict(manifest["recipe"])
+    limits = {pid: report["limit_s"] for pid, report in manifest.get("problems", {}).items()}
+    store_lab_problems(store, with_limits(lab_problems(recipe, progress=False), limits))
     counts = {}
     for name, cls in TABLES.items():
         path = results / f"{name}.parquet"

@@ -1,6 +1,6 @@
 """`lab build`: the whole method on a CPU, from nothing.
 
-problems → tokenizer + tiny Qwen2 → SFT → two GRPO endpoints (low / high coverage reward) →
+problems → per-problem limits and the separation check → tokenizer + tiny Qwen2 → SFT → two GRPO endpoints (low / high coverage reward) →
 α sweep with the SFT overlaid (a real sweep job) → findings report → committed artifacts.
 
 Everything is written into `<out>.building` and moved into place at the end, so a failed or
@@ -22,7 +22,7 @@ import typer
 from backend.errors import UserError
 from backend.jobs import runner
 from backend.lab.artifacts import export_results
-from backend.lab.problems import BENCH, HELD_IN, split_of, store_lab_problems
+from backend.lab.problems import BENCH, HELD_IN, lab_problems, split_of, store_lab_problems, with_limits
 from backend.lab.recipe import LAB_LABEL, LabRecipe
 from backend.lab.report import findings, to_markdown
 from backend.lab.sft import train_sft
@@ -56,7 +56,10 @@ def build(
     began = time.perf_counter()
 
     with stage("problems", timings):
-        built = store_lab_problems(store, recipe, progress)
+        built = lab_problems(recipe, progress)
+    with stage("limits and separation", timings):
+        separations = _separation(recipe, built, progress)
+        built = store_lab_problems(store, with_limits(built, {r.problem_id: r.limit_s for r in separations}))
         held_in = [p for p, _ in built if split_of(p) == HELD_IN]
     with stage("SFT", timings):
         sft = staging / "checkpoints" / "sft"
@@ -79,6 +82,8 @@ def build(
         "recipe": recipe.to_dict(), "fingerprint": recipe.fingerprint(), "label": LAB_LABEL,
         "sweep_experiment": sweep_exp, "rl_experiments": rl_experiments, "sft_checkpoint": sft_id,
         "held_in": [p.id for p in held_in], "held_out": [p.id for p, _ in built if split_of(p) != HELD_IN],
+        "problems": {r.problem_id: r.as_dict() for r in separations},
+        "separating": [r.problem_id for r in separations if r.separating],
         "sft": sft_info, "rows": counts, "timings_s": timings | {"total": round(time.perf_counter() - began, 1)},
         "machine": f"{platform.machine()}, {_cpus()} CPUs",
     }  # fmt: skip
@@ -87,6 +92,23 @@ def build(
     shutil.rmtree(out, ignore_errors=True)
     staging.rename(out)
     return manifest
+
+
+def _separation(recipe: LabRecipe, built, progress: bool) -> list:
+    """Each problem's own limit and whether it separates (lab/separation.py), when the recipe asks
+    for per-problem limits; none under one fixed limit."""
+    from backend.lab.separation import separation
+
+    if recipe.time_limit_s is not None:
+        typer.echo(f"   one CPU limit for every problem: {recipe.time_limit_s:g} s")
+        return []
+    reports = separation(built, runs=recipe.limit_runs, progress=progress)
+    apart = [f"{r.problem_id} ({'; '.join(r.reasons)})" for r in reports if not r.separating]
+    typer.echo(f"   {len(reports) - len(apart)} of {len(reports)} problems separate fast from slow code; "
+               f"limits {min(r.limit_s for r in reports):g}-{max(r.limit_s for r in reports):g} s")  # fmt: skip
+    for line in apart:
+        typer.echo(f"   not separating: {line}")
+    return reports
 
 
 def _train_endpoint(store, recipe, sft, reward, staging, name, problems, progress) -> tuple[str, Path]:
@@ -118,8 +140,13 @@ def _sweep(store, recipe, endpoints, sft, problems, watch_job) -> str:
     spec = recipe.sweep_spec(low=low, high=high, independent=[str(sft)], bench=BENCH, problems=problems,
                              allow_same_endpoints=same)  # fmt: skip
     name = f"{LAB_LABEL}: α sweep {recipe.low_reward} → {recipe.high_reward}"
+    limit = (
+        f"{recipe.time_limit_s:g} s CPU limit"
+        if recipe.time_limit_s
+        else "a CPU limit of 3x its reference's, at least 0.05 s, per problem"
+    )
     note = (f"{LAB_LABEL[0].upper()}{LAB_LABEL[1:]}. A {recipe.hidden_size}-wide, {recipe.num_layers}-layer Qwen2 trained here on {len(problems)} of our builtin "
-            f"problems (tests up to 10^{recipe.max_tier} characters, {recipe.time_limit_s:g} s CPU limit); evaluated on "
+            f"problems (tests up to 10^{recipe.max_tier} characters, {limit}); evaluated on "
             "the same problems it was trained on. Not a real model; see docs/lab.md.")  # fmt: skip
     job = runner.create_job(store, spec, name=name, note=note)
     if watch_job:

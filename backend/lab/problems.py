@@ -1,12 +1,17 @@
 """The lab's problem set: the builtin problems with their tests up to tier `max_tier` and a CPU
 limit scaled to those inputs, stored as bench `lab`. A tiny model is judged thousands of times on
-a laptop-class CPU; the full 10^6-character tiers would cost a CPU-second per slow sample."""
+a laptop-class CPU; the full 10^6-character tiers would cost a CPU-second per slow sample.
+
+The limit is the recipe's one `time_limit_s`, or, where that is None, each problem's own L_p,
+measured by `lab build` (`lab/separation.py`) and recorded in recipe.json, so that `lab import`
+stores the limits the results were judged under instead of measuring them again."""
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import replace
 
+from backend.errors import UserError
 from backend.problems.build import build_builtin
 from backend.problems.builtin import get
 from backend.records import Problem, Test
@@ -29,7 +34,11 @@ def held_out_slugs(slugs: list[str], per_difficulty: int, seed: int) -> set[str]
     return chosen
 
 
-def lab_problems(recipe, progress: bool = True) -> list[tuple[Problem, list[Test]]]:
+Built = list[tuple[Problem, list[Test]]]
+
+
+def lab_problems(recipe, progress: bool = True) -> Built:
+    """The problems and tests, each under the recipe's limit (None until `with_limits`)."""
     built = build_builtin(None, only=recipe.only or None, progress=progress)
     slugs = [p.id.split("/", 1)[1] for p, _ in built]
     held_out = held_out_slugs(slugs, recipe.held_out_per_difficulty, recipe.seed)
@@ -48,8 +57,15 @@ def lab_problems(recipe, progress: bool = True) -> list[tuple[Problem, list[Test
     return out
 
 
-def store_lab_problems(store: Store, recipe, progress: bool = True) -> list[tuple[Problem, list[Test]]]:
-    built = lab_problems(recipe, progress)
+def with_limits(built: Built, limits: dict[str, float]) -> Built:
+    """Each problem under its own limit from `limits`, where it has one."""
+    return [(replace(p, time_limit_s=limits.get(p.id, p.time_limit_s)), tests) for p, tests in built]
+
+
+def store_lab_problems(store: Store, built: Built) -> Built:
+    missing = [p.id for p, _ in built if p.time_limit_s is None]
+    if missing:  # a recipe that calibrates its limits, read without the limits its build recorded
+        raise UserError(f"no time limit recorded for {', '.join(missing)}; rebuild the lab with `lab build`")
     store.replace_problems(built)
     return built
 

@@ -22,7 +22,11 @@ class LabRecipe:
     seed: int = 0
     # problems: the builtin set with its tests up to tier `max_tier` and a CPU limit scaled to them
     max_tier: int = 5  # inputs < 10^5 characters
-    time_limit_s: float = 0.1  # references need at most ~0.035 s here; brute force O(n^2) does not fit
+    # one CPU limit for every problem (the first two builds: 0.1 s), or None: each problem's own,
+    # L_p = max(0.05 s, 3 × its reference's worst CPU time over `limit_runs` runs), with the
+    # separation check run under it and both recorded in recipe.json (lab/separation.py)
+    time_limit_s: float | None = 0.1
+    limit_runs: int = 5
     held_out_per_difficulty: int = 2  # never trained on (SFT or RL); labelled in the report
     only: list[str] = field(default_factory=list)  # builtin slugs to use (empty: all)
     # tokenizer and model (transformers Qwen2)
@@ -81,7 +85,7 @@ class LabRecipe:
         return cls(
             only=["longest-run", "count-primes", "two-sum-exists", "majority-element", "next-greater", "gcd-of-array",
                   "max-subarray", "stock-profit"],
-            held_out_per_difficulty=0, hidden_size=64, num_layers=2, vocab_size=1024, sft_epochs=2, code_sequences=400,
+            held_out_per_difficulty=0, time_limit_s=None, limit_runs=2, hidden_size=64, num_layers=2, vocab_size=1024, sft_epochs=2, code_sequences=400,
             rl=dict(LabRecipe().rl, steps=2, per_device_train_batch_size=8, num_generations=4, max_completion_length=160),
             sweep=dict(LabRecipe().sweep, alphas=[-0.5, 0, 0.5, 1, 1.5], n=4, max_tokens=160),
         )  # fmt: skip

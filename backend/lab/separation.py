@@ -9,9 +9,12 @@ design, step 1). Pure bookkeeping over the lab's own judge: nothing here trains 
   - it exceeds L_p (TLE) on at least 2 tier-5 tests (it is punished where speed matters), and
   - a buggy-fast variant fails a test of tier >= 3 (the tests catch fast but wrong code on real
     inputs, not only on the first tiny one).
+- **Sized** (reported, not required): the tier-5 tests on which the brute force needs at least
+  20 × L_p, so a slow program fails there by a wide margin, not by a noisy one. The brute force is
+  judged on tier 5 under 20 × L_p to see this; over L_p counts as exceeding the limit.
 
-Not yet wired into `lab build`: the committed lab was judged under one limit for every problem
-(0.1 s), and the next build is where per-problem limits and the separating subset come in.
+`lab build` records every problem's report in recipe.json; the build and `lab import` judge each
+problem under its recorded L_p (`lab/problems.py`).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ REFERENCE_MARGIN = 3.0
 MEASURE_LIMIT_S = 2.0  # the generous limit the reference is timed under
 SMALL_TIER, LARGE_TIER = 3, 5
 BRUTE_TLE_NEEDED = 2
+SIZE_FACTOR = 20  # tier 5 should cost a brute force at least this many limits
 
 
 @dataclass
@@ -40,6 +44,7 @@ class Separation:
     brute_small_cpu_s: float = 0.0  # the brute force's largest CPU time on tiers <= 3
     brute_small_verdict: str = ""
     brute_large_tle: int = 0  # tier-5 tests on which the brute force exceeded the limit
+    brute_large_sized: int = 0  # tier-5 tests on which it needed at least SIZE_FACTOR × the limit
     buggy_fail_tiers: list[int | None] = field(default_factory=list)  # highest failing tier per variant
     reasons: list[str] = field(default_factory=list)  # why it does not separate
 
@@ -76,7 +81,15 @@ def builtin_programs(problem: Problem) -> Programs:
 Built = list[tuple[Problem, list[Test]]]
 
 
-def calibrate_limits(built: Built, programs: dict[str, Programs], runs: int, workers: int) -> dict[str, Separation]:
+def _judged(jobs: list[JudgeJob], workers: int, progress: bool, desc: str):
+    from tqdm import tqdm
+
+    yield from tqdm(judge_many(jobs, workers=workers), total=len(jobs), desc=desc, unit="program", disable=not progress)
+
+
+def calibrate_limits(
+    built: Built, programs: dict[str, Programs], runs: int, workers: int, progress: bool = False
+) -> dict[str, Separation]:
     """Each problem's reference timed `runs` times on all its tests; the limit follows from the worst."""
     reports = {p.id: Separation(p.id) for p, _ in built}
     limits = JudgeLimits(time_limit_s=MEASURE_LIMIT_S)
@@ -85,7 +98,7 @@ def calibrate_limits(built: Built, programs: dict[str, Programs], runs: int, wor
         for p, tests in built
         for run in range(runs)
     ]
-    for (pid, _), result in judge_many(jobs, workers=workers):
+    for (pid, _), result in _judged(jobs, workers, progress, "timing references"):
         report = reports[pid]
         report.reference_cpu_s = max(report.reference_cpu_s, result.cpu_s)
         if result.verdict != "AC":
@@ -96,24 +109,25 @@ def calibrate_limits(built: Built, programs: dict[str, Programs], runs: int, wor
 
 
 def separation(
-    built: Built, programs: dict[str, Programs] | None = None, runs: int = 5, workers: int = 2
+    built: Built, programs: dict[str, Programs] | None = None, runs: int = 5, workers: int = 2, progress: bool = False
 ) -> list[Separation]:
     """The limit of each problem, then the three checks above under it. `programs`: by problem id
     (default: the builtin problems' own)."""
     programs = programs or {p.id: builtin_programs(p) for p, _ in built}
-    reports = calibrate_limits(built, programs, runs, workers)
+    reports = calibrate_limits(built, programs, runs, workers, progress)
     jobs = []
     for p, tests in built:
         own, limits = programs[p.id], JudgeLimits(time_limit_s=reports[p.id].limit_s, memory_mb=p.memory_limit_mb)
         small = [t for t in tests if t.tier <= SMALL_TIER]
         large = [t for t in tests if t.tier == LARGE_TIER]
         jobs.append(JudgeJob((p.id, "brute-small"), Program(own.brute), _cases(small), limits, run_all=True))
-        jobs.append(JudgeJob((p.id, "brute-large"), Program(own.brute), _cases(large), limits, run_all=True))
+        wide = JudgeLimits(time_limit_s=SIZE_FACTOR * limits.time_limit_s, memory_mb=p.memory_limit_mb)
+        jobs.append(JudgeJob((p.id, "brute-large"), Program(own.brute), _cases(large), wide, run_all=True))
         jobs += [
             JudgeJob((p.id, f"buggy-{i}"), Program(src), _cases(tests), limits, run_all=True)
             for i, src in enumerate(own.buggy)
         ]
-    results: dict[tuple[str, str], JudgeResult] = dict(judge_many(jobs, workers=workers))
+    results: dict[tuple[str, str], JudgeResult] = dict(_judged(jobs, workers, progress, "separation"))
     for p, _ in built:
         _judge_separation(reports[p.id], results, [key for key in results if key[0] == p.id])
     return sorted(reports.values(), key=lambda r: r.problem_id)
@@ -128,7 +142,9 @@ def _judge_separation(report: Separation, results: dict, keys: list) -> None:
     elif small.cpu_s > report.limit_s / 3:
         report.reasons.append(f"the brute force needs {small.cpu_s:.3f} s on tiers <= {SMALL_TIER} (> L/3)")
     large = results[(report.problem_id, "brute-large")]
-    report.brute_large_tle = sum(t.verdict == "TLE" for t in large.tests)
+    # judged under SIZE_FACTOR × L: over L is a TLE at L, a TLE here needed SIZE_FACTOR × L
+    report.brute_large_tle = sum(t.verdict == "TLE" or t.cpu_s > report.limit_s for t in large.tests)
+    report.brute_large_sized = sum(t.verdict == "TLE" for t in large.tests)
     if report.brute_large_tle < BRUTE_TLE_NEEDED:
         report.reasons.append(f"the brute force exceeds L on {report.brute_large_tle} tier-{LARGE_TIER} tests")
     for key in sorted(k for k in keys if k[1].startswith("buggy-")):
@@ -136,3 +152,18 @@ def _judge_separation(report: Separation, results: dict, keys: list) -> None:
         report.buggy_fail_tiers.append(max(failed) if failed else None)
     if not any(tier is not None and tier >= SMALL_TIER for tier in report.buggy_fail_tiers):
         report.reasons.append(f"no buggy-fast variant fails a test of tier >= {SMALL_TIER}")
+
+
+def to_markdown(reports: list[Separation]) -> str:
+    rows = ["| problem | L_p | brute, tiers ≤ 3 | tier-5 tests over L_p | over 20 L_p | buggy fails up to tier | separates |",
+            "|---|---|---|---|---|---|---|"]  # fmt: skip
+    for r in reports:
+        tiers = ", ".join("-" if t is None else str(t) for t in r.buggy_fail_tiers)
+        rows.append(f"| {r.problem_id} | {r.limit_s:.3f} s | {r.brute_small_verdict} {r.brute_small_cpu_s:.3f} s | "
+                    f"{r.brute_large_tle} | {r.brute_large_sized} | {tiers} | "
+                    f"{'yes' if r.separating else 'no: ' + '; '.join(r.reasons)} |")  # fmt: skip
+    separating = sum(r.separating for r in reports)
+    sized = sum(r.brute_large_sized >= BRUTE_TLE_NEEDED for r in reports)
+    rows.append(f"\n{separating} of {len(reports)} separate; on {sized}, the brute force needs {SIZE_FACTOR} × L_p "
+                f"on at least {BRUTE_TLE_NEEDED} tier-5 tests.")  # fmt: skip
+    return "\n".join(rows)

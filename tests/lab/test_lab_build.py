@@ -2,6 +2,7 @@
 then `lab import` into a fresh database and `lab report` on it; and the committed artifacts import."""
 
 import json
+import shutil
 from collections import Counter
 
 import pyarrow.parquet as pq
@@ -9,7 +10,7 @@ import pytest
 
 from backend.lab.artifacts import ARTIFACTS
 from backend.lab.recipe import LabRecipe
-from backend.records import Checkpoint, Evaluation, Experiment, Metric, Sample
+from backend.records import Checkpoint, Evaluation, Experiment, Metric, Problem, Sample
 from backend.store import Store
 from tests.by_hand import solved_pairs
 from tests.conftest import run_cli
@@ -31,6 +32,15 @@ def test_smoke_build_produces_every_kind_of_row(smoke):
     assert manifest["recipe"] == recipe.to_dict() and not (out.parent / "lab-smoke.building").exists()
     problems = len(manifest["held_in"])
     assert problems == len(recipe.only)  # the smoke recipe holds nothing out
+    # each problem's own limit, 3x its reference's worst CPU time with a 0.05 s floor, and the
+    # separation check under it (the smoke recipe calibrates, as the third design does)
+    reports = manifest["problems"]
+    assert set(reports) == set(manifest["held_in"]) and "limits and separation" in manifest["timings_s"]
+    for report in reports.values():
+        assert report["limit_s"] == round(max(0.05, 3 * report["reference_cpu_s"]), 3)
+        assert report["separating"] == (not report["reasons"])
+        assert 0 <= report["brute_large_sized"] <= report["brute_large_tle"] <= 3  # three tier-5 tests
+    assert manifest["separating"] == sorted(pid for pid, r in reports.items() if r["separating"])
     samples = pq.read_table(out / "results" / "samples.parquet").to_pylist()
     per_point = {}
     for s in samples:
@@ -76,11 +86,29 @@ def test_import_into_a_fresh_database_and_report(smoke, tmp_path):
     merged = [c for c in store.select(Checkpoint) if c.alpha is not None]
     assert len(merged) == len(LabRecipe.smoke().sweep["alphas"])
     assert all(c.path.startswith(f"live:{out.resolve()}/checkpoints/low|") for c in merged)
+    assert {p.id: p.time_limit_s for p in store.select(Problem)} == {
+        pid: r["limit_s"] for pid, r in manifest["problems"].items()
+    }
     report = run_cli("lab", "report", "--from", str(out), "--db", str(db), "--json")
     assert report.returncode == 0, report.stderr[-2000:]
     rows = json.loads(report.stdout)
     assert [r["finding"] for r in rows] == ["frontier", "extrapolation", "churn", "ensemble"]
     assert {r["status"] for r in rows} <= {"shows", "does_not_show", "underpowered"}
+
+
+@pytest.mark.slow
+def test_import_stores_the_recorded_limits_without_measuring_again(smoke, tmp_path):
+    out, _ = smoke
+    copy = tmp_path / "lab"
+    shutil.copytree(out, copy)
+    manifest = json.loads((copy / "recipe.json").read_text())
+    pid = manifest["held_in"][0]
+    manifest["problems"][pid]["limit_s"] = 0.777  # no reference needs this: only the record says it
+    (copy / "recipe.json").write_text(json.dumps(manifest))
+    db = tmp_path / "fresh.duckdb"
+    result = run_cli("lab", "import", "--from", str(copy), "--db", str(db))
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert Store(db).get(Problem, pid).time_limit_s == 0.777
 
 
 @pytest.mark.slow
@@ -94,6 +122,7 @@ def test_committed_lab_artifacts_import(tmp_path):
     assert store.count(Sample, {"experiment_id": manifest["sweep_experiment"]}) == manifest["rows"]["samples"]
     # committed results come from the default recipe (written before it held spec values: read through from_dict)
     assert LabRecipe.from_dict(manifest["recipe"]) == LabRecipe()
+    assert {p.time_limit_s for p in store.select(Problem)} == {0.1}  # that build's one limit
     churn = run_cli("analyze", "churn", "--experiment", manifest["sweep_experiment"], "--db", str(db), "--json")
     assert churn.returncode == 0, churn.stderr[-2000:]
     stats = json.loads(churn.stdout)

@@ -41,5 +41,6 @@ def test_a_recipe_written_with_flat_fields_reads_as_the_same_recipe():
              "max_completion_length": 160, "rl_temperature": 0.5, "alphas": [-0.5, 0, 0.5, 1, 1.5], "n": 4,
              "temperature": 0.3, "max_tokens": 160}  # fmt: skip
     flat |= {"only": LabRecipe.smoke().only, "held_out_per_difficulty": 0, "hidden_size": 64, "num_layers": 2,
-             "vocab_size": 1024, "sft_epochs": 2, "code_sequences": 400}  # fmt: skip
+             "vocab_size": 1024, "sft_epochs": 2, "code_sequences": 400, "time_limit_s": None,
+             "limit_runs": 2}  # fmt: skip
     assert LabRecipe.from_dict(flat) == LabRecipe.smoke()

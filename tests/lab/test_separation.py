@@ -3,12 +3,18 @@ answer is known: one whose brute force is quadratic and whose buggy variant brea
 numbers; one whose "brute force" is the reference itself; one whose only buggy variant breaks on
 tiny inputs alone."""
 
+import json
 import random
 
 import pytest
 
+from backend.errors import UserError
+from backend.lab.problems import lab_problems, store_lab_problems, with_limits
+from backend.lab.recipe import LabRecipe
 from backend.lab.separation import FLOOR_S, Programs, limit_from, separation
 from backend.records import Problem, Test, tier_of
+from backend.store import Store
+from tests.conftest import run_cli
 
 REFERENCE = "import sys\nnums = sys.stdin.read().split()[1:]\nprint(sum(map(int, nums)))\n"
 # quadratic: n^2 / 2 additions, a few ms of CPU at n = 200 (tier 3), seconds at n = 6,664 (tier 5)
@@ -54,10 +60,12 @@ def test_a_quadratic_brute_force_separates_a_fast_one_and_a_tiny_bug_do_not():
     assert separating.separating, separating.reasons
     assert separating.brute_small_verdict == "AC" and separating.brute_small_cpu_s <= separating.limit_s / 3
     assert separating.brute_large_tle == 2  # both tier-5 tests
+    # judged under 20 L = 1 s: the 20,000-number test needs seconds; the 6,664-number one about 1 s
+    assert separating.brute_large_sized >= 1
     # WRONG_ALWAYS fails everywhere (highest tier 5); WRONG_PAST_100 only past 100 numbers (tier 3 up)
     assert separating.buggy_fail_tiers == [5, 5]
     assert not flat.separating
-    assert flat.brute_large_tle == 0
+    assert flat.brute_large_tle == 0 and flat.brute_large_sized == 0
     assert flat.reasons == ["the brute force exceeds L on 0 tier-5 tests"]
     tiny_bug = reports["t/tiny-bug"]
     assert tiny_bug.buggy_fail_tiers == [2]  # n < 20 only: the tier-1 and tier-2 tests
@@ -69,3 +77,32 @@ def test_the_limit_is_three_times_the_reference_with_a_floor():
     assert limit_from(0.016) == FLOOR_S  # 3 x 0.016 = 0.048 < 0.05
     assert limit_from(0.02) == pytest.approx(0.06)
     assert limit_from(0.1234) == pytest.approx(0.370)
+
+
+def test_the_lab_stores_each_problem_under_its_recorded_limit_and_refuses_a_missing_one(tmp_path):
+    recipe = LabRecipe(only=["two-sum-exists", "max-subarray"], time_limit_s=None)
+    built = lab_problems(recipe, progress=False)
+    assert {p.time_limit_s for p, _ in built} == {None}  # not yet calibrated
+    store = Store(tmp_path / "lab.duckdb")
+    with pytest.raises(UserError, match="no time limit recorded for lab/two-sum-exists"):
+        store_lab_problems(store, with_limits(built, {"lab/max-subarray": 0.07}))
+    assert store.select(Problem) == []  # nothing half-stored
+    store_lab_problems(store, with_limits(built, {"lab/max-subarray": 0.07, "lab/two-sum-exists": 0.123}))
+    assert {p.id: p.time_limit_s for p in store.select(Problem)} == {
+        "lab/max-subarray": 0.07,
+        "lab/two-sum-exists": 0.123,
+    }
+    fixed = lab_problems(LabRecipe(only=["max-subarray"]), progress=False)
+    assert [p.time_limit_s for p, _ in fixed] == [0.1]  # the recipe's one limit, as the committed build used
+
+
+def test_lab_separation_prints_each_problems_limit_and_verdict():
+    result = run_cli("lab", "separation", "--only", "two-sum-exists", "--runs", "1", "--json")
+    assert result.returncode == 0, result.stderr[-2000:]
+    [report] = json.loads(result.stdout)
+    assert report["problem_id"] == "lab/two-sum-exists"
+    assert report["limit_s"] == round(max(FLOOR_S, 3 * report["reference_cpu_s"]), 3)
+    # an O(n^2) pair scan: milliseconds on tiers <= 3, far over L on the three 10^4-number tier-5 tests
+    assert report["separating"] and report["brute_large_tle"] == 3
+    unknown = run_cli("lab", "separation", "--only", "no-such-problem")
+    assert unknown.returncode != 0 and "no-such-problem" in unknown.stderr and "Traceback" not in unknown.stderr
