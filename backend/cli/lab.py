@@ -59,24 +59,46 @@ def lab_report(
         str | None, typer.Option("--experiment", help="Sweep experiment (default: the lab's).")
     ] = None,
     source: FromOption = ARTIFACTS,
+    # no spec can hold this: which of the lab manifest's problem sets, like --from names the manifest
+    subset: Annotated[
+        str | None, typer.Option("--subset", help="held-in, separating or held-out (default: every problem swept).")
+    ] = None,
     as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
     """Whether each of the paper's four findings shows in a sweep, with bootstrap CIs."""
     from backend.analysis.frame import to_outcomes
-    from backend.lab.report import findings, to_markdown
+    from backend.lab.report import findings, findings_by_subset, to_markdown
 
-    if experiment is None:
-        manifest = source / "recipe.json"
-        if not manifest.is_file():
-            raise UserError(f"no lab manifest at {manifest}; pass --experiment or run `python -m backend lab build`")
-        experiment = json.loads(manifest.read_text())["sweep_experiment"]
+    manifest = _manifest(source) if experiment is None or subset else {}
+    experiment = experiment or manifest["sweep_experiment"]
     store = open_store(db)
     counts = store.outcome_counts(experiment)
     if counts.is_empty():
         raise UserError(f"experiment {experiment} has no judged samples here; run `python -m backend lab import` first")
-    rows = findings(to_outcomes(counts))
+    if subset:
+        rows = findings_by_subset(counts, {subset: _subset(manifest, subset)}).get(subset)
+        if rows is None:
+            raise UserError(f"the sweep {experiment} evaluated none of the {subset} problems")
+    else:
+        rows = findings(to_outcomes(counts))
     typer.echo(json.dumps(rows, indent=1) if as_json else to_markdown(rows))
+
+
+def _manifest(source: Path) -> dict:
+    path = source / "recipe.json"
+    if not path.is_file():
+        raise UserError(f"no lab manifest at {path}; pass --experiment or run `python -m backend lab build`")
+    return json.loads(path.read_text())
+
+
+def _subset(manifest: dict, name: str) -> list[str]:
+    from backend.lab.report import subsets
+
+    found = subsets(manifest)
+    if name not in found:
+        raise UserError(f"this lab has no {name} problems; it has: {', '.join(found)}")
+    return found[name]
 
 
 @lab_app.command("separation")

@@ -24,7 +24,7 @@ from backend.jobs import runner
 from backend.lab.artifacts import export_results
 from backend.lab.problems import BENCH, HELD_IN, lab_problems, split_of, store_lab_problems, with_limits
 from backend.lab.recipe import LAB_LABEL, LabRecipe
-from backend.lab.report import findings, to_markdown
+from backend.lab.report import findings_by_subset, subsets, subsets_markdown
 from backend.lab.sft import train_sft
 from backend.merge.checkpoints import ensure_registered
 from backend.records import Checkpoint, Experiment
@@ -61,6 +61,7 @@ def build(
         separations = _separation(recipe, built, progress)
         built = store_lab_problems(store, with_limits(built, {r.problem_id: r.limit_s for r in separations}))
         held_in = [p for p, _ in built if split_of(p) == HELD_IN]
+        held_out = [p.id for p, _ in built if split_of(p) != HELD_IN]
     with stage("SFT", timings):
         sft = staging / "checkpoints" / "sft"
         sft_info = train_sft(recipe, [(p, public_example(store, p)) for p in held_in], sft, progress)
@@ -72,16 +73,18 @@ def build(
             endpoints[name] = folder
             rl_experiments.append(exp)
     with stage("sweep", timings):
-        sweep_exp = _sweep(store, recipe, endpoints, sft, [p.id for p in held_in], watch_job)
+        sweep_exp = _sweep(store, recipe, endpoints, sft, [p.id for p, _ in built], held_in, watch_job)
     with stage("report", timings):
-        rows = findings(_outcomes(store, sweep_exp), recipe.seed)
-        (staging / "report.md").write_text(to_markdown(rows) + "\n")
-        (staging / "report.json").write_text(json.dumps(rows, indent=1))
+        sets = subsets({"held_in": [p.id for p in held_in], "held_out": held_out,
+                        "separating": [r.problem_id for r in separations if r.separating]})  # fmt: skip
+        report = findings_by_subset(store.outcome_counts(sweep_exp), sets, recipe.seed)
+        (staging / "report.md").write_text(subsets_markdown(report, sets) + "\n")
+        (staging / "report.json").write_text(json.dumps(report, indent=1))
     counts = export_results(store, [sweep_exp, *rl_experiments], staging, staging)
     manifest = {
         "recipe": recipe.to_dict(), "fingerprint": recipe.fingerprint(), "label": LAB_LABEL,
         "sweep_experiment": sweep_exp, "rl_experiments": rl_experiments, "sft_checkpoint": sft_id,
-        "held_in": [p.id for p in held_in], "held_out": [p.id for p, _ in built if split_of(p) != HELD_IN],
+        "held_in": [p.id for p in held_in], "held_out": held_out,
         "problems": {r.problem_id: r.as_dict() for r in separations},
         "separating": [r.problem_id for r in separations if r.separating],
         "sft": sft_info, "rows": counts, "timings_s": timings | {"total": round(time.perf_counter() - began, 1)},
@@ -125,7 +128,7 @@ def _train_endpoint(store, recipe, sft, reward, staging, name, problems, progres
     return exp, folder
 
 
-def _sweep(store, recipe, endpoints, sft, problems, watch_job) -> str:
+def _sweep(store, recipe, endpoints, sft, problems, trained, watch_job) -> str:
     from backend.sweep.spec import same_checkpoint
 
     low, high = str(endpoints["low"]), str(endpoints["high"])
@@ -145,9 +148,11 @@ def _sweep(store, recipe, endpoints, sft, problems, watch_job) -> str:
         if recipe.time_limit_s
         else "a CPU limit of 3x its reference's, at least 0.05 s, per problem"
     )
-    note = (f"{LAB_LABEL[0].upper()}{LAB_LABEL[1:]}. A {recipe.hidden_size}-wide, {recipe.num_layers}-layer Qwen2 trained here on {len(problems)} of our builtin "
+    held_out = len(problems) - len(trained)
+    unseen = f" and on {held_out} held-out problems it never saw (tagged held-out)" if held_out else ""
+    note = (f"{LAB_LABEL[0].upper()}{LAB_LABEL[1:]}. A {recipe.hidden_size}-wide, {recipe.num_layers}-layer Qwen2 trained here on {len(trained)} of our builtin "
             f"problems (tests up to 10^{recipe.max_tier} characters, {limit}); evaluated on "
-            "the same problems it was trained on. Not a real model; see docs/lab.md.")  # fmt: skip
+            f"the problems it was trained on{unseen}. Not a real model; see docs/lab.md.")  # fmt: skip
     job = runner.create_job(store, spec, name=name, note=note)
     if watch_job:
         runner.start(store, job.id)
@@ -155,12 +160,6 @@ def _sweep(store, recipe, endpoints, sft, problems, watch_job) -> str:
     else:
         runner.run_job_here(store, job.id)
     return job.experiment_id
-
-
-def _outcomes(store: Store, experiment: str):
-    from backend.analysis.frame import to_outcomes
-
-    return to_outcomes(store.outcome_counts(experiment))
 
 
 def _cpus() -> int:

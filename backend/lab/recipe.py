@@ -10,11 +10,12 @@ from __future__ import annotations
 import hashlib
 from dataclasses import asdict, dataclass, field, replace
 
+from backend.errors import UserError
 from backend.rl.spec import RLSpec
 from backend.specs import validate_spec
 from backend.sweep.spec import SweepSpec
 
-LAB_LABEL = "miniature lab: tiny CPU model, held-in problems"
+LAB_LABEL = "miniature lab: tiny CPU model on our own problems"
 
 
 @dataclass
@@ -35,8 +36,12 @@ class LabRecipe:
     num_layers: int = 4
     num_heads: int = 4
     num_kv_heads: int = 2
-    # SFT on a mix of reference, brute-force and buggy-fast solutions, augmented
-    mix: dict[str, int] = field(default_factory=lambda: {"reference": 4, "brute": 3, "buggy": 3})
+    # SFT on a mix of reference, brute-force and buggy-fast solutions, augmented: weights of each
+    # kind, one mix for every problem ({"reference": 4, ...}, the first two builds) or one per
+    # difficulty ({"easy": {...}, "medium": {...}, "hard": {...}}: a gradient). Each problem gets
+    # sum(weights) rows per epoch, each row's kind drawn with these weights from the recipe's seed;
+    # the build records the counts drawn per problem (recipe.json, sft.mix)
+    mix: dict = field(default_factory=lambda: {"reference": 4, "brute": 3, "buggy": 3})
     sft_epochs: int = 48
     code_sequences: int = 80000  # completion-only rows: teach a from-scratch model the programs themselves
     sft_learning_rate: float = 3e-3
@@ -68,9 +73,19 @@ class LabRecipe:
     ))  # fmt: skip
 
     def __post_init__(self):  # the spec values are checked here, by the specs, with their bounds
+        for difficulty in DIFFICULTIES:
+            _check_mix(self.mix_for(difficulty), difficulty)
         self.rl_spec(self.low_reward, base="-", output_dir="-")
         self.rl_spec(self.high_reward, base="-", output_dir="-")
         self.sweep_spec(low="-low", high="-high")
+
+    def mix_for(self, difficulty: str | None) -> dict[str, int]:
+        """The SFT mix of a problem of this difficulty."""
+        if not all(isinstance(w, dict) for w in self.mix.values()):
+            return self.mix
+        if difficulty not in self.mix:
+            raise UserError(f"the recipe's mix has no entry for difficulty {difficulty!r}; give one per {DIFFICULTIES}")
+        return self.mix[difficulty]
 
     def rl_spec(self, reward: str, **where) -> RLSpec:
         values = {**self.rl, "reward": reward, "seed": self.seed, "save_steps": self.rl["steps"], "beta": 0.0}
@@ -107,6 +122,21 @@ class LabRecipe:
             if old in data:
                 data.setdefault(group, dict(getattr(cls(), group)))[name] = data.pop(old)
         return replace(cls(), **data)
+
+
+DIFFICULTIES = ("easy", "medium", "hard")  # the builtin problems' labels
+KINDS = ("reference", "brute", "buggy")
+
+
+def _check_mix(mix: dict, difficulty: str) -> None:
+    if (
+        not isinstance(mix, dict)
+        or set(mix) - set(KINDS)
+        or not all(isinstance(w, int) and w >= 0 for w in mix.values())
+    ):
+        raise UserError(f"mix for {difficulty} problems: give whole weights >= 0 for {', '.join(KINDS)}, not {mix!r}")
+    if not sum(mix.values()):
+        raise UserError(f"mix for {difficulty} problems: every weight is 0, so its problems would get no SFT rows")
 
 
 # the recipe's former flat fields -> (its spec group, the spec's field name)

@@ -19,6 +19,38 @@ def to_markdown(rows: list[dict]) -> str:
     return findings_table(rows)
 
 
+def subsets(manifest: dict) -> dict[str, list[str]]:
+    """The problem sets the findings are reported on, apart: every held-in problem, the held-in
+    ones that separate fast from slow code (builds that measured it), and the held-out ones."""
+    held_in, separating = manifest["held_in"], set(manifest.get("separating") or [])
+    found = {
+        "held-in": held_in,
+        "separating": [p for p in held_in if p in separating],
+        "held-out": manifest["held_out"],
+    }
+    return {name: ids for name, ids in found.items() if ids}
+
+
+def findings_by_subset(counts, sets: dict[str, list[str]], seed: int = 0) -> dict[str, list[dict]]:
+    """The four findings on each problem set that the sweep evaluated (`counts`: outcome counts)."""
+    import polars as pl
+
+    from backend.analysis.frame import to_outcomes
+
+    out = {}
+    for name, ids in sets.items():
+        mine = counts.filter(pl.col("problem_id").is_in(ids))
+        if not mine.is_empty():
+            out[name] = findings(to_outcomes(mine), seed)
+    return out
+
+
+def subsets_markdown(report: dict[str, list[dict]], sets: dict[str, list[str]]) -> str:
+    return "\n\n".join(
+        f"### {name} ({len(sets[name])} problems)\n\n{to_markdown(rows)}" for name, rows in report.items()
+    )
+
+
 def lab_experiment(store, manifest_folder: Path | None = None) -> str | None:
     """The lab's sweep experiment when the lab is in this database, else None."""
     from backend.lab.artifacts import ARTIFACTS

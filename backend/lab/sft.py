@@ -34,20 +34,33 @@ def as_completion(code: str, restated: str = "") -> str:
 
 
 def examples(problems: list[tuple[Problem, tuple]], recipe) -> list[dict]:
-    """(prompt conversation, completion) pairs: per problem and epoch, recipe.mix[kind] augmented
-    copies of each kind of solution (cycling through the buggy variants)."""
+    """(prompt conversation, completion) pairs: per problem and epoch, sum(weights) rows of its
+    difficulty's mix, each row's kind drawn with those weights, each program augmented afresh
+    (cycling through a kind's variants, so every buggy variant is taught)."""
     rng = random.Random(recipe.seed)
-    rows = []
-    for epoch in range(recipe.sft_epochs):
+    rows, taught = [], {}
+    for _ in range(recipe.sft_epochs):
         for problem, example in problems:
             prompt = conversation(problem, "reasoning", example)
             restated = restatement(problem, recipe)
-            for kind, copies in recipe.mix.items():
+            mix = recipe.mix_for(problem.difficulty)
+            for kind in rng.choices(list(mix), weights=list(mix.values()), k=sum(mix.values())):
                 sources = solutions(problem)[kind]
-                for c in range(copies):
-                    code = augment(sources[(epoch * copies + c) % len(sources)], rng, recipe.rename_probability)
-                    rows.append({"prompt": prompt, "completion": as_completion(code, restated), "kind": kind})
+                turn = taught[(problem.id, kind)] = taught.get((problem.id, kind), -1) + 1
+                code = augment(sources[turn % len(sources)], rng, recipe.rename_probability)
+                rows.append({"prompt": prompt, "completion": as_completion(code, restated), "kind": kind,
+                             "problem_id": problem.id})  # fmt: skip
     return rows
+
+
+def drawn_mix(rows: list[dict]) -> dict[str, dict[str, int]]:
+    """Prompted rows of each kind per problem: the mix the draw gave, for recipe.json."""
+    counts: dict[str, dict[str, int]] = {}
+    for row in rows:
+        if row["prompt"] is not None:
+            per_kind = counts.setdefault(row["problem_id"], {})
+            per_kind[row["kind"]] = per_kind.get(row["kind"], 0) + 1
+    return counts
 
 
 def code_rows(problems: list[Problem], recipe) -> list[dict]:
@@ -120,4 +133,4 @@ def train_sft(recipe, problems: list[tuple[Problem, tuple]], out: Path, progress
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
     return {"examples": len(rows), "prompted_examples": len(rows) - recipe.code_sequences, "train_loss": result.training_loss, "steps": result.global_step,
-            "parameters": sum(p.numel() for p in model.parameters())}  # fmt: skip
+            "parameters": sum(p.numel() for p in model.parameters()), "mix": drawn_mix(rows)}  # fmt: skip

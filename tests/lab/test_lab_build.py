@@ -61,7 +61,17 @@ def test_smoke_build_produces_every_kind_of_row(smoke):
     assert metric_runs == {k for k, v in kinds.items() if v == "rl"}
     for name in ("sft", "low", "high"):
         assert (out / "checkpoints" / name / "model.safetensors").is_file()
-    assert "| finding |" in stdout and (out / "report.md").read_text().startswith("| finding |")
+    # the SFT mix each problem drew: sum(weights) prompted rows per epoch
+    assert {pid: sum(kinds.values()) for pid, kinds in manifest["sft"]["mix"].items()} == {
+        pid: recipe.sft_epochs * sum(recipe.mix.values()) for pid in manifest["held_in"]
+    }
+    # the findings, apart on each problem set: all held-in problems, then the separating ones
+    report = json.loads((out / "report.json").read_text())
+    assert list(report) == ["held-in", "separating"][: 1 + bool(manifest["separating"])]
+    assert all(
+        [r["finding"] for r in rows] == ["frontier", "extrapolation", "churn", "ensemble"] for rows in report.values()
+    )
+    assert "| finding |" in stdout and (out / "report.md").read_text().startswith(f"### held-in ({problems} problems)")
 
 
 @pytest.mark.slow
@@ -94,6 +104,16 @@ def test_import_into_a_fresh_database_and_report(smoke, tmp_path):
     rows = json.loads(report.stdout)
     assert [r["finding"] for r in rows] == ["frontier", "extrapolation", "churn", "ensemble"]
     assert {r["status"] for r in rows} <= {"shows", "does_not_show", "underpowered"}
+    # on the separating problems alone: the build's own report for that set, recomputed from the store
+    if manifest["separating"]:
+        mine = run_cli("lab", "report", "--from", str(out), "--db", str(db), "--json", "--subset", "separating")
+        assert mine.returncode == 0, mine.stderr[-2000:]
+        built = json.loads((out / "report.json").read_text())["separating"]
+        assert [(r["status"], r["statistic"]) for r in json.loads(mine.stdout)] == [
+            (r["status"], r["statistic"]) for r in built
+        ]
+    missing = run_cli("lab", "report", "--from", str(out), "--db", str(db), "--subset", "held-out")
+    assert missing.returncode == 2 and "this lab has no held-out problems" in missing.stderr
 
 
 @pytest.mark.slow

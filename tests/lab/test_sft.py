@@ -5,16 +5,19 @@ import ast
 import re
 from dataclasses import replace
 
+import pytest
+
+from backend.errors import UserError
 from backend.lab.recipe import LabRecipe
-from backend.lab.sft import IGNORE, code_rows, encode, examples, solutions
+from backend.lab.sft import IGNORE, code_rows, drawn_mix, encode, examples, solutions
 from backend.problems.build import build_builtin
 from backend.rollout.extract import extract_code
 
 SLUGS = ["longest-run", "balanced-brackets", "sliding-window-max"]
 
 
-def _rows(recipe):
-    problems = [p for p, _ in build_builtin(None, only=SLUGS, progress=False)]
+def _rows(recipe, slugs=SLUGS):
+    problems = [p for p, _ in build_builtin(None, only=slugs, progress=False)]
     return problems, examples([(p, None) for p in problems], recipe) + code_rows(problems, recipe)
 
 
@@ -43,10 +46,46 @@ def test_without_the_restatement_the_answer_is_the_block_alone():
     recipe = replace(LabRecipe(), sft_epochs=1, code_sequences=5, restate_title=False)
     problems, rows = _rows(recipe)
     assert all(row["completion"].startswith("```python\n") for row in rows)
-    # each program kind of each problem is taught, in the recipe's proportions
-    kinds = [row["kind"] for row in rows if row["prompt"] is not None]
-    assert {k: kinds.count(k) for k in recipe.mix} == {k: 3 * n for k, n in recipe.mix.items()}
     assert all(solutions(p)["buggy"] for p in problems)
+
+
+GRADED = ["longest-run", "sliding-window-max", "closest-pair"]  # easy, medium, hard
+GRADIENT = {"easy": {"reference": 5, "brute": 3, "buggy": 2}, "medium": {"reference": 3, "brute": 4, "buggy": 3},
+            "hard": {"reference": 1, "brute": 5, "buggy": 4}}  # fmt: skip
+
+
+def test_each_problem_gets_its_difficultys_mix_by_a_seeded_draw_and_the_draw_is_recorded():
+    epochs = 60
+    recipe = replace(LabRecipe(), sft_epochs=epochs, code_sequences=0, mix=GRADIENT)
+    problems, rows = _rows(recipe, GRADED)
+    assert sorted(p.difficulty for p in problems) == ["easy", "hard", "medium"]
+    drawn = drawn_mix(rows)
+    for p in problems:
+        mine = [row["kind"] for row in rows if row["problem_id"] == p.id]
+        assert len(mine) == epochs * 10  # sum(weights) rows per epoch
+        assert drawn[p.id] == {k: mine.count(k) for k in set(mine)}
+        for kind, weight in GRADIENT[p.difficulty].items():  # within 4 binomial sd of weight / 10
+            share, expected = drawn[p.id].get(kind, 0) / len(mine), weight / 10
+            assert abs(share - expected) <= 4 * (expected * (1 - expected) / len(mine)) ** 0.5, (p.id, kind, share)
+    assert drawn == drawn_mix(_rows(recipe, GRADED)[1])  # the same seed draws the same mix
+    reseeded = drawn_mix(_rows(replace(recipe, seed=1), GRADED)[1])
+    assert reseeded != drawn and {p: sum(c.values()) for p, c in reseeded.items()} == {
+        p.id: epochs * 10 for p in problems
+    }
+
+
+@pytest.mark.parametrize(
+    "mix, message",
+    [
+        ({"reference": 4, "fast": 3}, "mix for easy problems: give whole weights >= 0 for reference, brute, buggy"),
+        ({"reference": 0, "brute": 0}, "every weight is 0"),
+        ({"easy": GRADIENT["easy"], "hard": GRADIENT["hard"]}, "no entry for difficulty 'medium'"),
+        ({"reference": 2.5}, "give whole weights"),
+    ],
+)
+def test_a_mix_that_cannot_teach_is_refused_in_one_line(mix, message):
+    with pytest.raises(UserError, match=message):
+        LabRecipe(mix=mix)
 
 
 def test_only_the_answer_is_learned():
