@@ -5,6 +5,10 @@
 - pass@16 of the SFT checkpoint on the held-in problems (a problem counts when any of its 16
   samples is correct) — target at least 50 % of them;
 - `lab build` wall time — target at most 60 minutes on 2 cores;
+- reward disagreement: the share of each GRPO run's rollouts that its two rewards (R_3 and R_inf)
+  score differently, from the per-step metrics — target at least 15 % in each run;
+- problem confusion: the share of samples that are another problem's program (the nearest SFT
+  program over every problem's, backend/lab/styles.py) per α — target at most 5 % at each endpoint;
 - separating problems (issue: lab third design; `backend/lab/separation.py`) — target at least 12,
   with at least 16 samples per α on each; a build judged under one limit for every problem did not
   measure this, and says so;
@@ -26,8 +30,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from backend.lab.artifacts import import_results
-from backend.lab.styles import style_shares
-from backend.records import Checkpoint, Evaluation
+from backend.lab.report import reward_disagreement
+from backend.lab.styles import confusion_shares, style_shares
+from backend.records import Checkpoint, Evaluation, Metric
 from backend.store import Store
 
 BROKEN_ERRORS = ("NameError", "UnboundLocalError")
@@ -82,6 +87,26 @@ def report(store: Store, manifest: dict) -> None:
     minutes = manifest["timings_s"]["total"] / 60
     print(f"build time: {minutes:.1f} min (target ≤ 60: {'met' if minutes <= 60 else 'NOT met'})")
     separation_targets(manifest, evals)
+    pressure_targets(store, manifest)
+    confusion_targets(store, manifest)
+
+
+def pressure_targets(store: Store, manifest: dict) -> None:
+    low, high = manifest["recipe"]["low_reward"], manifest["recipe"]["high_reward"]
+    print(f"reward disagreement ({low} vs {high}), share of rollouts — target ≥ 15 % in each RL run:")
+    for experiment in manifest["rl_experiments"]:
+        steps: dict[int, dict[str, float]] = {}
+        for m in store.select(Metric, {"experiment_id": experiment}):
+            steps.setdefault(m.step, {})[m.name] = m.value
+        share = reward_disagreement(list(steps.values()), low, high)
+        print(f"  {experiment}: {share:6.1%} over {len(steps)} steps ({'met' if share >= 0.15 else 'NOT met'})")
+
+
+def confusion_targets(store: Store, manifest: dict) -> None:
+    print("problem confusion (another problem's program) per α — target ≤ 5 % at α = 0 and α = 1:")
+    for row in confusion_shares(store, manifest["sweep_experiment"]).iter_rows(named=True):
+        mark = f" ({'met' if row['share'] <= 0.05 else 'NOT met'})" if row["alpha"] in (0.0, 1.0) else ""
+        print(f"  α = {row['alpha']:>5g}: {row['share']:6.1%} of {row['samples']}{mark}")
 
 
 def separation_targets(manifest: dict, evals: list[Evaluation]) -> None:

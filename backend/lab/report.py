@@ -60,3 +60,14 @@ def lab_experiment(store, manifest_folder: Path | None = None) -> str | None:
         return None
     experiment = json.loads(manifest.read_text())["sweep_experiment"]
     return None if store.outcome_counts(experiment).is_empty() else experiment
+
+
+def reward_disagreement(steps: list[dict[str, float]], a: str, b: str) -> float:
+    """The share of a GRPO run's rollouts that binary rewards `a` and `b` score differently, from
+    its per-step metrics (`pass_R_k`: the share of the step's rollouts that R_k passes). The
+    binary rewards pass nested sets (R_k passes every test shorter than 10^k, R_inf every test),
+    so a rollout is scored differently exactly when it is in the larger set and not the smaller:
+    |pass_a - pass_b| per step. Every step logs one batch of the same size, so the run's share is
+    the steps' mean."""
+    diffs = [abs(step[f"pass_{a}"] - step[f"pass_{b}"]) for step in steps if f"pass_{a}" in step]
+    return sum(diffs) / len(diffs) if diffs else float("nan")

@@ -47,7 +47,13 @@ def nearest(code: str | None, shapes: dict[str, list[list[str] | None]]) -> str:
     mine = shape(code)
     if mine is None:
         return "other"
-    best, kind = 0.0, "other"
+    kind, best = closest(mine, shapes)
+    return kind if best >= MATCH else "other"
+
+
+def closest(mine: list[str], shapes: dict) -> tuple:
+    """(the key of the nearest shape, its similarity), over {key: [shape, …]}; (None, 0) if none."""
+    best, key = 0.0, None
     matcher = difflib.SequenceMatcher(None, autojunk=False)
     matcher.set_seq2(mine)  # difflib caches facts about the second sequence
     for name, theirs_list in shapes.items():
@@ -56,8 +62,8 @@ def nearest(code: str | None, shapes: dict[str, list[list[str] | None]]) -> str:
                 continue
             matcher.set_seq1(theirs)
             if matcher.real_quick_ratio() > best and matcher.quick_ratio() > best and (r := matcher.ratio()) > best:
-                best, kind = r, name
-    return kind if best >= MATCH else "other"
+                best, key = r, name
+    return key, best
 
 
 def sft_sources(problem_id: str) -> dict[str, list[str]]:
@@ -87,4 +93,39 @@ def style_shares(store, experiment: str):
     rows = [{"label": points[c].label, "alpha": points[c].alpha, "style": style, "share": n / sum(by.values())}
             for c, by in counts.items() for style, n in by.items()]  # fmt: skip
     schema = {"label": pl.String, "alpha": pl.Float64, "style": pl.String, "share": pl.Float64}
+    return pl.DataFrame(rows, schema=schema).sort("alpha")
+
+
+def other_problem(code: str | None, problem_id: str, shapes: dict[str, list]) -> bool:
+    """Whether `code` is another problem's program: its nearest SFT program over every problem's
+    ({problem id: [shape, …]}) belongs to another problem and is at least MATCH alike."""
+    mine = shape(code) if code else None
+    if mine is None:
+        return False
+    owner, best = closest(mine, shapes)
+    return owner != problem_id and best >= MATCH
+
+
+def confusion_shares(store, experiment: str):
+    """Per checkpoint on the α axis, the share of its samples that are another problem's program
+    (issue #29's problem confusion): a polars frame with label, alpha, share, samples."""
+    import polars as pl
+
+    from backend.records import Checkpoint, Sample
+
+    points = {c.id: c for c in store.select(Checkpoint) if c.alpha is not None}
+    samples = [s for s in store.select(Sample, {"experiment_id": experiment}) if s.checkpoint_id in points]
+    shapes = {
+        pid: [shape(p) for kind in sft_sources(pid).values() for p in kind] for pid in {s.problem_id for s in samples}
+    }
+    confused: dict[str, list[bool]] = {}
+    seen: dict[tuple, bool] = {}  # at low temperature many samples repeat a program
+    for s in samples:
+        key = (s.code, s.problem_id)
+        if key not in seen:  # own problem first: its similarity prunes most other comparisons
+            seen[key] = other_problem(s.code, s.problem_id, {s.problem_id: shapes[s.problem_id]} | shapes)
+        confused.setdefault(s.checkpoint_id, []).append(seen[key])
+    rows = [{"label": points[c].label, "alpha": points[c].alpha, "share": sum(v) / len(v), "samples": len(v)}
+            for c, v in confused.items()]  # fmt: skip
+    schema = {"label": pl.String, "alpha": pl.Float64, "share": pl.Float64, "samples": pl.Int64}
     return pl.DataFrame(rows, schema=schema).sort("alpha")

@@ -4,10 +4,11 @@ import json
 
 import numpy as np
 import polars as pl
+import pytest
 
 from backend.analysis.findings import FINDINGS, STATUSES
 from backend.analysis.frame import to_outcomes
-from backend.lab.report import findings, lab_experiment, to_markdown
+from backend.lab.report import findings, lab_experiment, reward_disagreement, to_markdown
 
 ALPHAS = [-0.5, 0.0, 0.5, 1.0, 1.5]
 
@@ -50,3 +51,29 @@ def test_a_flat_sweep_shows_no_frontier():
 
 def test_lab_experiment_without_a_manifest_is_none(store, tmp_path):
     assert lab_experiment(store, tmp_path) is None
+
+
+def test_reward_disagreement_from_step_metrics_counts_the_rollouts_two_rewards_score_apart():
+    """Each rollout judged on tests of tiers 1-5 passing or failing at random; the steps' logged
+    summaries (RewardStats, what the trainer stores) against a direct count over the rollouts."""
+    from backend.grading.verdicts import TestResult, rewards
+    from backend.rl.rewards import RewardStats
+
+    rng = np.random.default_rng(0)
+    steps, scored = [], []
+    for _ in range(40):
+        stats = RewardStats()
+        for _ in range(16):
+            fail_from = rng.integers(1, 8)  # the first failing tier; 6 and 7: none of tiers 1-5 fails
+            tests = [
+                TestResult(i, 2 * 10 ** (t - 1), t, "WA" if t >= fail_from else "AC") for i, t in enumerate(range(1, 6))
+            ]
+            r = rewards(tests)
+            stats.outcomes.append("correct" if r["R_inf"] else "correctness_failure")
+            stats.tier_passed.append({k: r[k] for k in ("R_1", "R_3", "R_5", "R_inf")})
+            scored.append(r)
+        steps.append(stats.summary())
+    for a, b in (("R_3", "R_inf"), ("R_1", "R_5"), ("R_inf", "R_3")):
+        direct = sum(r[a] != r[b] for r in scored) / len(scored)
+        assert 0.1 < direct < 0.9
+        assert reward_disagreement(steps, a, b) == pytest.approx(direct)

@@ -5,7 +5,7 @@ import random
 import pytest
 
 from backend.lab.augment import augment
-from backend.lab.styles import sft_sources, style_of, style_shares
+from backend.lab.styles import confusion_shares, other_problem, sft_sources, shape, style_of, style_shares
 from backend.records import Checkpoint, Experiment, Sample
 
 PROBLEMS = ["builtin/max-subarray", "builtin/two-sum-exists", "builtin/count-inversions"]
@@ -43,3 +43,34 @@ def test_style_shares_per_alpha_from_the_store(store):
     shares = {(r["label"], r["style"]): r["share"] for r in style_shares(store, "e").to_dicts()}
     assert shares["lo", "brute"] == 0.75 and shares["lo", "reference"] == 0.25
     assert shares["hi", "reference"] == 0.5 and shares["hi", "no program"] == 0.25 and shares["hi", "other"] == 0.25
+
+
+def test_another_problems_program_is_confusion_and_a_variant_of_its_own_is_not():
+    problems = {pid: sft_sources(pid) for pid in PROBLEMS}
+    shapes = {pid: [shape(p) for kind in src.values() for p in kind] for pid, src in problems.items()}
+    own, foreign = problems["builtin/max-subarray"], problems["builtin/count-inversions"]
+    for kind in ("reference", "brute"):
+        renamed = augment(own[kind][0], random.Random(1), rename_p=1.0)
+        assert not other_problem(renamed, "builtin/max-subarray", shapes)
+        assert other_problem(augment(foreign[kind][0], random.Random(1), rename_p=1.0), "builtin/max-subarray", shapes)
+    assert not other_problem(None, "builtin/max-subarray", shapes)
+    assert not other_problem("import sys\nprint(len(sys.stdin.read()) ** 7)\n", "builtin/max-subarray", shapes)
+
+
+def test_confusion_shares_per_alpha_from_the_store(store):
+    mine, theirs = sft_sources("builtin/max-subarray"), sft_sources("builtin/two-sum-exists")
+    store.put([Experiment(id="e", kind="sweep", name="t")])
+    store.put(
+        [Checkpoint(id=c, path=f"/x/{c}", kind="merged", alpha=a, label=c) for c, a in (("lo", 0.0), ("hi", 1.0))]
+    )
+    codes = {  # asked max-subarray: 1 of 4 and 3 of 4 are two-sum-exists's programs
+        "lo": [mine["brute"][0], mine["reference"][0], None, theirs["reference"][0]],
+        "hi": [theirs["brute"][0], theirs["reference"][0], theirs["reference"][0], mine["buggy"][0]],
+    }
+    store.put([Sample(experiment_id="e", checkpoint_id=c, problem_id="builtin/max-subarray", sample_idx=i,
+                      setting="reasoning", completion="", code=code) for c, cs in codes.items() for i, code in enumerate(cs)])  # fmt: skip
+    # two-sum-exists's programs count as foreign only if its sources are known: a sample of it is in the sweep
+    store.put([Sample(experiment_id="e", checkpoint_id="lo", problem_id="builtin/two-sum-exists", sample_idx=0,
+                      setting="reasoning", completion="", code=theirs["reference"][0])])  # fmt: skip
+    shares = {r["label"]: (r["share"], r["samples"]) for r in confusion_shares(store, "e").to_dicts()}
+    assert shares == {"lo": (1 / 5, 5), "hi": (3 / 4, 4)}
