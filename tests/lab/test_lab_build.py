@@ -10,6 +10,7 @@ import pytest
 
 from backend.lab.artifacts import ARTIFACTS
 from backend.lab.recipe import LabRecipe
+from backend.problems.builtin import get
 from backend.records import Checkpoint, Evaluation, Experiment, Metric, Problem, Sample
 from backend.store import Store
 from tests.by_hand import solved_pairs
@@ -62,8 +63,9 @@ def test_smoke_build_produces_every_kind_of_row(smoke):
     for name in ("sft", "low", "high"):
         assert (out / "checkpoints" / name / "model.safetensors").is_file()
     # the SFT mix each problem drew: sum(weights) prompted rows per epoch
+    difficulty = {pid: get(pid.split("/", 1)[1]).module.DIFFICULTY for pid in manifest["held_in"]}
     assert {pid: sum(kinds.values()) for pid, kinds in manifest["sft"]["mix"].items()} == {
-        pid: recipe.sft_epochs * sum(recipe.mix.values()) for pid in manifest["held_in"]
+        pid: recipe.sft_epochs * sum(recipe.mix_for(d).values()) for pid, d in difficulty.items()
     }
     # the findings, apart on each problem set: all held-in problems, then the separating ones
     report = json.loads((out / "report.json").read_text())
@@ -140,8 +142,18 @@ def test_committed_lab_artifacts_import(tmp_path):
     manifest = json.loads((ARTIFACTS / "recipe.json").read_text())
     store = Store(db)
     assert store.count(Sample, {"experiment_id": manifest["sweep_experiment"]}) == manifest["rows"]["samples"]
-    # committed results come from the default recipe (written before it held spec values: read through from_dict)
-    assert LabRecipe.from_dict(manifest["recipe"]) == LabRecipe()
+    # committed results come from the second design (written before the recipe held spec values:
+    # read through from_dict), as docs/lab.md describes it; LabRecipe() is the third
+    second = LabRecipe.from_dict(manifest["recipe"])
+    assert (
+        second != LabRecipe() and second.time_limit_s == 0.1 and second.mix == {"reference": 4, "brute": 3, "buggy": 3}
+    )
+    assert (second.sweep["temperature"], second.sweep["n"], second.sweep["alphas"][0], second.sweep["alphas"][-1]) == (
+        0.3,
+        16,
+        -1,
+        2,
+    )
     assert {p.time_limit_s for p in store.select(Problem)} == {0.1}  # that build's one limit
     churn = run_cli("analyze", "churn", "--experiment", manifest["sweep_experiment"], "--db", str(db), "--json")
     assert churn.returncode == 0, churn.stderr[-2000:]

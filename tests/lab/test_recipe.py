@@ -23,7 +23,7 @@ def test_the_recipe_builds_its_jobs_specs_from_its_values():
         [-0.5, 0.0, 0.5, 1.0, 1.5],
         4,
         160,
-        0.3,
+        0.5,
         True,
     )
 
@@ -39,7 +39,7 @@ def test_a_recipe_written_with_flat_fields_reads_as_the_same_recipe():
     flat = {k: v for k, v in LabRecipe().to_dict().items() if k not in ("rl", "sweep")}
     flat |= {"rl_steps": 2, "rl_learning_rate": 2e-4, "num_generations": 4, "rl_batch_size": 8,
              "max_completion_length": 160, "rl_temperature": 0.5, "alphas": [-0.5, 0, 0.5, 1, 1.5], "n": 4,
-             "temperature": 0.3, "max_tokens": 160}  # fmt: skip
+             "temperature": 0.5, "max_tokens": 160}  # fmt: skip
     flat |= {"only": LabRecipe.smoke().only, "held_out_per_difficulty": 0, "hidden_size": 64, "num_layers": 2,
              "vocab_size": 1024, "sft_epochs": 2, "code_sequences": 400, "time_limit_s": None,
              "limit_runs": 2}  # fmt: skip

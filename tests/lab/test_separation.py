@@ -92,8 +92,8 @@ def test_the_lab_stores_each_problem_under_its_recorded_limit_and_refuses_a_miss
         "lab/max-subarray": 0.07,
         "lab/two-sum-exists": 0.123,
     }
-    fixed = lab_problems(LabRecipe(only=["max-subarray"]), progress=False)
-    assert [p.time_limit_s for p, _ in fixed] == [0.1]  # the recipe's one limit, as the committed build used
+    fixed = lab_problems(LabRecipe(only=["max-subarray"], time_limit_s=0.1), progress=False)
+    assert [p.time_limit_s for p, _ in fixed] == [0.1]  # one limit for all, as the committed build used
 
 
 def test_lab_separation_prints_each_problems_limit_and_verdict():

@@ -25,7 +25,7 @@ def test_answers_restate_the_title_then_hold_one_program_the_rollout_extracts():
     recipe = replace(LabRecipe(), sft_epochs=2, code_sequences=30)
     problems, rows = _rows(recipe)
     titles = {p.title for p in problems}
-    assert len(rows) == 2 * 3 * sum(recipe.mix.values()) + 30
+    assert len(rows) == 2 * sum(sum(recipe.mix_for(p.difficulty).values()) for p in problems) + 30
     for row in rows:
         text = row["completion"] if row["prompt"] is not None else row["context"] + row["completion"]
         head, _, rest = text.partition("\n")
