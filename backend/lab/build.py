@@ -1,7 +1,8 @@
 """`lab build`: the whole method on a CPU, from nothing.
 
-problems → per-problem limits and the separation check → tokenizer + tiny Qwen2 → SFT → two GRPO endpoints (low / high coverage reward) →
-α sweep with the SFT overlaid (a real sweep job) → findings report → committed artifacts.
+problems → per-problem limits and the separation check → tokenizer + tiny Qwen2 → SFT → two GRPO
+endpoints (low / high coverage reward) → α sweep with the SFT overlaid (a real sweep job) →
+findings report, per problem set → committed artifacts.
 
 Everything is written into `<out>.building` and moved into place at the end, so a failed or
 interrupted build never leaves the committed artifacts half-replaced.
@@ -146,7 +147,7 @@ def _sweep(store, recipe, endpoints, sft, problems, trained, watch_job) -> str:
     limit = (
         f"{recipe.time_limit_s:g} s CPU limit"
         if recipe.time_limit_s
-        else "a CPU limit of 3x its reference's, at least 0.05 s, per problem"
+        else "each problem's own CPU limit, 3x its reference's CPU time and at least 0.05 s"
     )
     held_out = len(problems) - len(trained)
     unseen = f" and on {held_out} held-out problems it never saw (tagged held-out)" if held_out else ""
