@@ -25,16 +25,22 @@ OutOption = Annotated[Path | None, typer.Option("--out", help="Artifacts folder 
 def lab_build(
     # no spec can hold this: it picks which LabRecipe runs (the recipe is the spec, stored in recipe.json)
     smoke: Annotated[bool, typer.Option("--smoke", help="The scaled-down recipe (minutes, for CI).")] = False,
+    # no spec can hold this: like --smoke, it picks which LabRecipe runs
+    pilot: Annotated[
+        bool, typer.Option("--pilot", help="Short GRPO runs and an endpoints-only sweep: the checks before a build.")
+    ] = False,
     out: OutOption = None,
     # no spec can hold this: how progress is printed, not what the lab computes
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bars.")] = False,
 ) -> None:
     """Train, RL-tune, sweep, judge and report from scratch; writes checkpoints + Parquet results."""
+    if smoke and pilot:
+        raise UserError("--smoke and --pilot pick different recipes; give one of them")
     from backend.lab.build import build
     from backend.lab.recipe import LabRecipe
 
-    recipe = LabRecipe.smoke() if smoke else LabRecipe()
-    out = out or (ARTIFACTS.with_name("lab-smoke") if smoke else ARTIFACTS)
+    recipe = LabRecipe.smoke() if smoke else LabRecipe.pilot() if pilot else LabRecipe()
+    out = out or (ARTIFACTS.with_name("lab-smoke" if smoke else "lab-pilot") if smoke or pilot else ARTIFACTS)
     manifest = build(recipe, out, progress=not quiet, watch_job=None if quiet else watch)
     typer.echo(f"lab build done in {manifest['timings_s']['total']:.0f} s: {out}")
     typer.echo((out / "report.md").read_text())

@@ -5,7 +5,8 @@ RL and sweep settings are RLSpec and SweepSpec values, checked by those specs.
 difficulty, T = 0.5 over α in [-0.5, 1.5]), not yet built; the pilots may still change its
 values. The committed results under `artifacts/lab/` come from the second design, whose full
 recipe their `recipe.json` holds (`LabRecipe.from_dict` reads it back). `--smoke` uses
-`LabRecipe.smoke()`, the same pipeline scaled down so it runs end to end in CI.
+`LabRecipe.smoke()`, the same pipeline scaled down so it runs end to end in CI; `--pilot` uses
+`LabRecipe.pilot()`, the checks to run before the full build.
 """
 
 from __future__ import annotations
@@ -112,6 +113,16 @@ class LabRecipe:
             held_out_per_difficulty=0, limit_runs=2, hidden_size=64, num_layers=2, vocab_size=1024, sft_epochs=2, code_sequences=400,
             rl=dict(LabRecipe().rl, steps=2, per_device_train_batch_size=8, num_generations=4, max_completion_length=160),
             sweep=dict(LabRecipe().sweep, alphas=[-0.5, 0, 0.5, 1, 1.5], n=4, max_tokens=160),
+        )  # fmt: skip
+
+    @classmethod
+    def pilot(cls) -> LabRecipe:
+        """The third design's checks before its full build (issue #29): the full problems, limits and
+        SFT, then GRPO runs of 20 steps, whose per-step metrics give the reward disagreement, and a
+        sweep of the two endpoints alone (n = 8), which gives the problem confusion. From the
+        second build's stage times, about 35 minutes here; not yet run."""
+        return cls(
+            rl=dict(cls().rl, steps=20), sweep=dict(cls().sweep, alphas=[0, 1], n=8),
         )  # fmt: skip
 
     @property

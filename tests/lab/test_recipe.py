@@ -5,6 +5,7 @@ import pytest
 
 from backend.errors import UserError
 from backend.lab.recipe import LabRecipe
+from tests.conftest import run_cli
 
 
 def test_the_recipe_builds_its_jobs_specs_from_its_values():
@@ -44,3 +45,19 @@ def test_a_recipe_written_with_flat_fields_reads_as_the_same_recipe():
              "vocab_size": 1024, "sft_epochs": 2, "code_sequences": 400, "time_limit_s": None,
              "limit_runs": 2}  # fmt: skip
     assert LabRecipe.from_dict(flat) == LabRecipe.smoke()
+
+
+def test_the_pilot_is_the_third_design_with_short_rl_and_an_endpoints_only_sweep():
+    pilot, full = LabRecipe.pilot(), LabRecipe()
+    differs = {k for k, v in pilot.to_dict().items() if v != full.to_dict()[k]}
+    assert differs == {"rl", "sweep"}
+    assert pilot.rl == full.rl | {"steps": 20} and pilot.rl_spec("R_3", base="-", output_dir="-").save_steps == 20
+    assert pilot.sweep == full.sweep | {"alphas": [0, 1], "n": 8}
+    assert not pilot.is_smoke
+
+
+def test_smoke_and_pilot_together_are_refused_in_one_line():
+    result = run_cli("lab", "build", "--smoke", "--pilot")
+    assert result.returncode == 2 and result.stderr.strip() == (
+        "error: --smoke and --pilot pick different recipes; give one of them"
+    )
