@@ -116,7 +116,8 @@ def separation_targets(manifest: dict, evals: list[Evaluation]) -> None:
         return
     print(f"separating problems: {len(separating)} of {len(manifest['problems'])} "
           f"(target ≥ 12: {'met' if len(separating) >= 12 else 'NOT met'})")  # fmt: skip
-    per_cell = Counter((e.problem_id, e.checkpoint_id) for e in evals if e.problem_id in set(separating))
+    chosen = set(separating)
+    per_cell = Counter((e.problem_id, e.checkpoint_id) for e in evals if e.problem_id in chosen)
     n = min(per_cell.values(), default=0)
     print(f"samples per α on each separating problem: at least {n} (target ≥ 16: {'met' if n >= 16 else 'NOT met'})")
 
