@@ -62,7 +62,8 @@ def build(
         separations = _separation(recipe, built, progress)
         built = store_lab_problems(store, with_limits(built, {r.problem_id: r.limit_s for r in separations}))
         held_in = [p for p, _ in built if split_of(p) == HELD_IN]
-        held_out = [p.id for p, _ in built if split_of(p) != HELD_IN]
+        problem_sets = {"held_in": [p.id for p in held_in], "held_out": [p.id for p, _ in built if split_of(p) != HELD_IN],
+                        "separating": [r.problem_id for r in separations if r.separating]}  # fmt: skip
     with stage("SFT", timings):
         sft = staging / "checkpoints" / "sft"
         sft_info = train_sft(recipe, [(p, public_example(store, p)) for p in held_in], sft, progress)
@@ -76,8 +77,7 @@ def build(
     with stage("sweep", timings):
         sweep_exp = _sweep(store, recipe, endpoints, sft, [p.id for p, _ in built], held_in, watch_job)
     with stage("report", timings):
-        sets = subsets({"held_in": [p.id for p in held_in], "held_out": held_out,
-                        "separating": [r.problem_id for r in separations if r.separating]})  # fmt: skip
+        sets = subsets(problem_sets)
         report = findings_by_subset(store.outcome_counts(sweep_exp), sets, recipe.seed)
         (staging / "report.md").write_text(subsets_markdown(report, sets) + "\n")
         (staging / "report.json").write_text(json.dumps(report, indent=1))
@@ -85,9 +85,7 @@ def build(
     manifest = {
         "recipe": recipe.to_dict(), "fingerprint": recipe.fingerprint(), "label": LAB_LABEL,
         "sweep_experiment": sweep_exp, "rl_experiments": rl_experiments, "sft_checkpoint": sft_id,
-        "held_in": [p.id for p in held_in], "held_out": held_out,
-        "problems": {r.problem_id: r.as_dict() for r in separations},
-        "separating": [r.problem_id for r in separations if r.separating],
+        **problem_sets, "problems": {r.problem_id: r.as_dict() for r in separations},
         "sft": sft_info, "rows": counts, "timings_s": timings | {"total": round(time.perf_counter() - began, 1)},
         "machine": f"{platform.machine()}, {_cpus()} CPUs",
     }  # fmt: skip
