@@ -154,3 +154,11 @@ def test_the_launcher_holds_no_syntax_tree_of_its_own_source(monkeypatch, tmp_pa
     legacy = _launcher_private_kb(monkeypatch, legacy_argv, b"")
     assert booted[1] == legacy[1] == "5\n"
     assert booted[0] <= legacy[0] - 512, (booted, legacy)
+
+
+def test_every_test_runs_on_one_cpu():
+    """A bwrap launcher is pinned to the CPU the host ran on when it opened the sandbox, so each
+    test's hand-offs stay on one CPU (backends.pin_to_current_cpu); every test's process inherits it."""
+    program = "import os\nprint(len(os.sched_getaffinity(0)))"
+    result = judge(Program(program), [JudgeTest("", "1\n")] * 3, backend="bwrap")
+    assert result.verdict == "AC", [t.detail for t in result.tests]
