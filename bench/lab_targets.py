@@ -1,7 +1,8 @@
 """The miniature lab's targets (issue: lab second build), measured on the committed artifacts:
 
-- at every α in [−0.5, 1.5], the share of samples that are broken programs (CE, or a run-time
-  NameError / UnboundLocalError) — target at most 15 %;
+- at every α in [−0.5, 1.5], the share of samples on the held-in problems that are broken programs
+  (CE, or a run-time NameError / UnboundLocalError) — target at most 15 %; the held-out problems,
+  which the model never saw, are reported apart;
 - pass@16 of the SFT checkpoint on the held-in problems (a problem counts when any of its 16
   samples is correct) — target at least 50 % of them;
 - `lab build` wall time — target at most 60 minutes on 2 cores;
@@ -68,15 +69,18 @@ def report(store: Store, manifest: dict) -> None:
     print(
         f"lab build {manifest['fingerprint']}: {manifest['timings_s']['total'] / 60:.1f} min on {manifest['machine']}"
     )
-    print("broken programs (CE, NameError, UnboundLocalError) per α — target ≤ 15 % for α in [−0.5, 1.5]:")
+    held_in = set(manifest["held_in"])
+    print("broken programs (CE, NameError, UnboundLocalError) per α on the held-in problems — target ≤ 15 % for α in "
+          "[−0.5, 1.5]; held-out problems (never trained on) apart:")  # fmt: skip
     worst = 0.0
     for alpha in sorted({alphas[e.checkpoint_id] for e in evals} - {None}):
-        mine = [e for e in evals if alphas[e.checkpoint_id] == alpha]
+        mine = [e for e in evals if alphas[e.checkpoint_id] == alpha and e.problem_id in held_in]
+        unseen = [e for e in evals if alphas[e.checkpoint_id] == alpha and e.problem_id not in held_in]
         share = sum(map(broken, mine)) / len(mine)
         if -0.5 <= alpha <= 1.5:
             worst = max(worst, share)
-        print(f"  α = {alpha:>5g}: broken {share:6.1%}   brute-force-style {brute.get(alpha, 0.0):6.1%}")
-    held_in = set(manifest["held_in"])
+        apart = f"   held-out broken {sum(map(broken, unseen)) / len(unseen):6.1%}" if unseen else ""
+        print(f"  α = {alpha:>5g}: broken {share:6.1%}   brute-force-style {brute.get(alpha, 0.0):6.1%}{apart}")
     sft = manifest["sft_checkpoint"]
     solved = {e.problem_id for e in evals if e.checkpoint_id == sft and e.outcome == "correct"}
     share = len(solved & held_in) / len(held_in)
@@ -103,10 +107,17 @@ def pressure_targets(store: Store, manifest: dict) -> None:
 
 
 def confusion_targets(store: Store, manifest: dict) -> None:
-    print("problem confusion (another problem's program) per α — target ≤ 5 % at α = 0 and α = 1:")
-    for row in confusion_shares(store, manifest["sweep_experiment"]).iter_rows(named=True):
+    """On the held-in problems (the target), and apart on the held-out ones: a model never trained
+    on a problem can only write another problem's program or a new one, so they are no target."""
+    held_out = set(manifest.get("held_out") or [])
+    print("problem confusion (another problem's program) per α, held-in problems — target ≤ 5 % at α = 0 and α = 1:")
+    for row in confusion_shares(store, manifest["sweep_experiment"], set(manifest["held_in"])).iter_rows(named=True):
         mark = f" ({'met' if row['share'] <= 0.05 else 'NOT met'})" if row["alpha"] in (0.0, 1.0) else ""
         print(f"  α = {row['alpha']:>5g}: {row['share']:6.1%} of {row['samples']}{mark}")
+    shares = confusion_shares(store, manifest["sweep_experiment"], held_out) if held_out else None
+    if shares is not None and len(shares):
+        print("  held-out problems, reported apart: " + ", ".join(
+            f"α = {r['alpha']:g} {r['share']:.1%}" for r in shares.iter_rows(named=True)))  # fmt: skip
 
 
 def separation_targets(manifest: dict, evals: list[Evaluation]) -> None:

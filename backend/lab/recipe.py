@@ -2,9 +2,9 @@
 RL and sweep settings are RLSpec and SweepSpec values, checked by those specs.
 
 `LabRecipe()` is the third design (issue #29: per-problem limits, an SFT mix graded by
-difficulty, T = 0.5 over α in [-0.5, 1.5]), not yet built; the pilots may still change its
-values. The committed results under `artifacts/lab/` come from the second design, whose full
-recipe their `recipe.json` holds (`LabRecipe.from_dict` reads it back). `--smoke` uses
+difficulty, title-copy rows, T = 0.4 over α in [-0.5, 1.5]), built and committed under
+`artifacts/lab/`, whose `recipe.json` holds it (`LabRecipe.from_dict` reads it back; a test
+checks that it equals `LabRecipe()`). `--smoke` uses
 `LabRecipe.smoke()`, the same pipeline scaled down so it runs end to end in CI; `--pilot` uses
 `LabRecipe.pilot()`, the checks to run before the full build.
 """
@@ -45,13 +45,16 @@ class LabRecipe:
     # difficulty ({"easy": {...}, "medium": {...}, "hard": {...}}: a gradient). Each problem gets
     # sum(weights) rows per epoch, each row's kind drawn with these weights from the recipe's seed;
     # the build records the counts drawn per problem (recipe.json, sft.mix)
-    # (third design: easy problems are controls, taught mostly the reference; on hard ones the
-    # efficient attempt is often the buggy one, as the paper finds of real models)
+    # (third design: the efficient attempt is wrong more often as problems get harder, as the
+    # paper finds of real models, and brute force is the most common kind everywhere: with 5:3:2 /
+    # 3:4:3 / 1:5:4 (build A) R_3 and R_inf disagreed on only 4-8 % of GRPO's rollouts;
+    # 4:4:2 / 2:5:3 / 1:6:3 keeps slow-but-correct programs common enough that the lenient
+    # reward has something to keep, docs/lab.md)
     mix: dict = field(default_factory=lambda: {
-        "easy": {"reference": 5, "brute": 3, "buggy": 2}, "medium": {"reference": 3, "brute": 4, "buggy": 3},
-        "hard": {"reference": 1, "brute": 5, "buggy": 4},
+        "easy": {"reference": 4, "brute": 4, "buggy": 2}, "medium": {"reference": 2, "brute": 5, "buggy": 3},
+        "hard": {"reference": 1, "brute": 6, "buggy": 3},
     })  # fmt: skip
-    sft_epochs: int = 48
+    sft_epochs: int = 64
     code_sequences: int = 80000  # completion-only rows: teach a from-scratch model the programs themselves
     sft_learning_rate: float = 3e-3
     sft_batch_size: int = 32
@@ -65,21 +68,30 @@ class LabRecipe:
     # diverging token, ~200 tokens after the statement; copying the title is easy, and the program
     # then follows the title right before it
     restate_title: bool = True
+    # prompted rows whose prompt has a made-up title and whose answer is only its restatement
+    # (lab/sft.py:title_rows): in the second build 17 % of endpoint samples restated another
+    # problem's title, always the same few (Weighted Shortest Path -> Grid Shortest Path, Best Single
+    # Trade -> Count Inversions), so the model told problems apart by their statements' likeness
+    # rather than copying the title it was given; here the title is the only way to the answer
+    title_copy_rows: int = 6000
     # RL endpoints (backend.rl, TRL GRPOTrainer): the two rewards and RLSpec values; build() adds where
     # (base, output folder, problems), the seed and save_steps = steps
     low_reward: str = "R_3"
     high_reward: str = "R_inf"
     rl: dict = field(default_factory=lambda: dict(
-        steps=80, learning_rate=2e-4, num_generations=8, per_device_train_batch_size=16, max_completion_length=384,
+        # 40 steps at 1e-4 (build C): 80 at 2e-4 (build B) drove the R_inf run's reward disagreement
+        # to 1-3 % in its second half, both endpoints converging on the same fast programs
+        steps=40, learning_rate=1e-4, num_generations=8, per_device_train_batch_size=16, max_completion_length=384,
         temperature=0.5,  # GRPO's groups need varied samples to compare; build 2 used 0.5 too
     ))  # fmt: skip
     # the sweep: SweepSpec values; build() adds the endpoints, problems and seed. Sampling temperature:
     # at 0.5 a few-MB model still writes broken programs in a fifth of its samples (a trial SFT with
     # the title restated: 20 % at 0.5, 12 % at 0.3, with pass@16 85 % and 68 %); 0.7 in the first
     # build, 0.3 in the second, which left each problem nearly deterministic (no room for churn or a
-    # pass@k gain), so 0.5 in the third, over the α range the findings test
+    # pass@k gain); 0.5 in the third's build A left 29 % of samples broken, so 0.4, over the α range
+    # the findings test
     sweep: dict = field(default_factory=lambda: dict(
-        alphas=[-0.5, -0.25, 0, 0.25, 0.5, 0.75, 1, 1.25, 1.5], n=16, temperature=0.5, max_tokens=384,
+        alphas=[-0.5, -0.25, 0, 0.25, 0.5, 0.75, 1, 1.25, 1.5], n=16, temperature=0.4, max_tokens=384,
     ))  # fmt: skip
 
     def __post_init__(self):  # the spec values are checked here, by the specs, with their bounds
@@ -110,7 +122,7 @@ class LabRecipe:
         return cls(
             only=["longest-run", "count-primes", "two-sum-exists", "majority-element", "next-greater", "gcd-of-array",
                   "max-subarray", "stock-profit"],
-            held_out_per_difficulty=0, limit_runs=2, hidden_size=64, num_layers=2, vocab_size=1024, sft_epochs=2, code_sequences=400,
+            held_out_per_difficulty=0, limit_runs=2, hidden_size=64, num_layers=2, vocab_size=1024, sft_epochs=2, code_sequences=400, title_copy_rows=40,
             rl=dict(LabRecipe().rl, steps=2, per_device_train_batch_size=8, num_generations=4, max_completion_length=160),
             sweep=dict(LabRecipe().sweep, alphas=[-0.5, 0, 0.5, 1, 1.5], n=4, max_tokens=160),
         )  # fmt: skip
@@ -138,6 +150,7 @@ class LabRecipe:
     @classmethod
     def from_dict(cls, data: dict) -> LabRecipe:
         data = dict(data)
+        data.setdefault("title_copy_rows", 0)  # recipes written before title-copy rows had none
         for old, (group, name) in FLAT.items():  # recipes written before the recipe held spec values
             if old in data:
                 data.setdefault(group, dict(getattr(cls(), group)))[name] = data.pop(old)

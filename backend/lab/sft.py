@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 from backend.lab.augment import augment
@@ -53,11 +54,30 @@ def examples(problems: list[tuple[Problem, tuple]], recipe) -> list[dict]:
     return rows
 
 
+def title_rows(problems: list[tuple[Problem, tuple]], recipe) -> list[dict]:
+    """Prompted rows that teach the restatement to *copy* the prompt's title: the prompt is a real
+    problem's with a made-up title (2-4 words of the training titles, drawn from the recipe's
+    seed), and the learned answer is only "Problem: <that title>.", with no end-of-text after it
+    (the model must not learn to stop there). LabRecipe.title_copy_rows says why."""
+    rng = random.Random(recipe.seed + 2)
+    words = sorted({word for p, _ in problems for word in p.title.split()})
+    real = {p.title for p, _ in problems}
+    rows = []
+    for _ in range(recipe.title_copy_rows):
+        problem, example = rng.choice(problems)
+        title = next(t for t in iter(lambda: " ".join(rng.sample(words, rng.randint(2, min(4, len(words))))), None)
+                     if t not in real)  # fmt: skip
+        prompt = conversation(replace(problem, title=title), "reasoning", example)
+        rows.append({"prompt": prompt, "completion": f"Problem: {title}.\n", "end": False, "kind": "title",
+                     "problem_id": problem.id})  # fmt: skip
+    return rows
+
+
 def drawn_mix(rows: list[dict]) -> dict[str, dict[str, int]]:
     """Prompted rows of each kind per problem: the mix the draw gave, for recipe.json."""
     counts: dict[str, dict[str, int]] = {}
     for row in rows:
-        if row["prompt"] is not None:
+        if row["prompt"] is not None and row["kind"] != "title":
             per_kind = counts.setdefault(row["problem_id"], {})
             per_kind[row["kind"]] = per_kind.get(row["kind"], 0) + 1
     return counts
@@ -90,13 +110,14 @@ def tokenizer_corpus(problems: list[Problem], recipe) -> list[str]:
 
 
 def encode(tokenizer, row: dict, max_len: int) -> dict:
-    """Token ids and labels: the prompt (a chat) or the context (plain text) is seen, not learned."""
+    """Token ids and labels: the prompt (a chat) or the context (plain text) is seen, not learned;
+    the answer ends with end-of-text unless the row says `end: False` (a title-copy row)."""
     if row["prompt"] is not None:
         prompt = tokenizer.apply_chat_template(row["prompt"], tokenize=False, add_generation_prompt=True)
     else:
         prompt = row.get("context") or ""
     p_ids = tokenizer(prompt)["input_ids"] if prompt else []
-    c_ids = tokenizer(row["completion"])["input_ids"] + [tokenizer.eos_token_id]
+    c_ids = tokenizer(row["completion"])["input_ids"] + ([tokenizer.eos_token_id] if row.get("end", True) else [])
     ids = (p_ids + c_ids)[:max_len]
     labels = ([IGNORE] * len(p_ids) + c_ids)[:max_len]
     return {"input_ids": ids, "attention_mask": [1] * len(ids), "labels": labels}
@@ -112,7 +133,7 @@ def train_sft(recipe, problems: list[tuple[Problem, tuple]], out: Path, progress
     tokenizer = train_tokenizer(tokenizer_corpus([p for p, _ in problems], recipe), recipe.vocab_size)
     model = tiny_qwen2(tokenizer, recipe.seed, recipe.hidden_size, recipe.num_layers, recipe.num_heads,
                        recipe.num_kv_heads)  # fmt: skip
-    rows = examples(problems, recipe) + code_rows([p for p, _ in problems], recipe)
+    rows = examples(problems, recipe) + title_rows(problems, recipe) + code_rows([p for p, _ in problems], recipe)
     random.Random(recipe.seed).shuffle(rows)
     data = Dataset.from_list([encode(tokenizer, r, 1024) for r in rows])
     args = TrainingArguments(
@@ -132,5 +153,6 @@ def train_sft(recipe, problems: list[tuple[Problem, tuple]], out: Path, progress
     model.generation_config.pad_token_id = tokenizer.pad_token_id
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
-    return {"examples": len(rows), "prompted_examples": len(rows) - recipe.code_sequences, "train_loss": result.training_loss, "steps": result.global_step,
+    return {"examples": len(rows), "prompted_examples": len(rows) - recipe.code_sequences - recipe.title_copy_rows,
+            "title_copy_rows": recipe.title_copy_rows, "train_loss": result.training_loss, "steps": result.global_step,
             "parameters": sum(p.numel() for p in model.parameters()), "mix": drawn_mix(rows)}  # fmt: skip

@@ -106,18 +106,20 @@ def other_problem(code: str | None, problem_id: str, shapes: dict[str, list]) ->
     return owner != problem_id and best >= MATCH
 
 
-def confusion_shares(store, experiment: str):
-    """Per checkpoint on the α axis, the share of its samples that are another problem's program
-    (issue #29's problem confusion): a polars frame with label, alpha, share, samples."""
+def confusion_shares(store, experiment: str, problems: set[str] | None = None):
+    """Per checkpoint on the α axis, the share of its samples (on `problems`, default all) that are
+    another problem's program (issue #29's problem confusion): a polars frame with label, alpha,
+    share, samples."""
     import polars as pl
 
     from backend.records import Checkpoint, Sample
 
     points = {c.id: c for c in store.select(Checkpoint) if c.alpha is not None}
-    samples = [s for s in store.select(Sample, {"experiment_id": experiment}) if s.checkpoint_id in points]
-    shapes = {
-        pid: [shape(p) for kind in sft_sources(pid).values() for p in kind] for pid in {s.problem_id for s in samples}
+    swept = [s for s in store.select(Sample, {"experiment_id": experiment}) if s.checkpoint_id in points]
+    shapes = {  # every swept problem's programs are candidates, whichever problems are counted
+        pid: [shape(p) for kind in sft_sources(pid).values() for p in kind] for pid in {s.problem_id for s in swept}
     }
+    samples = [s for s in swept if problems is None or s.problem_id in problems]
     confused: dict[str, list[bool]] = {}
     seen: dict[tuple, bool] = {}  # at low temperature many samples repeat a program
     for s in samples:

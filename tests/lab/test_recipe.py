@@ -1,6 +1,8 @@
 """LabRecipe holds RLSpec and SweepSpec values, checked by those specs, and reads recipes written
 before it did."""
 
+from dataclasses import replace
+
 import pytest
 
 from backend.errors import UserError
@@ -12,9 +14,9 @@ def test_the_recipe_builds_its_jobs_specs_from_its_values():
     recipe = LabRecipe()
     rl = recipe.rl_spec("R_3", base="sft", output_dir="out", problems=["lab/a"])
     assert (rl.steps, rl.save_steps, rl.learning_rate, rl.per_device_train_batch_size, rl.temperature) == (
-        80,
-        80,
-        2e-4,
+        40,
+        40,
+        1e-4,
         16,
         0.5,
     )
@@ -24,7 +26,7 @@ def test_the_recipe_builds_its_jobs_specs_from_its_values():
         [-0.5, 0.0, 0.5, 1.0, 1.5],
         4,
         160,
-        0.5,
+        0.4,
         True,
     )
 
@@ -38,12 +40,12 @@ def test_a_value_out_of_its_specs_bounds_is_refused_with_the_fields_name():
 
 def test_a_recipe_written_with_flat_fields_reads_as_the_same_recipe():
     flat = {k: v for k, v in LabRecipe().to_dict().items() if k not in ("rl", "sweep")}
-    flat |= {"rl_steps": 2, "rl_learning_rate": 2e-4, "num_generations": 4, "rl_batch_size": 8,
+    flat |= {"rl_steps": 2, "rl_learning_rate": 1e-4, "num_generations": 4, "rl_batch_size": 8,
              "max_completion_length": 160, "rl_temperature": 0.5, "alphas": [-0.5, 0, 0.5, 1, 1.5], "n": 4,
-             "temperature": 0.5, "max_tokens": 160}  # fmt: skip
+             "temperature": 0.4, "max_tokens": 160}  # fmt: skip
     flat |= {"only": LabRecipe.smoke().only, "held_out_per_difficulty": 0, "hidden_size": 64, "num_layers": 2,
              "vocab_size": 1024, "sft_epochs": 2, "code_sequences": 400, "time_limit_s": None,
-             "limit_runs": 2}  # fmt: skip
+             "limit_runs": 2, "title_copy_rows": 40}  # fmt: skip
     assert LabRecipe.from_dict(flat) == LabRecipe.smoke()
 
 
@@ -61,3 +63,9 @@ def test_smoke_and_pilot_together_are_refused_in_one_line():
     assert result.returncode == 2 and result.stderr.strip() == (
         "error: --smoke and --pilot pick different recipes; give one of them"
     )
+
+
+def test_a_recipe_written_before_title_copy_rows_reads_as_having_none():
+    older = {k: v for k, v in LabRecipe().to_dict().items() if k != "title_copy_rows"}
+    assert LabRecipe.from_dict(older) == replace(LabRecipe(), title_copy_rows=0)
+    assert LabRecipe.from_dict(LabRecipe().to_dict()) == LabRecipe()

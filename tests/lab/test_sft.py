@@ -104,3 +104,29 @@ def test_only_the_answer_is_learned():
         assert encoded["labels"] == [IGNORE] * seen + answer
         shown = tokenizer.decode(encoded["input_ids"][:seen])
         assert shown.endswith(row["context"] if row["prompt"] is None else "<|assistant|>\n")
+
+
+def test_title_copy_rows_teach_copying_the_prompts_title_and_never_to_stop_after_it():
+    """Each row's prompt carries a made-up title of training-title words, its answer is exactly
+    that title restated, and the labels end there, with no end-of-text (else sampling would stop)."""
+    from backend.lab.sft import title_rows
+    from backend.lab.tiny import train_tokenizer
+
+    recipe = replace(LabRecipe(), title_copy_rows=50)
+    problems = [p for p, _ in build_builtin(None, only=SLUGS, progress=False)]
+    rows = title_rows([(p, None) for p in problems], recipe)
+    words = {w for p in problems for w in p.title.split()}
+    real = {p.title for p in problems}
+    assert len(rows) == 50 and drawn_mix(rows) == {}
+    titles = set()
+    for row in rows:
+        title = re.fullmatch(r"Problem: (.+)\.\n", row["completion"]).group(1)
+        titles.add(title)
+        assert row["prompt"][1]["content"].startswith(title + "\n\n")
+        assert set(title.split()) <= words and 2 <= len(title.split()) <= 4
+    assert len(titles) > 40 and not titles & real  # made up, and varied
+    tokenizer = train_tokenizer([r["prompt"][1]["content"] for r in rows] + [r["completion"] for r in rows], 512)
+    encoded = encode(tokenizer, rows[0], 1024)
+    answer = tokenizer(rows[0]["completion"])["input_ids"]
+    assert encoded["labels"][-len(answer) :] == answer and tokenizer.eos_token_id not in encoded["labels"]
+    assert title_rows([(p, None) for p in problems], recipe) == rows  # seeded

@@ -74,3 +74,10 @@ def test_confusion_shares_per_alpha_from_the_store(store):
                       setting="reasoning", completion="", code=theirs["reference"][0])])  # fmt: skip
     shares = {r["label"]: (r["share"], r["samples"]) for r in confusion_shares(store, "e").to_dicts()}
     assert shares == {"lo": (1 / 5, 5), "hi": (3 / 4, 4)}
+    # counted on max-subarray alone, two-sum-exists's programs are still the foreign candidates
+    only = {
+        r["label"]: (r["share"], r["samples"])
+        for r in confusion_shares(store, "e", {"builtin/max-subarray"}).to_dicts()
+    }
+    assert only == {"lo": (1 / 4, 4), "hi": (3 / 4, 4)}
+    assert confusion_shares(store, "e", {"builtin/two-sum-exists"}).to_dicts()[0]["share"] == 0.0

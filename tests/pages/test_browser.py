@@ -7,6 +7,7 @@ from urllib.parse import parse_qs, quote, urlparse
 
 import pytest
 
+from backend.lab.recipe import LAB_LABEL
 from backend.records import Job
 from tests.pages.browser import ARGS, CHROMIUM, LAB, shoot, wait_plots
 
@@ -82,10 +83,8 @@ def test_miniature_lab_in_chromium(lab_server, store, page):
     (l1, t1, r1, b1), (l2, t2, r2, b2) = scatter["legend"], scatter["colorbar"]
     assert r1 <= l2 or r2 <= l1 or b1 <= t2 or b2 <= t1  # the legend clears the colour bar
     assert scatter["labels"] == 4  # 11 α points: the endpoints and the extremes are labelled, all on hover
-    assert (
-        "Miniature lab: tiny CPU model, held-in problems"
-        in page.locator("section[data-testid='stSidebar']").inner_text()
-    )
+    label = LAB_LABEL[0].upper() + LAB_LABEL[1:]  # the note's first words: what the sweep is
+    assert label in page.locator("section[data-testid='stSidebar']").inner_text()
     shoot(page, "frontier.png")
     page.goto(f"{lab_server}/churn?exp={exp}")
     wait_plots(page, 1)

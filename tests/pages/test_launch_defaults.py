@@ -41,6 +41,17 @@ def held_in() -> list[str]:
     return json.loads((LAB / "recipe.json").read_text())["held_in"]
 
 
+def lab_recipe_sweep() -> dict:
+    """The committed lab's sweep settings (temperature, n, α grid), as its recipe.json records them."""
+    from backend.lab.recipe import LabRecipe
+
+    return LabRecipe.from_dict(json.loads((LAB / "recipe.json").read_text())["recipe"]).sweep
+
+
+def alpha_grid() -> str:
+    return ", ".join(f"{a:g}" for a in lab_recipe_sweep()["alphas"])
+
+
 @pytest.mark.slow
 def test_benchmark_and_problems_default_to_what_the_endpoints_were_measured_on(lab_db, db_path, monkeypatch):
     at = app(db_path, monkeypatch, "launch")
@@ -49,9 +60,10 @@ def test_benchmark_and_problems_default_to_what_the_endpoints_were_measured_on(l
     at.selectbox(key="low-pick").set_value(str(LAB / "checkpoints" / "low")).run()
     at.selectbox(key="high-pick").set_value(str(LAB / "checkpoints" / "high")).run()
     assert not at.exception, at.exception
-    assert at.selectbox(key="sweep-bench-lab").value == "lab"  # the lab's own set, with its 0.1 s limits
+    assert at.selectbox(key="sweep-bench-lab").value == "lab"  # the lab's own set, with its recorded limits
     picker = at.multiselect(key=f"sweep-problems-lab-{lab_sweep(lab_db).id}")
-    assert picker.value == held_in() and len(picker.value) == 34  # the sweep's held-in problems, no held-out one
+    assert picker.value == lab_sweep(lab_db).spec["problems"]  # the problems the sweep measured, held-out ones too
+    assert set(held_in()) < set(picker.value) and len(picker.value) == 40
     assert any(lab_sweep(lab_db).name in c.value for c in at.caption)
 
 
@@ -67,9 +79,13 @@ def test_start_from_a_stored_spec_prefills_every_field_and_the_name_is_stored(la
     spec, prefix = stored.spec, f"{stored.id}/"
     assert at.selectbox(key=f"{prefix}low-pick").value == spec["low"]
     assert at.selectbox(key=f"{prefix}high-pick").value == spec["high"]
-    assert at.text_input(key=f"{prefix}sweep-alphas").value == "-1, -0.5, -0.25, 0, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 2"
+    assert (
+        at.text_input(key=f"{prefix}sweep-alphas").value
+        == alpha_grid()
+        == "-0.5, -0.25, 0, 0.25, 0.5, 0.75, 1, 1.25, 1.5"
+    )
     assert at.selectbox(key=f"{prefix}sweep-bench-lab").value == "lab"
-    assert at.multiselect(key=f"{prefix}sweep-problems-lab-").value == spec["problems"] == held_in()
+    assert at.multiselect(key=f"{prefix}sweep-problems-lab-").value == spec["problems"]
     form_fields = [n for n, f in SweepSpec.model_fields.items() if extra(f).get("form", True) and n not in PAGE_FIELDS]
     shown = {}
     for name in form_fields:
@@ -83,7 +99,10 @@ def test_start_from_a_stored_spec_prefills_every_field_and_the_name_is_stored(la
         for n, v in expected.items()
     }  # fmt: skip  (an optional number shows None as 0)
     assert shown == expected
-    assert (shown["temperature"], shown["max_tokens"], shown["n"]) == (0.3, 384, 16)  # the lab's recipe, not 1.0/1024
+    recipe = lab_recipe_sweep()  # the lab's recipe, not 1.0 / 1024
+    assert (
+        (shown["temperature"], shown["max_tokens"], shown["n"]) == (recipe["temperature"], 384, 16) != (1.0, 1024, 16)
+    )
     assert at.text_input(key=f"{prefix}sweep-name").value == ""  # a new experiment gets its own name
 
     at.text_input(key=f"{prefix}sweep-name").set_value("lab recipe, second seed").run()
@@ -93,7 +112,8 @@ def test_start_from_a_stored_spec_prefills_every_field_and_the_name_is_stored(la
     (job,) = lab_db.select(Job)
     launched = lab_db.get(Experiment, job.experiment_id)
     assert launched.name == "lab recipe, second seed" and launched.spec["name"] == "lab recipe, second seed"
-    same = {k: v for k, v in as_launched(spec).items() if k != "seed"}  # everything else as stored, the recipe included
+    # everything else as stored, the recipe included (the name and seed were changed above)
+    same = {k: v for k, v in as_launched(spec).items() if k not in ("seed", "name")}
     assert {k: launched.spec[k] for k in same} == same
     assert launched.spec["seed"] == 1 and launched.spec["independent"] == [str(LAB / "checkpoints" / "sft")]
 
@@ -123,11 +143,12 @@ def test_start_from_the_lab_sweep_in_chromium(lab_server, page, store):
             page.wait_for_timeout(200)
         return box.input_value()
 
-    assert value("spinbutton", "Temperature", "0.30") == "0.30"  # the lab's recipe, not T = 1.0
+    temperature = f"{lab_recipe_sweep()['temperature']:.2f}"
+    assert value("spinbutton", "Temperature", temperature) == temperature != "1.00"  # the lab's recipe
     assert value("spinbutton", "Max tokens", "384") == "384"
     assert value("spinbutton", "Samples per problem", "16") == "16"
     assert value("combobox", "Benchmark", "lab (40 problems)") == "lab (40 problems)"
-    assert value("textbox", "α grid", "-1, -0.5, -0.25, 0, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 2").startswith("-1, -0.5")
+    assert value("textbox", "α grid", alpha_grid()) == alpha_grid()
     assert value("combobox", "θ_low (α = 0)", f"{low.label} (trained)") == f"{low.label} (trained)"
     name = page.get_by_role("textbox", name="Experiment name").first
     name.fill("lab recipe again")
@@ -159,7 +180,7 @@ def test_the_eval_form_starts_from_a_stored_eval_and_follows_its_checkpoints(lab
     at = app(db_path, monkeypatch, "launch")
     at.text_area(key="eval-checkpoints").set_value("\n".join(ends)).run()
     assert at.selectbox(key="eval-bench-lab").value == "lab"  # where these checkpoints were measured
-    assert at.multiselect(key=f"eval-problems-lab-{lab_sweep(lab_db).id}").value == held_in()
+    assert at.multiselect(key=f"eval-problems-lab-{lab_sweep(lab_db).id}").value == lab_sweep(lab_db).spec["problems"]
 
     spec = validate_spec(EvalSpec, {"checkpoints": ends, "bench": "lab", "problems": held_in()[:3], "n": 4,
                                     "temperature": 0.5, "max_tokens": 200, "ray_address": "auto", "name": "first eval",
@@ -186,8 +207,17 @@ def test_the_rl_form_starts_from_the_labs_rl_run_under_todays_field_names(lab_db
     from backend.jobs import runner
 
     monkeypatch.setattr(runner, "start", lambda store, job_id, detach=True: 0)
-    stored = next(e for e in lab_db.select(Experiment, {"kind": "rl"}) if e.spec["reward"] == "R_3")
-    assert "num_gpus" in stored.spec and "gpus" not in stored.spec  # stored before the field's rename
+    lab_run = next(e for e in lab_db.select(Experiment, {"kind": "rl"}) if e.spec["reward"] == "R_3")
+    # the lab's run as an older version stored it: before the renames and the fields added since
+    old_names = {"gpus": "num_gpus", "backend": "judge_backend"}
+    old = {
+        old_names.get(k, k): v
+        for k, v in lab_run.spec.items()
+        if k not in ("prompt_format", "save_float32", "vllm_mode")
+    }
+    assert set(old) - set(lab_run.spec) == {"num_gpus", "judge_backend"}
+    stored = Experiment(id="rl-stored-before-renames", kind="rl", name=lab_run.name, spec=old)
+    lab_db.put([stored])
     at = app(db_path, monkeypatch, "launch")
     prefix = started_from(at, "rl", stored.id)
     spec = stored.spec
