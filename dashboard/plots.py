@@ -80,8 +80,11 @@ def outcome_fractions(
 ) -> go.Figure:
     """Stacked outcome fractions against α (merged points only); several experiments side by side."""
     series = _series(tables)
-    fig = make_subplots(rows=1, cols=len(series), shared_yaxes=True, subplot_titles=[_wrap(k, max(24, 96 // len(series))) for k in series if k] or None,
-                        horizontal_spacing=0.04)  # fmt: skip
+    # one experiment's name is already the title's second line: a panel title would sit on top of it
+    names = [_wrap(k, max(24, 96 // len(series))) for k in series if k] if len(series) > 1 else []
+    fig = make_subplots(
+        rows=1, cols=len(series), shared_yaxes=True, subplot_titles=names or None, horizontal_spacing=0.04
+    )
     for col, t in enumerate(series.values(), start=1):
         t = t.filter(pl.col("alpha").is_not_null()).sort("alpha")
         hover = "n_samples" in t.columns  # frontier tables carry n and CIs; hand-made ones may not

@@ -66,6 +66,10 @@ def test_miniature_lab_in_chromium(lab_server, store, page):
     wait_plots(page, 3)
     traces = page.evaluate("Array.from(document.querySelectorAll('.js-plotly-plot')).map(p => p.data.length)")
     assert traces == [4, 2, 2]  # outcome classes; merged α points + the SFT overlay; CI band + line
+    notes = page.evaluate(
+        "(document.querySelectorAll('.js-plotly-plot')[0]._fullLayout.annotations || []).map(a => a.text)"
+    )
+    assert not [n for n in notes if exp in n]  # the sweep is named once, in the title, not again over the panel
     scatter = page.evaluate("""() => {
         const gd = document.querySelectorAll('.js-plotly-plot')[1];
         const box = (sel) => { const r = gd.querySelector(sel).getBoundingClientRect();
@@ -73,13 +77,20 @@ def test_miniature_lab_in_chromium(lab_server, store, page):
         return {x: gd._fullLayout.xaxis.range, y: gd._fullLayout.yaxis.range,
                 xpx: gd._fullLayout.xaxis._length, ypx: gd._fullLayout.yaxis._length,
                 xs: gd._fullData.flatMap(t => Array.from(t.x)), ys: gd._fullData.flatMap(t => Array.from(t.y)),
+                // each point's 95 % CI ends, from its error bars
+                xci: gd._fullData.flatMap(t => Array.from(t.x).flatMap((v, i) =>
+                    [v - t.error_x.arrayminus[i], v + t.error_x.array[i]])),
+                yci: gd._fullData.flatMap(t => Array.from(t.y).flatMap((v, i) =>
+                    [v - t.error_y.arrayminus[i], v + t.error_y.array[i]])),
                 legend: box('.legend'), colorbar: box('.colorbar'),
                 labels: gd._fullData[0].text.filter(t => t).length};
     }""")
-    for axis, values in (("x", scatter["xs"]), ("y", scatter["ys"])):
+    for axis, values, cis in (("x", scatter["xs"], scatter["xci"]), ("y", scatter["ys"], scatter["yci"])):
         lo, hi = scatter[axis]
         assert 0 <= lo <= min(values) and max(values) <= hi <= 1  # every point on the plot, inside 0–100 %
-        assert hi - lo <= 1.4 * (max(values) - min(values)) + 0.2  # fitted to the data (and its CIs), not 0–100 %
+        ci_lo, ci_hi = max(0, min(cis)), min(1, max(cis))
+        assert lo <= ci_lo + 1e-9 and ci_hi - 1e-9 <= hi  # and every CI end
+        assert hi - lo <= 1.3 * (ci_hi - ci_lo) + 0.01  # fitted to the data and its CIs (12 % margins), not 0–100 %
     (l1, t1, r1, b1), (l2, t2, r2, b2) = scatter["legend"], scatter["colorbar"]
     assert r1 <= l2 or r2 <= l1 or b1 <= t2 or b2 <= t1  # the legend clears the colour bar
     assert scatter["labels"] == 4  # 11 α points: the endpoints and the extremes are labelled, all on hover
