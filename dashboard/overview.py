@@ -51,8 +51,10 @@ if lab_experiment:
     st.subheader("Miniature lab: how its programs change along α")
     st.caption(
         "A tiny Qwen2 trained on this CPU on our own builtin problems (SFT, then GRPO with R_low and R_inf), "
-        "merged, sampled and judged for real; evaluated on the problems it was trained on. Pick its sweep in the "
-        "sidebar for its findings. Reproduce with `python -m backend lab build`."
+        "merged, sampled and judged for real; evaluated on the problems it was trained on and on 6 held-out ones it "
+        "never saw. Pick its sweep in the sidebar for its findings on every problem it evaluated; "
+        "`python -m backend lab report` gives them per problem set (held-in, separating, held-out). "
+        "Reproduce with `python -m backend lab build`."
     )
     st.plotly_chart(style_shares(data.lab_styles(lab_experiment)), key="styles")
     st.caption(
