@@ -13,8 +13,12 @@
 - separating problems (issue: lab third design; `backend/lab/separation.py`) — target at least 12,
   with at least 16 samples per α on each; a build judged under one limit for every problem did not
   measure this, and says so;
-- and, for the endpoints' reason to differ, the share of brute-force-style programs per α
-  (backend/lab/styles.py), printed, not targeted.
+- the same confusion on the SFT checkpoint (the sweep's overlay), printed, so what SFT leaves can
+  be told from what GRPO removes;
+- and, printed, not targeted: for the endpoints' reason to differ, the share of brute-force-style
+  programs per α (backend/lab/styles.py); for the confusion's cause, the share of samples that
+  restate their own problem's title, and how often a sample is broken with the title right and
+  with it wrong.
 
     .venv/bin/python bench/lab_targets.py [--artifacts artifacts/lab]
 """
@@ -31,9 +35,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from backend.lab.artifacts import import_results
+from backend.lab.recipe import LabRecipe
 from backend.lab.report import reward_disagreement
-from backend.lab.styles import confusion_shares, style_shares
-from backend.records import Checkpoint, Evaluation, Metric
+from backend.lab.styles import confusion_shares, restates_title, style_shares
+from backend.records import Checkpoint, Evaluation, Metric, Problem, Sample
 from backend.store import Store
 
 BROKEN_ERRORS = ("NameError", "UnboundLocalError")
@@ -93,6 +98,7 @@ def report(store: Store, manifest: dict) -> None:
     separation_targets(manifest, evals)
     pressure_targets(store, manifest)
     confusion_targets(store, manifest)
+    title_diagnostics(store, manifest, evals)
 
 
 def pressure_targets(store: Store, manifest: dict) -> None:
@@ -113,11 +119,42 @@ def confusion_targets(store: Store, manifest: dict) -> None:
     print("problem confusion (another problem's program) per α, held-in problems — target ≤ 5 % at α = 0 and α = 1:")
     for row in confusion_shares(store, manifest["sweep_experiment"], set(manifest["held_in"])).iter_rows(named=True):
         mark = f" ({'met' if row['share'] <= 0.05 else 'NOT met'})" if row["alpha"] in (0.0, 1.0) else ""
-        print(f"  α = {row['alpha']:>5g}: {row['share']:6.1%} of {row['samples']}{mark}")
+        print(f"  {point(row)}: {row['share']:6.1%} of {row['samples']}{mark}")
     shares = confusion_shares(store, manifest["sweep_experiment"], held_out) if held_out else None
     if shares is not None and len(shares):
         print("  held-out problems, reported apart: " + ", ".join(
-            f"α = {r['alpha']:g} {r['share']:.1%}" for r in shares.iter_rows(named=True)))  # fmt: skip
+            f"{point(r)} {r['share']:.1%}" for r in shares.iter_rows(named=True)))  # fmt: skip
+
+
+def point(row: dict) -> str:
+    """A confusion row's checkpoint: its α, or its label off the α axis (the SFT overlay)."""
+    return f"α = {row['alpha']:>5g}" if row["alpha"] is not None else row["label"]
+
+
+def title_diagnostics(store: Store, manifest: dict, evals: list[Evaluation]) -> None:
+    """Printed, not targeted: a sample that restates another problem's title goes on to write that
+    problem's program, so these say where the confusion comes from."""
+    restatement = LabRecipe.from_dict(manifest["recipe"]).restatement
+    if not restatement:
+        return
+    titles = {p.id: p.title for p in store.select(Problem)}
+    ordered = sorted(store.select(Checkpoint), key=lambda c: (c.alpha is None, c.alpha or 0.0))  # SFT last
+    labels = {c.id: point({"alpha": c.alpha, "label": c.label}) for c in ordered}
+    verdicts = {(e.checkpoint_id, e.problem_id, e.sample_idx): broken(e) for e in evals}
+    held_in, counts = set(manifest["held_in"]), {label: Counter() for label in labels.values()}
+    for s in store.select(Sample, {"experiment_id": manifest["sweep_experiment"]}):
+        if s.problem_id in held_in:
+            right = restates_title(s.completion, titles[s.problem_id], restatement)
+            counts.setdefault(labels[s.checkpoint_id], Counter())[
+                right, verdicts[s.checkpoint_id, s.problem_id, s.sample_idx]
+            ] += 1
+    print("own title restated, held-in problems (printed, not targeted), and broken with the title right / wrong:")
+    for label, c in counts.items():
+        if not c:
+            continue  # an endpoint checkpoint: swept through its α, not by itself
+        right, wrong = c[True, False] + c[True, True], c[False, False] + c[False, True]
+        print(f"  {label}: {right / (right + wrong):6.1%} restated   broken {c[True, True] / max(right, 1):6.1%} / "
+              f"{c[False, True] / max(wrong, 1):6.1%}")  # fmt: skip
 
 
 def separation_targets(manifest: dict, evals: list[Evaluation]) -> None:

@@ -62,18 +62,28 @@ class LabRecipe:
     # the first build), the 0.8M-parameter model did not keep them consistent through a program
     # and a third of its samples were NameErrors; formatting and idiom rewrites stay
     rename_probability: float = 0.0
-    # each answer first restates the problem's title ("Problem: Balanced Brackets."), a brief thought
+    # each answer first restates the problem's title (format with {title}; "" for none), a brief thought
     # as the reasoning prompt asks for: in build 2 over half the broken samples were another
     # problem's program, because a 4-layer model has to pick the problem at the program's first
     # diverging token, ~200 tokens after the statement; copying the title is easy, and the program
-    # then follows the title right before it
-    restate_title: bool = True
+    # then follows the title right before it. Build D (2026-12-04, stopped after its SFT) put the
+    # title on a line of its own ("Problem:\n{title}\n\n", the prompt's own tokens for it) with
+    # 12 000 title-copy rows of 2-6 words: its SFT restated fewer real titles exactly (16 of 34,
+    # greedy, against 23 in build C) and still copied no made-up one (0 of 60); docs/lab.md
+    restatement: str = "Problem: {title}.\n"
     # prompted rows whose prompt has a made-up title and whose answer is only its restatement
     # (lab/sft.py:title_rows): in the second build 17 % of endpoint samples restated another
     # problem's title, always the same few (Weighted Shortest Path -> Grid Shortest Path, Best Single
     # Trade -> Count Inversions), so the model told problems apart by their statements' likeness
     # rather than copying the title it was given; here the title is the only way to the answer
     title_copy_rows: int = 6000
+    title_copy_words: int = 4  # a made-up title has 2 to this many words
+    # rows like those, whose title is another training problem's real one (lab/sft.py:
+    # swapped_title_rows): build C's models copied no made-up title (0 of 60, greedy,
+    # bench/lab_title_copy.py) and recalled a real title from the statement, wrongly for 11 of 34;
+    # here the statement says one problem and the title another, and the answer follows the title,
+    # so telling the 34 real titles apart by their own words is what the answer needs
+    swapped_title_rows: int = 6000
     # RL endpoints (backend.rl, TRL GRPOTrainer): the two rewards and RLSpec values; build() adds where
     # (base, output folder, problems), the seed and save_steps = steps
     low_reward: str = "R_3"
@@ -100,6 +110,13 @@ class LabRecipe:
         self.rl_spec(self.low_reward, base="-", output_dir="-")
         self.rl_spec(self.high_reward, base="-", output_dir="-")
         self.sweep_spec(low="-low", high="-high")
+        if self.restatement and "{title}" not in self.restatement:
+            raise UserError(
+                f"the recipe's restatement {self.restatement!r} has no {{title}}; put it where the title goes"
+            )
+        if (self.title_copy_rows or self.swapped_title_rows) and not self.restatement:
+            raise UserError("title rows teach the restatement, and the recipe has none; set title_copy_rows and "
+                            "swapped_title_rows to 0")  # fmt: skip
 
     def mix_for(self, difficulty: str | None) -> dict[str, int]:
         """The SFT mix of a problem of this difficulty."""
@@ -122,7 +139,7 @@ class LabRecipe:
         return cls(
             only=["longest-run", "count-primes", "two-sum-exists", "majority-element", "next-greater", "gcd-of-array",
                   "max-subarray", "stock-profit"],
-            held_out_per_difficulty=0, limit_runs=2, hidden_size=64, num_layers=2, vocab_size=1024, sft_epochs=2, code_sequences=400, title_copy_rows=40,
+            held_out_per_difficulty=0, limit_runs=2, hidden_size=64, num_layers=2, vocab_size=1024, sft_epochs=2, code_sequences=400, title_copy_rows=40, swapped_title_rows=40,
             rl=dict(LabRecipe().rl, steps=2, per_device_train_batch_size=8, num_generations=4, max_completion_length=160),
             sweep=dict(LabRecipe().sweep, alphas=[-0.5, 0, 0.5, 1, 1.5], n=4, max_tokens=160),
         )  # fmt: skip
@@ -151,6 +168,10 @@ class LabRecipe:
     def from_dict(cls, data: dict) -> LabRecipe:
         data = dict(data)
         data.setdefault("title_copy_rows", 0)  # recipes written before title-copy rows had none
+        data.setdefault("title_copy_words", 4)  # nor a choice of their length
+        data.setdefault("swapped_title_rows", 0)  # nor rows under another problem's title
+        if "restate_title" in data:  # recipes written before the restatement's format was a setting
+            data["restatement"] = "Problem: {title}.\n" if data.pop("restate_title") else ""
         for old, (group, name) in FLAT.items():  # recipes written before the recipe held spec values
             if old in data:
                 data.setdefault(group, dict(getattr(cls(), group)))[name] = data.pop(old)

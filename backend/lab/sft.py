@@ -25,8 +25,8 @@ def solutions(problem: Problem) -> dict[str, list[str]]:
 
 
 def restatement(problem: Problem, recipe) -> str:
-    """The answer's first line, "Problem: <title>.", or nothing (LabRecipe.restate_title says why)."""
-    return f"Problem: {problem.title}.\n" if recipe.restate_title else ""
+    """The answer's opening, the problem's title restated, or nothing (LabRecipe.restatement says why)."""
+    return recipe.restatement.format(title=problem.title)
 
 
 def as_completion(code: str, restated: str = "") -> str:
@@ -56,8 +56,8 @@ def examples(problems: list[tuple[Problem, tuple]], recipe) -> list[dict]:
 
 def title_rows(problems: list[tuple[Problem, tuple]], recipe) -> list[dict]:
     """Prompted rows that teach the restatement to *copy* the prompt's title: the prompt is a real
-    problem's with a made-up title (2-4 words of the training titles, drawn from the recipe's
-    seed), and the learned answer is only "Problem: <that title>.", with no end-of-text after it
+    problem's with a made-up title (2 to title_copy_words words of the training titles, drawn from the recipe's
+    seed), and the learned answer is only that title restated, with no end-of-text after it
     (the model must not learn to stop there). LabRecipe.title_copy_rows says why."""
     rng = random.Random(recipe.seed + 2)
     words = sorted({word for p, _ in problems for word in p.title.split()})
@@ -65,12 +65,29 @@ def title_rows(problems: list[tuple[Problem, tuple]], recipe) -> list[dict]:
     rows = []
     for _ in range(recipe.title_copy_rows):
         problem, example = rng.choice(problems)
-        title = next(t for t in iter(lambda: " ".join(rng.sample(words, rng.randint(2, min(4, len(words))))), None)
+        title = next(t for t in iter(lambda: " ".join(rng.sample(words, rng.randint(2, min(recipe.title_copy_words, len(words))))), None)
                      if t not in real)  # fmt: skip
         prompt = conversation(replace(problem, title=title), "reasoning", example)
-        rows.append({"prompt": prompt, "completion": f"Problem: {title}.\n", "end": False, "kind": "title",
-                     "problem_id": problem.id})  # fmt: skip
+        rows.append(_title_row(prompt, title, problem, recipe))
+    return rows + swapped_title_rows(problems, recipe)
+
+
+def swapped_title_rows(problems: list[tuple[Problem, tuple]], recipe) -> list[dict]:
+    """Prompted rows whose prompt is one training problem's statement under another's real title,
+    and whose learned answer is only that title restated (LabRecipe.swapped_title_rows says why);
+    drawn from their own seed, so the made-up rows stay as they were."""
+    rng = random.Random(recipe.seed + 3)
+    rows = []
+    for _ in range(recipe.swapped_title_rows):
+        (problem, example), (other, _) = rng.sample(problems, 2)
+        prompt = conversation(replace(problem, title=other.title), "reasoning", example)
+        rows.append(_title_row(prompt, other.title, problem, recipe))
     return rows
+
+
+def _title_row(prompt: list[dict], title: str, problem: Problem, recipe) -> dict:
+    return {"prompt": prompt, "completion": recipe.restatement.format(title=title), "end": False, "kind": "title",
+            "problem_id": problem.id}  # fmt: skip
 
 
 def drawn_mix(rows: list[dict]) -> dict[str, dict[str, int]]:
@@ -86,7 +103,7 @@ def drawn_mix(rows: list[dict]) -> dict[str, dict[str, int]]:
 def code_rows(problems: list[Problem], recipe) -> list[dict]:
     """Completion-only rows (no prompt): augmented solutions, so the model first learns to write
     these programs at all; sequences are a third as long as prompted ones, so this is cheap. With
-    restate_title the title line comes first as context, not learned: these rows teach "this title,
+    a restatement the title comes first as context, not learned: these rows teach "this title,
     this program", while only prompted rows teach which title to write (the one in the statement)."""
     rng = random.Random(recipe.seed + 1)
     sources = [(p, s) for p in problems for kind in solutions(p).values() for s in kind]
@@ -153,6 +170,7 @@ def train_sft(recipe, problems: list[tuple[Problem, tuple]], out: Path, progress
     model.generation_config.pad_token_id = tokenizer.pad_token_id
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
-    return {"examples": len(rows), "prompted_examples": len(rows) - recipe.code_sequences - recipe.title_copy_rows,
-            "title_copy_rows": recipe.title_copy_rows, "train_loss": result.training_loss, "steps": result.global_step,
+    titles = recipe.title_copy_rows + recipe.swapped_title_rows
+    return {"examples": len(rows), "prompted_examples": len(rows) - recipe.code_sequences - titles,
+            "title_copy_rows": titles, "train_loss": result.training_loss, "steps": result.global_step,
             "parameters": sum(p.numel() for p in model.parameters()), "mix": drawn_mix(rows)}  # fmt: skip

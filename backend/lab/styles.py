@@ -107,14 +107,15 @@ def other_problem(code: str | None, problem_id: str, shapes: dict[str, list]) ->
 
 
 def confusion_shares(store, experiment: str, problems: set[str] | None = None):
-    """Per checkpoint on the α axis, the share of its samples (on `problems`, default all) that are
+    """Per checkpoint of the sweep, the share of its samples (on `problems`, default all) that are
     another problem's program (issue #29's problem confusion): a polars frame with label, alpha,
-    share, samples."""
+    share, samples, by α; checkpoints off the α axis (the lab's SFT overlay) last, alpha null, so
+    what SFT leaves can be told from what RL removes."""
     import polars as pl
 
     from backend.records import Checkpoint, Sample
 
-    points = {c.id: c for c in store.select(Checkpoint) if c.alpha is not None}
+    points = {c.id: c for c in store.select(Checkpoint)}
     swept = [s for s in store.select(Sample, {"experiment_id": experiment}) if s.checkpoint_id in points]
     shapes = {  # every swept problem's programs are candidates, whichever problems are counted
         pid: [shape(p) for kind in sft_sources(pid).values() for p in kind] for pid in {s.problem_id for s in swept}
@@ -130,4 +131,11 @@ def confusion_shares(store, experiment: str, problems: set[str] | None = None):
     rows = [{"label": points[c].label, "alpha": points[c].alpha, "share": sum(v) / len(v), "samples": len(v)}
             for c, v in confused.items()]  # fmt: skip
     schema = {"label": pl.String, "alpha": pl.Float64, "share": pl.Float64, "samples": pl.Int64}
-    return pl.DataFrame(rows, schema=schema).sort("alpha")
+    return pl.DataFrame(rows, schema=schema).sort("alpha", nulls_last=True)
+
+
+def restates_title(completion: str | None, title: str, restatement: str) -> bool:
+    """Whether a sample opens with `title` restated as the lab's SFT taught (`restatement`, a format
+    with {title}): in build C nearly every sample that was another problem's program had restated
+    another title first (docs/lab.md)."""
+    return bool(restatement) and (completion or "").startswith(restatement.format(title=title))

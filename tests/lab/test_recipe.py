@@ -1,6 +1,7 @@
 """LabRecipe holds RLSpec and SweepSpec values, checked by those specs, and reads recipes written
 before it did."""
 
+import re
 from dataclasses import replace
 
 import pytest
@@ -45,7 +46,7 @@ def test_a_recipe_written_with_flat_fields_reads_as_the_same_recipe():
              "temperature": 0.4, "max_tokens": 160}  # fmt: skip
     flat |= {"only": LabRecipe.smoke().only, "held_out_per_difficulty": 0, "hidden_size": 64, "num_layers": 2,
              "vocab_size": 1024, "sft_epochs": 2, "code_sequences": 400, "time_limit_s": None,
-             "limit_runs": 2, "title_copy_rows": 40}  # fmt: skip
+             "limit_runs": 2, "title_copy_rows": 40, "swapped_title_rows": 40}  # fmt: skip
     assert LabRecipe.from_dict(flat) == LabRecipe.smoke()
 
 
@@ -65,7 +66,28 @@ def test_smoke_and_pilot_together_are_refused_in_one_line():
     )
 
 
-def test_a_recipe_written_before_title_copy_rows_reads_as_having_none():
-    older = {k: v for k, v in LabRecipe().to_dict().items() if k != "title_copy_rows"}
-    assert LabRecipe.from_dict(older) == replace(LabRecipe(), title_copy_rows=0)
+def test_a_recipe_written_before_title_rows_reads_as_having_none():
+    older = {k: v for k, v in LabRecipe().to_dict().items() if k not in ("title_copy_rows", "swapped_title_rows")}
+    assert LabRecipe.from_dict(older) == replace(LabRecipe(), title_copy_rows=0, swapped_title_rows=0)
     assert LabRecipe.from_dict(LabRecipe().to_dict()) == LabRecipe()
+
+
+def test_a_recipe_written_with_restate_title_reads_as_its_restatement_then():
+    """Builds A-C stored `restate_title` and titles of 2-4 words; reading them back gives the
+    restatement they were trained with, not today's default."""
+    today = {k: v for k, v in LabRecipe().to_dict().items() if k not in ("restatement", "title_copy_words")}
+    old = LabRecipe.from_dict(today | {"restate_title": True})
+    assert (old.restatement, old.title_copy_words) == ("Problem: {title}.\n", 4)
+    older = today | {"restate_title": False, "title_copy_rows": 0, "swapped_title_rows": 0}
+    assert LabRecipe.from_dict(older).restatement == ""
+
+
+@pytest.mark.parametrize(
+    "values, message",
+    [({"restatement": "Problem: the title\n"}, "has no {title}; put it where the title goes"),
+     ({"restatement": ""}, "title rows teach the restatement, and the recipe has none; set title_copy_rows and "
+                            "swapped_title_rows to 0")],
+)  # fmt: skip
+def test_a_restatement_that_cannot_hold_the_title_is_refused_in_one_line(values, message):
+    with pytest.raises(UserError, match=re.escape(message)):
+        replace(LabRecipe(), **values)

@@ -28,8 +28,7 @@ def test_answers_restate_the_title_then_hold_one_program_the_rollout_extracts():
     assert len(rows) == 2 * sum(sum(recipe.mix_for(p.difficulty).values()) for p in problems) + 30
     for row in rows:
         text = row["completion"] if row["prompt"] is not None else row["context"] + row["completion"]
-        head, _, rest = text.partition("\n")
-        title = re.fullmatch(r"Problem: (.+)\.", head).group(1)
+        title, rest = re.fullmatch(r"Problem: (.+?)\.\n(.*)", text, re.S).groups()
         assert title in titles
         if row["prompt"] is not None:  # the title is the one the prompt's statement starts with
             assert row["prompt"][1]["content"].startswith(title + "\n")
@@ -43,7 +42,9 @@ def test_answers_restate_the_title_then_hold_one_program_the_rollout_extracts():
 
 
 def test_without_the_restatement_the_answer_is_the_block_alone():
-    recipe = replace(LabRecipe(), sft_epochs=1, code_sequences=5, restate_title=False)
+    recipe = replace(
+        LabRecipe(), sft_epochs=1, code_sequences=5, restatement="", title_copy_rows=0, swapped_title_rows=0
+    )
     problems, rows = _rows(recipe)
     assert all(row["completion"].startswith("```python\n") for row in rows)
     assert all(solutions(p)["buggy"] for p in problems)
@@ -112,7 +113,7 @@ def test_title_copy_rows_teach_copying_the_prompts_title_and_never_to_stop_after
     from backend.lab.sft import title_rows
     from backend.lab.tiny import train_tokenizer
 
-    recipe = replace(LabRecipe(), title_copy_rows=50)
+    recipe = replace(LabRecipe(), title_copy_rows=50, swapped_title_rows=0)
     problems = [p for p, _ in build_builtin(None, only=SLUGS, progress=False)]
     rows = title_rows([(p, None) for p in problems], recipe)
     words = {w for p in problems for w in p.title.split()}
@@ -123,10 +124,31 @@ def test_title_copy_rows_teach_copying_the_prompts_title_and_never_to_stop_after
         title = re.fullmatch(r"Problem: (.+)\.\n", row["completion"]).group(1)
         titles.add(title)
         assert row["prompt"][1]["content"].startswith(title + "\n\n")
-        assert set(title.split()) <= words and 2 <= len(title.split()) <= 4
+        assert set(title.split()) <= words and 2 <= len(title.split()) <= recipe.title_copy_words
     assert len(titles) > 40 and not titles & real  # made up, and varied
     tokenizer = train_tokenizer([r["prompt"][1]["content"] for r in rows] + [r["completion"] for r in rows], 512)
     encoded = encode(tokenizer, rows[0], 1024)
     answer = tokenizer(rows[0]["completion"])["input_ids"]
     assert encoded["labels"][-len(answer) :] == answer and tokenizer.eos_token_id not in encoded["labels"]
     assert title_rows([(p, None) for p in problems], recipe) == rows  # seeded
+
+
+def test_swapped_title_rows_put_one_problems_statement_under_anothers_title_and_restate_that_title():
+    """The statement says one problem, the title another real one, and the answer follows the title;
+    the made-up rows are drawn as before, whatever the number of swapped rows."""
+    from backend.lab.sft import title_rows
+
+    problems = [p for p, _ in build_builtin(None, only=SLUGS, progress=False)]
+    recipe = replace(LabRecipe(), title_copy_rows=20, swapped_title_rows=30)
+    rows = title_rows([(p, None) for p in problems], recipe)
+    made_up, swapped = rows[:20], rows[20:]
+    assert made_up == title_rows([(p, None) for p in problems], replace(recipe, swapped_title_rows=0))
+    by_id = {p.id: p for p in problems}
+    assert len(swapped) == 30
+    for row in swapped:
+        title = re.fullmatch(r"Problem: (.+)\.\n", row["completion"]).group(1)
+        own = by_id[row["problem_id"]]
+        user = row["prompt"][1]["content"]
+        assert title in {p.title for p in problems} and title != own.title and not row.get("end", True)
+        assert user.startswith(title + "\n\n") and own.statement in user  # its statement, another's title
+    assert len({(r["problem_id"], r["completion"]) for r in swapped}) == 6  # every ordered pair of 3 drawn

@@ -5,7 +5,15 @@ import random
 import pytest
 
 from backend.lab.augment import augment
-from backend.lab.styles import confusion_shares, other_problem, sft_sources, shape, style_of, style_shares
+from backend.lab.styles import (
+    confusion_shares,
+    other_problem,
+    restates_title,
+    sft_sources,
+    shape,
+    style_of,
+    style_shares,
+)
 from backend.records import Checkpoint, Experiment, Sample
 
 PROBLEMS = ["builtin/max-subarray", "builtin/two-sum-exists", "builtin/count-inversions"]
@@ -81,3 +89,32 @@ def test_confusion_shares_per_alpha_from_the_store(store):
     }
     assert only == {"lo": (1 / 4, 4), "hi": (3 / 4, 4)}
     assert confusion_shares(store, "e", {"builtin/two-sum-exists"}).to_dicts()[0]["share"] == 0.0
+
+
+def test_confusion_shares_count_the_sft_overlay_last_off_the_alpha_axis(store):
+    mine, theirs = sft_sources("builtin/max-subarray"), sft_sources("builtin/two-sum-exists")
+    store.put([Experiment(id="e", kind="sweep", name="t")])
+    store.put([Checkpoint(id="mid", path="/x/mid", kind="merged", alpha=0.5, label="α=0.5"),
+               Checkpoint(id="sft", path="/x/sft", kind="hf", alpha=None, label="SFT")])  # fmt: skip
+    codes = {"sft": [theirs["brute"][0], theirs["reference"][0], mine["brute"][0]], "mid": [mine["reference"][0]] * 2}
+    store.put([Sample(experiment_id="e", checkpoint_id=c, problem_id="builtin/max-subarray", sample_idx=i,
+                      setting="reasoning", completion="", code=code) for c, cs in codes.items() for i, code in enumerate(cs)])  # fmt: skip
+    store.put([Sample(experiment_id="e", checkpoint_id="mid", problem_id="builtin/two-sum-exists", sample_idx=0,
+                      setting="reasoning", completion="", code=theirs["reference"][0])])  # fmt: skip
+    rows = confusion_shares(store, "e", {"builtin/max-subarray"}).to_dicts()
+    assert [(r["label"], r["alpha"], r["share"], r["samples"]) for r in rows] == [
+        ("α=0.5", 0.5, 0.0, 2),
+        ("SFT", None, 2 / 3, 3),
+    ]
+
+
+@pytest.mark.parametrize(
+    "completion, expected",
+    [("Problem: Two Sum Exists.\n```python\nprint(1)\n```", True),
+     ("Problem: Two Sum.\n```python\n", False),  # a prefix of the title is another title
+     ("Problem: Two Sum Exists Twice.\n", False),
+     ("```python\nprint(1)\n```", False), (None, False)],
+)  # fmt: skip
+def test_a_restated_title_is_the_whole_title_in_the_taught_format(completion, expected):
+    assert restates_title(completion, "Two Sum Exists", "Problem: {title}.\n") is expected
+    assert restates_title(completion, "Two Sum Exists", "") is False  # nothing was taught to restate
