@@ -2,7 +2,7 @@
 RL and sweep settings are RLSpec and SweepSpec values, checked by those specs.
 
 `LabRecipe()` is the third design (issue #29: per-problem limits, an SFT mix graded by
-difficulty, title-copy rows, T = 0.4 over α in [-0.5, 1.5]), built and committed under
+difficulty, title-copy and swapped-title rows, T = 0.4 over α in [-0.5, 1.5]; build E), built and committed under
 `artifacts/lab/`, whose `recipe.json` holds it (`LabRecipe.from_dict` reads it back; a test
 checks that it equals `LabRecipe()`). `--smoke` uses
 `LabRecipe.smoke()`, the same pipeline scaled down so it runs end to end in CI; `--pilot` uses
