@@ -15,24 +15,29 @@ import argparse
 import json
 import random
 import sys
+import tempfile
 from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from backend.lab.problems import HELD_IN, lab_problems, split_of
+from backend.lab.problems import HELD_IN, lab_problems, split_of, store_lab_problems, with_limits
 from backend.lab.recipe import LabRecipe
 from backend.rollout.prompts import conversation
+from backend.rollout.run import public_example
+from backend.store import Store
 
 MADE_UP = 60
 
 
 def held_in_prompts(manifest: dict) -> list[tuple]:
-    """(problem under its recorded limit, public example) for each held-in problem of the build."""
+    """(problem under its recorded limit, public example) for each held-in problem of the build,
+    stored and read back as the build does before SFT (lab/build.py)."""
     limits = {pid: report["limit_s"] for pid, report in manifest["problems"].items()}
-    recipe = LabRecipe.from_dict(manifest["recipe"])
-    return [(replace(p, time_limit_s=limits[p.id]), next(((t.input, t.output) for t in tests if t.is_public), None))
-            for p, tests in lab_problems(recipe, progress=False) if split_of(p) == HELD_IN]  # fmt: skip
+    built = with_limits(lab_problems(LabRecipe.from_dict(manifest["recipe"]), progress=False), limits)
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Store(Path(tmp) / "lab.duckdb")
+        return [(p, public_example(store, p)) for p, _ in store_lab_problems(store, built) if split_of(p) == HELD_IN]
 
 
 def main() -> None:
