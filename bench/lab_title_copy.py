@@ -1,9 +1,11 @@
 """Does a lab checkpoint copy the title its prompt starts with? Greedy answers to every held-in
-problem's prompt (its real title) and to 60 prompts whose title is made up of 2-4 training-title
-words (drawn from a fixed seed, never a real title), counted as exact restatements. The lab's SFT
+problem's prompt (its real title), to 60 prompts whose title is made up of 2-4 training-title
+words (drawn from a fixed seed, never a real title), and to each held-in problem's statement under
+every other held-in title that shares a word with its own (Range Sum Queries under Range Minimum
+Queries), counted as exact restatements. The lab's SFT
 teaches the answer to open with the title restated (LabRecipe.restatement), and a sample that
 restates another title writes another problem's program (bench/lab_targets.py), so this says
-whether the model reads the title or recalls one from the statement. About 30 s on 2 cores.
+whether the model reads the title or recalls one from the statement. About 40 s on 2 cores.
 
     .venv/bin/python bench/lab_title_copy.py [--checkpoint artifacts/lab/checkpoints/sft]
         [--artifacts artifacts/lab] [--restatement 'Problem: {title}.\\n']
@@ -23,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from backend.lab.problems import HELD_IN, lab_problems, split_of, store_lab_problems, with_limits
 from backend.lab.recipe import LabRecipe
+from backend.lab.sft import share_a_word
 from backend.rollout.prompts import conversation
 from backend.rollout.run import public_example
 from backend.store import Store
@@ -73,8 +76,16 @@ def main() -> None:
         problem, example = rng.choice(prompts)
         title = next(t for t in iter(lambda: " ".join(rng.sample(words, rng.randint(2, 4))), None) if t not in real)
         copied += restates(problem, example, title)
+    pairs = [
+        (p, example, q.title)
+        for p, example in prompts
+        for q, _ in prompts
+        if p is not q and share_a_word(p.title, q.title)
+    ]
+    swapped = sum(restates(*pair) for pair in pairs)
     print(f"{args.checkpoint}: real titles restated exactly {len(prompts) - len(missed)} of {len(prompts)}; "
-          f"made-up titles copied exactly {copied} of {MADE_UP} (greedy)")  # fmt: skip
+          f"made-up titles copied exactly {copied} of {MADE_UP}; another real title sharing a word with the "
+          f"statement's own restated exactly {swapped} of {len(pairs)} (greedy)")  # fmt: skip
     print("  real titles missed: " + ", ".join(missed))
 
 

@@ -2,7 +2,7 @@
 RL and sweep settings are RLSpec and SweepSpec values, checked by those specs.
 
 `LabRecipe()` is the third design (issue #29: per-problem limits, an SFT mix graded by
-difficulty, title-copy and swapped-title rows, T = 0.4 over α in [-0.5, 1.5]; build E), built and committed under
+difficulty, title-copy and swapped-title rows, T = 0.4 over α in [-0.5, 1.5]; build F), built and committed under
 `artifacts/lab/`, whose `recipe.json` holds it (`LabRecipe.from_dict` reads it back; a test
 checks that it equals `LabRecipe()`). `--smoke` uses
 `LabRecipe.smoke()`, the same pipeline scaled down so it runs end to end in CI; `--pilot` uses
@@ -84,6 +84,11 @@ class LabRecipe:
     # here the statement says one problem and the title another, and the answer follows the title,
     # so telling the 34 real titles apart by their own words is what the answer needs
     swapped_title_rows: int = 6000
+    # the share of those rows whose two titles share a word (drawn uniformly among such ordered pairs,
+    # the rest among all pairs): build E's SFT still recalled the wrong one of two titles that share
+    # words (Range Sum Queries -> Range Minimum Queries, Maximum Subarray Sum -> Maximum Pair
+    # Product), and a uniform draw gives each of the 66 such pairs of the 34 titles ~5 rows in 6000
+    swapped_title_overlap: float = 0.5
     # RL endpoints (backend.rl, TRL GRPOTrainer): the two rewards and RLSpec values; build() adds where
     # (base, output folder, problems), the seed and save_steps = steps
     low_reward: str = "R_3"
@@ -114,6 +119,9 @@ class LabRecipe:
             raise UserError(
                 f"the recipe's restatement {self.restatement!r} has no {{title}}; put it where the title goes"
             )
+        if not 0 <= self.swapped_title_overlap <= 1:
+            raise UserError(f"swapped_title_overlap is a share of the swapped-title rows; give 0 to 1, not "
+                            f"{self.swapped_title_overlap!r}")  # fmt: skip
         if (self.title_copy_rows or self.swapped_title_rows) and not self.restatement:
             raise UserError("title rows teach the restatement, and the recipe has none; set title_copy_rows and "
                             "swapped_title_rows to 0")  # fmt: skip
@@ -170,6 +178,7 @@ class LabRecipe:
         data.setdefault("title_copy_rows", 0)  # recipes written before title-copy rows had none
         data.setdefault("title_copy_words", 4)  # nor a choice of their length
         data.setdefault("swapped_title_rows", 0)  # nor rows under another problem's title
+        data.setdefault("swapped_title_overlap", 0.0)  # nor a share of them drawn among titles sharing a word
         if "restate_title" in data:  # recipes written before the restatement's format was a setting
             data["restatement"] = "Problem: {title}.\n" if data.pop("restate_title") else ""
         for old, (group, name) in FLAT.items():  # recipes written before the recipe held spec values

@@ -75,14 +75,23 @@ def title_rows(problems: list[tuple[Problem, tuple]], recipe) -> list[dict]:
 def swapped_title_rows(problems: list[tuple[Problem, tuple]], recipe) -> list[dict]:
     """Prompted rows whose prompt is one training problem's statement under another's real title,
     and whose learned answer is only that title restated (LabRecipe.swapped_title_rows says why);
-    drawn from their own seed, so the made-up rows stay as they were."""
+    a share swapped_title_overlap of them pairs titles that share a word. Drawn from their own seed,
+    so the made-up rows stay as they were."""
     rng = random.Random(recipe.seed + 3)
+    overlapping = [(a, b) for a in problems for b in problems if a is not b and share_a_word(a[0].title, b[0].title)]
     rows = []
     for _ in range(recipe.swapped_title_rows):
-        (problem, example), (other, _) = rng.sample(problems, 2)
+        if recipe.swapped_title_overlap and overlapping and rng.random() < recipe.swapped_title_overlap:
+            (problem, example), (other, _) = rng.choice(overlapping)
+        else:
+            (problem, example), (other, _) = rng.sample(problems, 2)
         prompt = conversation(replace(problem, title=other.title), "reasoning", example)
         rows.append(_title_row(prompt, other.title, problem, recipe))
     return rows
+
+
+def share_a_word(title: str, other: str) -> bool:
+    return bool(set(title.split()) & set(other.split()))
 
 
 def _title_row(prompt: list[dict], title: str, problem: Problem, recipe) -> dict:

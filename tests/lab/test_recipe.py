@@ -70,6 +70,8 @@ def test_a_recipe_written_before_title_rows_reads_as_having_none():
     older = {k: v for k, v in LabRecipe().to_dict().items() if k not in ("title_copy_rows", "swapped_title_rows")}
     assert LabRecipe.from_dict(older) == replace(LabRecipe(), title_copy_rows=0, swapped_title_rows=0)
     assert LabRecipe.from_dict(LabRecipe().to_dict()) == LabRecipe()
+    build_e = {k: v for k, v in LabRecipe().to_dict().items() if k != "swapped_title_overlap"}
+    assert LabRecipe.from_dict(build_e).swapped_title_overlap == 0.0  # drawn uniformly, as it was built
 
 
 def test_a_recipe_written_with_restate_title_reads_as_its_restatement_then():
@@ -86,7 +88,8 @@ def test_a_recipe_written_with_restate_title_reads_as_its_restatement_then():
     "values, message",
     [({"restatement": "Problem: the title\n"}, "has no {title}; put it where the title goes"),
      ({"restatement": ""}, "title rows teach the restatement, and the recipe has none; set title_copy_rows and "
-                            "swapped_title_rows to 0")],
+                            "swapped_title_rows to 0"),
+     ({"swapped_title_overlap": 1.5}, "swapped_title_overlap is a share of the swapped-title rows; give 0 to 1, not 1.5")],
 )  # fmt: skip
 def test_a_restatement_that_cannot_hold_the_title_is_refused_in_one_line(values, message):
     with pytest.raises(UserError, match=re.escape(message)):

@@ -152,3 +152,24 @@ def test_swapped_title_rows_put_one_problems_statement_under_anothers_title_and_
         assert title in {p.title for p in problems} and title != own.title and not row.get("end", True)
         assert user.startswith(title + "\n\n") and own.statement in user  # its statement, another's title
     assert len({(r["problem_id"], r["completion"]) for r in swapped}) == 6  # every ordered pair of 3 drawn
+
+
+OVERLAPPING = ["range-sum-queries", "range-minimum", "max-subarray", "max-pair-product", "longest-run", "gcd-of-array"]
+
+
+@pytest.mark.parametrize("share", [0.0, 0.5, 1.0])
+def test_a_share_of_swapped_title_rows_pairs_titles_that_share_a_word(share):
+    """Range Sum Queries, Range Minimum Queries, Maximum Subarray Sum and Maximum Pair Product make
+    the 6 ordered pairs of these 6 titles (of 30) that share a word: a uniform draw gives them 6/30
+    of the rows, and the overlap share is drawn among them alone."""
+    from backend.lab.sft import swapped_title_rows
+
+    problems = [(p, None) for p, _ in build_builtin(None, only=OVERLAPPING, progress=False)]
+    rows = swapped_title_rows(problems, replace(LabRecipe(), swapped_title_rows=600, swapped_title_overlap=share))
+    titles = {p.id: p.title for p, _ in problems}
+    shared = [set(titles[r["problem_id"]].split()) & set(re.fullmatch(r"Problem: (.+)\.\n", r["completion"]).group(1).split())
+              for r in rows]  # fmt: skip
+    expected = share + (1 - share) * 6 / 30
+    observed = sum(map(bool, shared)) / len(rows)
+    assert abs(observed - expected) <= 4 * (expected * (1 - expected) / len(rows)) ** 0.5 + 1e-9, (observed, expected)
+    assert {w for s in shared for w in s} == {"Range", "Queries", "Maximum", "Sum"}
