@@ -2,10 +2,10 @@
 problem's prompt (its real title), to 60 prompts whose title is made up of 2-4 training-title
 words (drawn from a fixed seed, never a real title), and to each held-in problem's statement under
 every other held-in title that shares a word with its own (Range Sum Queries under Range Minimum
-Queries), counted as exact restatements. The lab's SFT
-teaches the answer to open with the title restated (LabRecipe.restatement), and a sample that
-restates another title writes another problem's program (bench/lab_targets.py), so this says
-whether the model reads the title or recalls one from the statement. About 40 s on 2 cores.
+Queries), counted as exact restatements. The lab's SFT teaches the answer to open with the title
+restated (LabRecipe.restatement), and a sample that restates another title writes another
+problem's program (bench/lab_targets.py), so this says whether the model reads the title or
+recalls one from the statement. About 20 s on 2 cores.
 
     .venv/bin/python bench/lab_title_copy.py [--checkpoint artifacts/lab/checkpoints/sft]
         [--artifacts artifacts/lab] [--restatement 'Problem: {title}.\\n']

@@ -2,6 +2,7 @@
 reads a sample (backend/rollout/extract.py)."""
 
 import ast
+import random
 import re
 from dataclasses import replace
 
@@ -173,3 +174,9 @@ def test_a_share_of_swapped_title_rows_pairs_titles_that_share_a_word(share):
     observed = sum(map(bool, shared)) / len(rows)
     assert abs(observed - expected) <= 4 * (expected * (1 - expected) / len(rows)) ** 0.5 + 1e-9, (observed, expected)
     assert {w for s in shared for w in s} == {"Range", "Queries", "Maximum", "Sum"}
+    if not share:  # a recipe without the share (build E's) draws its pairs exactly as E was built
+        rng = random.Random(LabRecipe().seed + 3)
+        uniform = [rng.sample(problems, 2) for _ in rows]
+        assert [(r["problem_id"], r["completion"]) for r in rows] == [
+            (p.id, f"Problem: {other.title}.\n") for (p, _), (other, _) in uniform
+        ]
