@@ -145,9 +145,7 @@ def title_diagnostics(store: Store, manifest: dict, evals: list[Evaluation]) -> 
     for s in store.select(Sample, {"experiment_id": manifest["sweep_experiment"]}):
         if s.problem_id in held_in:
             right = restates_title(s.completion, titles[s.problem_id], restatement)
-            counts.setdefault(labels[s.checkpoint_id], Counter())[
-                right, verdicts[s.checkpoint_id, s.problem_id, s.sample_idx]
-            ] += 1
+            counts[labels[s.checkpoint_id]][right, verdicts[s.checkpoint_id, s.problem_id, s.sample_idx]] += 1
     print("own title restated, held-in problems (printed, not targeted), and broken with the title right / wrong:")
     for label, c in counts.items():
         if not c:
