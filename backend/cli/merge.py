@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-import typer
+from pathlib import Path
+from typing import Annotated
 
-from backend.cli.options import DB, open_store, spec_command
+import typer
+from typer.core import TyperGroup
+
+from backend.cli.options import DB, JsonOption, open_store, spec_command
 from backend.merge.request import MergeRequest
 from backend.merge.spec import MergeSpec, from_mergekit_yaml, parse_model_weight, to_mergekit_yaml
 
@@ -49,5 +53,39 @@ def merge_command(req: MergeRequest, db=None) -> None:
     typer.echo(f"{len(results)} merge(s) in {results[0].seconds:.2f}s")
 
 
+class MergeOrInspect(TyperGroup):
+    """`merge ...` averages (as it always has); `merge inspect ...` compares two checkpoints."""
+
+    def parse_args(self, ctx, args):
+        if not args or args[0] not in self.commands:
+            args = ["average", *args]
+        return super().parse_args(ctx, args)
+
+
+Endpoint = Annotated[Path, typer.Option(help="A checkpoint folder.")]
+
+
+def inspect_command(low: Endpoint, high: Endpoint, as_json: JsonOption = False) -> None:
+    """How two endpoints differ: share of weights that differ, share one ulp of their dtype apart,
+    ‖θ_high − θ_low‖ / ‖θ_low‖ and cos(θ_low, θ_high); then whether an α sweep has anything to scale."""
+    import json
+
+    from backend.merge.diff import inspect, verdict
+
+    figures = inspect(low, high)
+    if as_json:
+        typer.echo(json.dumps(figures | {"verdict": verdict(figures)}))
+        return
+    typer.echo(f"weights compared      {figures['weights']:,} ({figures['dtypes']})")
+    typer.echo(f"share that differ     {figures['share_differ']:.4%}")
+    typer.echo(f"share one ulp apart   {figures['share_one_ulp']:.4%} ({figures['one_ulp_of_differing']:.1%} of those that differ)")  # fmt: skip
+    typer.echo(f"relative norm         {figures['relative_norm']:.3e}")
+    typer.echo(f"cosine                {figures['cosine']:.9f}")
+    typer.echo(verdict(figures))
+
+
 def register(app: typer.Typer) -> None:
-    app.command("merge")(merge_command)
+    merge_app = typer.Typer(cls=MergeOrInspect, help="Average checkpoints (`merge --low A --high B ...`) or compare two (`merge inspect`).")  # fmt: skip
+    merge_app.command("average", hidden=True)(merge_command)
+    merge_app.command("inspect")(inspect_command)
+    app.add_typer(merge_app, name="merge")

@@ -121,7 +121,9 @@ def run_job_here(store: Store, job_id: str) -> None:
     store.update(Job, (job_id,), status="running", pid=os.getpid(), error=None)
     store.update(Experiment, (exp.id,), status="running")
     print(f"[{dt.datetime.now():%H:%M:%S}] job {job_id} started (pid {os.getpid()})", flush=True)
+    lease = None
     try:
+        lease = _lease(store, job, spec)  # before anything initialises CUDA
         if job.kind == "rl":
             summary = {"experiment": run_training(store, spec, exp.id, Progress(store, job_id))}
         else:
@@ -132,9 +134,25 @@ def run_job_here(store: Store, job_id: str) -> None:
         store.update(Job, (job_id,), status="failed", error=f"{type(exc).__name__}: {first}")
         store.update(Experiment, (exp.id,), status="failed")
         raise
+    finally:
+        if lease:
+            lease.release()
     print(f"[{dt.datetime.now():%H:%M:%S}] done: {json.dumps(summary)}", flush=True)
     store.update(Job, (job_id,), status="done", stage="done")
     store.update(Experiment, (exp.id,), status="done")
+
+
+def _lease(store: Store, job: Job, spec):
+    """A local job's GPUs (none on a node without any): CUDA_VISIBLE_DEVICES names them from here on."""
+    from backend.jobs.gpus import gpus_wanted, lease_gpus, node_gpus
+
+    count = gpus_wanted(spec)
+    pool = node_gpus() if count else []
+    if not pool:
+        return None
+    lease = lease_gpus(log_path(store, job.id).parent / "gpus", count, spec.gpu_busy == "wait", job.id, pool)
+    print(f"GPU(s) {','.join(lease.gpus)} leased: CUDA_VISIBLE_DEVICES={','.join(lease.gpus)}", flush=True)
+    return lease
 
 
 def run_training(store: Store, spec, experiment_id: str, progress) -> str:

@@ -25,6 +25,7 @@ from pathlib import Path
 import psutil
 
 from backend.errors import UserError
+from backend.jobs.gpus import node_gpus
 from backend.records import Metric
 from backend.rl.spec import RLSpec
 from backend.rl.task import Task, complete_checkpoints, register_checkpoint
@@ -48,22 +49,11 @@ class Plan:
     server_url: str | None = None
 
 
-def visible_gpus() -> list[str]:
-    """The CUDA devices this process may use, as CUDA_VISIBLE_DEVICES names them (Ray sets it for a task)."""
-    import torch
-
-    if not torch.cuda.is_available():
-        return []
-    listed = os.environ.get("CUDA_VISIBLE_DEVICES")
-    names = [d.strip() for d in listed.split(",") if d.strip()] if listed else []
-    return names[: torch.cuda.device_count()] or [str(i) for i in range(torch.cuda.device_count())]
-
-
 def check_devices(spec: RLSpec, gpus: list[str] | None = None) -> list[str]:
     """The GPUs the run takes, or one line saying why it cannot start here (before anything starts)."""
     from backend.rl.task import vllm_options
 
-    gpus = visible_gpus() if gpus is None else gpus
+    gpus = node_gpus() if gpus is None else gpus
     if spec.launched and not gpus:
         raise UserError(f"gpus {spec.gpus:g} needs CUDA GPUs and this machine has none; use gpus 1 or 0 (CPU)")
     if spec.launched and spec.gpus > len(gpus):
@@ -72,15 +62,40 @@ def check_devices(spec: RLSpec, gpus: list[str] | None = None) -> list[str]:
     return gpus[: int(spec.gpus)] if spec.launched else gpus[:1]
 
 
-def plan(spec: RLSpec, task_file: Path, gpus: list[str], main_port: int, server_port: int) -> Plan:
-    """accelerate's launch over the training GPUs and, in server mode, `trl vllm-serve` on the first."""
+def accelerate_config(spec: RLSpec, processes: int, bf16: bool) -> dict:
+    """accelerate's config for the training processes: FSDP full shard (weights, gradients and Adam
+    states split over the GPUs, float32 master weights, bf16 compute under mixed precision) or plain
+    DDP. FSDP checkpoints its own activations (transformers refuses both kinds at once) and saves a
+    full state dict, so checkpoint-N folders are whole models as in one process."""
+    config = {"compute_environment": "LOCAL_MACHINE", "num_machines": 1, "machine_rank": 0,
+              "num_processes": processes, "mixed_precision": "bf16" if bf16 else "no", "use_cpu": False,
+              "dynamo_config": {"dynamo_backend": "NO"}, "main_training_function": "main"}  # fmt: skip
+    if spec.sharding == "ddp":
+        return config | {"distributed_type": "MULTI_GPU"}
+    return config | {"distributed_type": "FSDP", "fsdp_config": {
+        "fsdp_version": 1, "fsdp_sharding_strategy": "FULL_SHARD", "fsdp_auto_wrap_policy": "TRANSFORMER_BASED_WRAP",
+        "fsdp_backward_prefetch": "BACKWARD_PRE", "fsdp_forward_prefetch": False,
+        "fsdp_state_dict_type": "FULL_STATE_DICT", "fsdp_offload_params": False, "fsdp_use_orig_params": True,
+        "fsdp_cpu_ram_efficient_loading": True, "fsdp_sync_module_states": True,
+        "fsdp_activation_checkpointing": spec.on_gpu(True)["gradient_checkpointing"],
+    }}  # fmt: skip
+
+
+def plan(spec: RLSpec, task_file: Path, gpus: list[str], main_port: int, server_port: int,
+         config_file: Path | None = None) -> Plan:  # fmt: skip
+    """accelerate's launch over the training GPUs with the run's config (written to config_file,
+    by default beside the task file) and, in server mode, `trl vllm-serve` on the first."""
+    import yaml
+
     server = spec.use_vllm and spec.vllm_mode == "server"
     trainers = gpus[1:] if server else gpus
     env = {"CUDA_VISIBLE_DEVICES": ",".join(trainers)}
-    train = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_machines", "1",
+    config_file = config_file or task_file.with_name("accelerate.yaml")
+    config = accelerate_config(spec, len(trainers), spec.on_gpu(True)["bf16"])
+    config_file.write_text(yaml.safe_dump(config, sort_keys=False))
+    train = [sys.executable, "-m", "accelerate.commands.launch", "--config_file", str(config_file),
              "--num_processes", str(len(trainers)), "--main_process_ip", "127.0.0.1",
-             "--main_process_port", str(main_port), "--mixed_precision", "no", "--dynamo_backend", "no",
-             "-m", "backend.rl.worker", str(task_file)]  # fmt: skip
+             "--main_process_port", str(main_port), "-m", "backend.rl.worker", str(task_file)]  # fmt: skip
     if not server:
         return Plan(train, env)
     # 127.0.0.1: the server runs whatever its callers send; only this node's trainers talk to it
@@ -90,12 +105,24 @@ def plan(spec: RLSpec, task_file: Path, gpus: list[str], main_port: int, server_
 
 
 def run_launched(store: Store, task: Task, exp: str, job=None) -> None:
-    """Launch the run's processes on this node's GPUs and drive them to the end."""
+    """Launch the run's processes on this node's GPUs (the job's lease) and drive them to the end;
+    a job's accelerate config is written beside its log."""
+    from backend.rl.trainer import plan_here
+
     spec = task.spec
     gpus = check_devices(spec)
+    plan_here(spec)
     out = Path(spec.output_dir)
     out.mkdir(parents=True, exist_ok=True)
-    the_plan = plan(spec, out / TASK, gpus, free_port(), free_port())
+    config_file = None
+    if job is not None:
+        from backend.jobs.runner import get_job
+
+        log = get_job(store, job.job_id).log_path
+        if log and Path(log).parent.is_dir():  # a Ray task on another node has no such folder
+            config_file = Path(log).with_suffix(".accelerate.yaml")
+    the_plan = plan(spec, out / TASK, gpus, free_port(), free_port(), config_file)
+    print(f"accelerate config: {the_plan.train_argv[the_plan.train_argv.index('--config_file') + 1]}", flush=True)
     write_task(out / TASK, task, the_plan.server_url)
     drive(store, spec, exp, the_plan, job)
 

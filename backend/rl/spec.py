@@ -15,6 +15,10 @@ from backend.rollout.spec import ExecutorChoice, ProblemSelection, PromptChoice
 from backend.specs import HIDDEN
 from backend.vocab import LossType, VllmMode
 
+Precision = Literal["auto", "bf16", "fp32"]
+Toggle = Literal["auto", "on", "off"]
+Sharding = Literal["fsdp", "ddp"]
+
 
 class RLSpec(ProblemSelection, PromptChoice, ExecutorChoice, SandboxChoice):
     """`python -m backend rl` and the Launch page's RL form: TRL's GRPOTrainer as a resumable job,
@@ -51,9 +55,22 @@ class RLSpec(ProblemSelection, PromptChoice, ExecutorChoice, SandboxChoice):
     """A checkpoint every N steps: each becomes a checkpoint row, and a killed job resumes from the last."""
     seed: int = Field(0, ge=0, le=2**31 - 1, title="Seed")
     """Training seed (data order, sampling)."""
-    save_float32: bool = Field(False, title="Save float32 checkpoints")
-    """TRL trains in float32; off: checkpoints are saved in the base checkpoint's dtype (a bf16 base
-    gives bf16 checkpoints, half the bytes of a live α switch between two of them); on: float32."""
+    save_float32: bool = Field(True, title="Save float32 checkpoints")
+    """On: checkpoints keep the optimizer's float32 master weights, so an RL update of 1e-5 per weight
+    survives. Off: they are saved in the base's dtype (half the bytes in bf16), and each save says
+    what share of the update the rounding kept (bf16's half-step is 6e-5 for weights near 0.02)."""
+    precision: Precision = Field("auto", title="Precision")
+    """auto: bf16 mixed precision on GPUs (float32 master weights, bf16 compute), float32 on CPUs;
+    bf16 or fp32 to choose."""
+    gradient_checkpointing: Toggle = Field("auto", title="Gradient checkpointing")
+    """auto: on for GPUs (activations recomputed in the backward pass: about a third more compute,
+    a fraction of the memory), off on CPUs."""
+    sharding: Sharding = Field("fsdp", title="Sharding (gpus > 1)")
+    """fsdp: FSDP full shard, weights, gradients and optimizer states split over the training GPUs;
+    ddp: a whole copy on each (16 bytes per parameter per GPU)."""
+    lora_rank: int = Field(0, ge=0, le=1024, title="LoRA rank")
+    """0: full fine-tuning; r > 0: LoRA adapters of rank r on every linear layer (peft), the base
+    frozen in bf16 on GPUs; the final checkpoint is the base with the adapters merged, in float32."""
     use_vllm: bool = Field(False, title="vLLM generation (GPU)")
     """Generate with vLLM (see vllm_mode); off: plain transformers generation, which also works on a CPU."""
     vllm_mode: VllmMode = Field("colocate", title="vLLM mode")
@@ -84,6 +101,17 @@ class RLSpec(ProblemSelection, PromptChoice, ExecutorChoice, SandboxChoice):
         if not self.launched:
             return 1
         return int(self.gpus) - (self.use_vllm and self.vllm_mode == "server")
+
+    @property
+    def lora(self) -> bool:
+        return self.lora_rank > 0
+
+    def on_gpu(self, cuda: bool) -> dict[str, bool]:
+        """The precision and checkpointing a run gets: `auto` is bf16 + checkpointing on GPUs, fp32 on CPUs."""
+        gpu = cuda and self.gpus > 0
+        bf16 = self.precision == "bf16" or (self.precision == "auto" and gpu)
+        ckpt = self.gradient_checkpointing == "on" or (self.gradient_checkpointing == "auto" and gpu)
+        return {"bf16": bf16, "gradient_checkpointing": ckpt}
 
     @model_validator(mode="after")
     def _check(self):

@@ -10,15 +10,19 @@ import datetime as dt
 import json
 import uuid
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from backend.errors import UserError
 from backend.grading.judge import JudgeTest
-from backend.merge.checkpoints import ensure_registered
-from backend.records import Checkpoint, Experiment, Test
+from backend.records import Checkpoint, Experiment, Metric, Test
 from backend.rl.spec import RLSpec
 from backend.rollout.prompts import conversation, render, resolve_prompt_format
-from backend.rollout.run import public_example, select_problems
-from backend.store import Store
+
+if TYPE_CHECKING:  # the store (DuckDB) is the job process's; training alone runs without it (bench/gpu_check_rl.py)
+    from backend.store import Store
+
+KEPT_WARN = 0.5  # a bf16 save that keeps the update of fewer of the moved weights than this says so
+SURVIVAL = "update_survival.json"  # in a checkpoint folder saved in bf16: what the rounding kept
 
 
 def vllm_options(spec: RLSpec, server_url: str | None = None) -> dict:
@@ -50,6 +54,9 @@ class Task:
 
 def prepare(store: Store, spec: RLSpec, experiment_id: str | None = None) -> tuple[str, Task]:
     """The run's experiment row (created on first start) and its training task."""
+    from backend.merge.checkpoints import ensure_registered
+    from backend.rollout.run import public_example, select_problems
+
     problems = select_problems(store, spec)
     prompt_format = resolve_prompt_format(spec.prompt_format, [spec.base])
     base = ensure_registered(store, spec.base)
@@ -69,8 +76,11 @@ def prepare(store: Store, spec: RLSpec, experiment_id: str | None = None) -> tup
 
 
 def register_checkpoint(store: Store, folder: Path, spec: RLSpec, exp: str, step: int) -> None:
-    """A saved folder in the base's dtype (unless float32 was asked for), as a trained checkpoint row."""
-    _to_saved_dtype(folder, spec)
+    """A saved folder as a trained checkpoint row, in float32 or, when asked, the base's dtype; a
+    bf16 save's update survival becomes two metrics at its step (the Training page shows them)."""
+    kept = to_saved_dtype(folder, spec)
+    if kept:
+        store.put([Metric(exp, step, f"saved_{k}", v) for k, v in kept.items()])
     _register(store, folder, spec, exp, step)
 
 
@@ -93,21 +103,33 @@ def last_complete_checkpoint(output_dir: Path) -> str | None:
     return str(complete[-1][1]) if complete else None
 
 
-def _to_saved_dtype(folder: Path, spec: RLSpec) -> None:
-    """TRL trains and saves in float32 whatever the base's dtype (GRPOTrainer loads with dtype
-    float32 unless told otherwise); rewrite the folder's weights in the base's float dtype unless
-    float32 was asked for. A resumed run reloads these weights into its float32 model."""
+def to_saved_dtype(folder: Path, spec: RLSpec) -> dict[str, float] | None:
+    """TRL trains and saves float32 master weights; kept unless save_float32 is off, then rewritten
+    in the base's float dtype. Rounding decides what an RL update of ~1e-5 per weight leaves, so a
+    cast measures it first (against the base) and writes it beside the weights; below KEPT_WARN it
+    says so in one line. Returns the measure, or None when nothing was cast."""
+    from backend.merge.diff import update_survival
     from backend.merge.io import CheckpointFolder
 
     if spec.save_float32 or not (folder / "config.json").is_file():
-        return
+        return None
+    if (folder / SURVIVAL).is_file():  # measured when it was cast (a resume registers it again)
+        return json.loads((folder / SURVIVAL).read_text())
     base = CheckpointFolder(spec.base)
     try:
         dtypes = {t.dtype for t in base.tensors.values() if t.is_float}
     finally:
         base.close()
-    if len(dtypes) == 1 and (dtype := dtypes.pop()) != "F32":
-        cast_checkpoint(folder, dtype)
+    if len(dtypes) != 1 or (dtype := dtypes.pop()) == "F32":
+        return None
+    kept = update_survival(spec.base, folder, dtype)
+    cast_checkpoint(folder, dtype)
+    (folder / SURVIVAL).write_text(json.dumps(kept))
+    if kept["update_kept_share"] < KEPT_WARN:
+        print(f"{folder.name}: saved in {dtype}, only {kept['update_kept_share']:.1%} of the weights the run moved "
+              f"kept their update (norm ratio {kept['update_norm_ratio']:.2f}); --save-float32 keeps all of it",
+              flush=True)  # fmt: skip
+    return kept
 
 
 def cast_checkpoint(folder: Path, dtype: str) -> None:
@@ -141,6 +163,8 @@ def cast_checkpoint(folder: Path, dtype: str) -> None:
 
 
 def _register(store: Store, folder: Path, spec: RLSpec, exp: str, step: int) -> None:
+    from backend.merge.checkpoints import ensure_registered
+
     if not (folder / "config.json").exists():
         return
     row = ensure_registered(store, folder, kind="trained", label=f"{spec.reward} step {step}")
@@ -148,6 +172,8 @@ def _register(store: Store, folder: Path, spec: RLSpec, exp: str, step: int) -> 
 
 
 def cuda_available() -> bool:
+    """Whether this node has CUDA GPUs, asked as torch's device count (NVML first) so that the
+    question does not initialise CUDA before the job's lease has set CUDA_VISIBLE_DEVICES."""
     import torch
 
-    return torch.cuda.is_available()
+    return torch.cuda.device_count() > 0

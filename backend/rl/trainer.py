@@ -57,52 +57,97 @@ def run_rl(store: Store, spec: RLSpec, progress: bool = True, experiment_id: str
                 store, Path(args.output_dir) / f"checkpoint-{state.global_step}", spec, exp, state.global_step
             )
 
+    use_cpu = spec.gpus == 0 or not cuda_available()
+    if not use_cpu:  # after the job's GPU lease: the first visible GPU is this run's
+        plan_here(spec)
     trainer = grpo_trainer(
-        task,
-        reward,
-        vllm_options(spec),
-        use_cpu=spec.gpus == 0 or not cuda_available(),
-        progress=progress,
-        callbacks=[ToStore()],
+        task, [reward], vllm_options(spec), use_cpu=use_cpu, progress=progress, callbacks=[ToStore()]
     )
     for step, folder in complete_checkpoints(Path(spec.output_dir)):  # a kill may have come before on_save
         register_checkpoint(store, folder, spec, exp, step)
-    step = train(trainer, Path(spec.output_dir))
+    step = train(trainer, spec)
     register_checkpoint(store, Path(spec.output_dir) / "final", spec, exp, step)
     store.update(Experiment, (exp,), status="done")
     return exp
 
 
-def grpo_trainer(task: Task, reward: SandboxReward, vllm: dict, use_cpu: bool, progress: bool, callbacks: list):
-    """TRL's GRPOTrainer for the task, the same in the job's process and in launched processes."""
-    from datasets import Dataset
+def plan_here(spec: RLSpec) -> None:
+    """The RL memory plan on this node's first visible GPU, refused in one line when it does not fit."""
+    from backend.rl.memory import ModelShape, check_memory, device_bytes, setup_of
+
+    flags = spec.on_gpu(True)
+    setup = setup_of(spec, device_bytes(), flags["bf16"], flags["gradient_checkpointing"])
+    plan = check_memory(ModelShape.of(spec.base), setup, spec.use_vllm)
+    print(f"RL memory plan: {plan.line()}; {flags}", flush=True)
+
+
+def grpo_trainer(task: Task, reward_funcs: list, vllm: dict, use_cpu: bool, progress: bool, callbacks: list):
+    """TRL's GRPOTrainer for the task, the same in the job's process and in launched processes.
+    Rewards are the sandbox judge's (a list of TRL reward functions: bench/gpu_check_rl.py passes its own)."""
     from trl import GRPOConfig, GRPOTrainer
 
     spec = task.spec
-    if reward.repair:  # as many repair slots as problems: once failures arrive, about half the prompts are repairs
+    reward = reward_funcs[0]
+    if getattr(reward, "repair", False):  # a slot per problem: once failures arrive, about half are repairs
         reward.pool = RepairPool(len(task.rows), spec.repair_max_chars, task.prompt_format)
         dataset = with_repairs(task.rows, reward.pool)
     else:
+        from datasets import Dataset
+
         dataset = Dataset.from_list(task.rows)
+    flags = spec.on_gpu(not use_cpu)
+    if spec.launched and spec.sharding == "fsdp":  # FSDP checkpoints activations itself (launch.py's config)
+        flags["gradient_checkpointing"] = False
+    # a full fine-tune trains float32 master weights (bf16 compute under mixed precision); a LoRA base is frozen in bf16
+    dtype = "bfloat16" if spec.lora and not use_cpu else "float32"
     config = GRPOConfig(
-        **vllm,
+        **vllm, **flags,
         output_dir=spec.output_dir, max_steps=spec.steps, num_generations=spec.num_generations,
         per_device_train_batch_size=spec.per_device_train_batch_size, max_completion_length=spec.max_completion_length,
         learning_rate=spec.learning_rate, beta=spec.beta, loss_type=spec.loss_type, temperature=spec.temperature,
         save_steps=spec.save_steps, seed=spec.seed, logging_steps=1, report_to="none",
-        use_cpu=use_cpu, bf16=False, gradient_checkpointing=False, disable_tqdm=not progress,
+        use_cpu=use_cpu, disable_tqdm=not progress, model_init_kwargs={"dtype": dtype},
     )  # fmt: skip
-    return GRPOTrainer(model=spec.base, reward_funcs=[reward], args=config, train_dataset=dataset, callbacks=callbacks)
+    return GRPOTrainer(model=spec.base, reward_funcs=reward_funcs, args=config, train_dataset=dataset,
+                       callbacks=callbacks, peft_config=lora_config(spec))  # fmt: skip
 
 
-def train(trainer, output_dir: Path) -> int:
-    """Train from the last complete checkpoint (if any) and save output_dir/final; returns the last step."""
+def lora_config(spec: RLSpec):
+    if not spec.lora:
+        return None
+    from peft import LoraConfig
+
+    return LoraConfig(
+        r=spec.lora_rank, lora_alpha=2 * spec.lora_rank, target_modules="all-linear", task_type="CAUSAL_LM"
+    )
+
+
+def train(trainer, spec: RLSpec) -> int:
+    """Train from the last complete checkpoint (if any) and save output_dir/final; returns the last step.
+    A LoRA run's final is its base with the adapters merged, in float32 (a bf16 merge would round the update away)."""
+    output_dir = Path(spec.output_dir)
     trainer.train(resume_from_checkpoint=last_complete_checkpoint(output_dir))
     final = output_dir / "final"
-    trainer.save_model(str(final))
+    if spec.lora:
+        merge_lora(trainer, spec.base, final)
+    else:
+        trainer.save_model(str(final))
     if trainer.is_world_process_zero():
         trainer.processing_class.save_pretrained(str(final))
     return trainer.state.global_step
+
+
+def merge_lora(trainer, base: str, final: Path) -> None:
+    import torch
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM
+
+    adapter = final.with_name("final-adapter")
+    trainer.save_model(str(adapter))
+    trainer.accelerator.wait_for_everyone()
+    if trainer.is_world_process_zero():
+        model = AutoModelForCausalLM.from_pretrained(base, dtype=torch.float32)
+        PeftModel.from_pretrained(model, str(adapter)).merge_and_unload().save_pretrained(str(final))
 
 
 def step_values(logs: dict | None, reward: SandboxReward) -> dict[str, float]:

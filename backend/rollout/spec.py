@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -87,6 +88,9 @@ class ExecutorChoice(BaseModel):
     (a sweep: one engine actor per GPU, merges and judging as CPU tasks; RL: a task asking for GPUs)."""
     ray_address: str | None = Field(None, title="Ray address", json_schema_extra={"form": False})
     """auto (join a running cluster) or HOST:PORT; none starts a local Ray on 127.0.0.1 only."""
+    gpu_busy: Literal["refuse", "wait"] = Field("refuse", title="When this node's GPUs are taken")
+    """local: a job takes GPUs of its own (a lease that ends with its process); when too few are free,
+    refuse in one line naming their holders, or wait until enough are."""
 
 
 class PromptChoice(BaseModel):

@@ -1,0 +1,149 @@
+"""The RL memory plan: bytes per training GPU before a run starts, and one line when they do not fit.
+
+Per GPU, under the run's sharding: weights, gradients and Adam's two moments (float32 for every
+trained parameter: GRPOTrainer loads float32 weights, and bf16 mixed precision keeps them as the
+master copy), a frozen LoRA base in bf16, activations (an estimate below), and vLLM's share of the
+card in colocate mode. The activation estimate and the 5 % margin are this project's rules of
+thumb, not measured; weights, gradients and optimizer states are exact byte counts.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from backend.errors import UserError
+
+GiB = float(1 << 30)
+PROMPT_TOKENS = 1024  # a prompt allowance: the builtin problems' prompts fit; long statements need more
+TRL_VLLM_SHARE = 0.3  # GRPOConfig.vllm_gpu_memory_utilization's default, colocate mode
+MARGIN = 0.95  # of the card: the CUDA context, allocator fragmentation, NCCL buffers
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    params: int
+    hidden: int
+    layers: int
+    intermediate: int
+    vocab: int
+    kv_dim: int  # key/value width: kv heads x head dim (grouped-query attention)
+
+    @classmethod
+    def of(cls, folder: str | Path) -> ModelShape:
+        """Read from a checkpoint folder: config.json's sizes and the safetensors' element counts."""
+        from backend.merge.io import CheckpointFolder
+
+        ckpt = CheckpointFolder(folder)
+        try:
+            params = sum(t.numel for t in ckpt.tensors.values())
+        finally:
+            ckpt.close()
+        c = json.loads((Path(folder) / "config.json").read_text())
+        heads = c.get("num_attention_heads", 1)
+        head_dim = c.get("head_dim") or c["hidden_size"] // heads
+        return cls(params, c["hidden_size"], c["num_hidden_layers"], c.get("intermediate_size", 4 * c["hidden_size"]),
+                   c["vocab_size"], c.get("num_key_value_heads", heads) * head_dim)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What decides the bytes: the spec's choices and the card."""
+
+    processes: int  # training processes (one GPU each)
+    sharded: bool  # FSDP full shard over the processes
+    bf16: bool  # mixed precision: activations in bf16
+    checkpointing: bool
+    lora_rank: int
+    batch: int  # completions per forward pass (per_device_train_batch_size)
+    completion: int  # max_completion_length
+    vllm_share: float  # of the card, held by a colocated vLLM engine (0: none)
+    device_bytes: int
+
+
+@dataclass(frozen=True)
+class MemoryPlan:
+    per_gpu: dict[str, float]  # bytes: weights, gradients, optimizer, activations, vllm
+    device_bytes: int
+
+    @property
+    def total(self) -> float:
+        return sum(self.per_gpu.values())
+
+    @property
+    def fits(self) -> bool:
+        return self.total <= MARGIN * self.device_bytes
+
+    def line(self) -> str:
+        parts = ", ".join(f"{k} {v / GiB:.1f}" for k, v in self.per_gpu.items())
+        return f"{self.total / GiB:.1f} GiB per GPU ({parts}) of {self.device_bytes / GiB:.1f} GiB"
+
+
+def lora_params(shape: ModelShape, rank: int) -> int:
+    """LoRA's trainable parameters on every linear layer of a decoder block: r x (in + out) each."""
+    h, i, kv = shape.hidden, shape.intermediate, shape.kv_dim
+    per_layer = (h + h) + 2 * (h + kv) + (h + h) + 2 * (h + i) + (i + h)  # q, k, v, o, gate, up, down
+    return rank * per_layer * shape.layers
+
+
+def plan_memory(shape: ModelShape, s: Setup) -> MemoryPlan:
+    shard = s.processes if s.sharded else 1
+    trained = lora_params(shape, s.lora_rank) if s.lora_rank else shape.params
+    frozen = 2 * shape.params if s.lora_rank else 0  # the LoRA base in bf16, sharded like the rest
+    gathered = 2 * shape.params / shape.layers * 2 if shard > 1 else 0  # FSDP: a layer unsharded, the next prefetched
+    act = 2 if s.bf16 else 4
+    tokens = s.batch * (PROMPT_TOKENS + s.completion)
+    layer = tokens * (8 * shape.hidden + 3 * shape.intermediate) * act  # one block's saved activations
+    kept = tokens * shape.hidden * act * shape.layers + layer if s.checkpointing else layer * shape.layers
+    logits = s.batch * s.completion * shape.vocab * (act + 4)  # TRL's log-probs of the completion, in float32
+    per_gpu = {
+        "weights": (4 * trained + frozen) / shard + gathered,
+        "gradients": 4 * trained / shard,
+        "optimizer": 8 * trained / shard,  # Adam's two float32 moments
+        "activations": kept + logits,
+        "vllm": s.vllm_share * s.device_bytes,
+    }
+    return MemoryPlan(per_gpu, s.device_bytes)
+
+
+def setup_of(spec, device_bytes: int, bf16: bool, checkpointing: bool) -> Setup:
+    colocated = spec.use_vllm and spec.vllm_mode == "colocate"
+    return Setup(spec.training_processes, spec.launched and spec.sharding == "fsdp", bf16, checkpointing,
+                 spec.lora_rank, spec.per_device_train_batch_size, spec.max_completion_length,
+                 TRL_VLLM_SHARE if colocated else 0.0, device_bytes)  # fmt: skip
+
+
+def check_memory(shape: ModelShape, setup: Setup, use_vllm: bool = False) -> MemoryPlan:
+    """The plan, or one line naming the GiB it needs and the settings that would fit."""
+    plan = plan_memory(shape, setup)
+    if plan.fits:
+        return plan
+    fixes = [name for name, other in alternatives(shape, setup, use_vllm) if plan_memory(shape, other).fits]
+    hint = f"would fit: {'; '.join(fixes)}" if fixes else "no single change (more GPUs, LoRA, server mode) fits"
+    raise UserError(f"RL memory plan: {plan.line()}, over {MARGIN:.0%} of the card; {hint}")
+
+
+def alternatives(shape: ModelShape, s: Setup, use_vllm: bool) -> list[tuple[str, Setup]]:
+    """One change each: what a user can set to make the plan smaller."""
+    out = []
+    for n in (1, 2, 4, 8, 16, 32, 64):  # the fewest training GPUs that fit, FSDP over them
+        more = replace(s, processes=n, sharded=n > 1)
+        if n >= s.processes and (n, n > 1) != (s.processes, s.sharded) and plan_memory(shape, more).fits:
+            out.append(("--sharding fsdp" if n == s.processes else f"{n} training GPUs with --sharding fsdp", more))
+            break
+    if not s.lora_rank:
+        out.append(("--lora-rank 16", replace(s, lora_rank=16)))
+    if use_vllm and s.vllm_share:
+        out.append(("--vllm-mode server (one more GPU serves vLLM)", replace(s, vllm_share=0.0)))
+    if not s.checkpointing:
+        out.append(("--gradient-checkpointing on", replace(s, checkpointing=True)))
+    return out
+
+
+def device_bytes() -> int:
+    """The first visible GPU's total memory (after the job's lease set CUDA_VISIBLE_DEVICES); a
+    property query, so the job's own process holds no CUDA context on a GPU its trainers use."""
+    import torch
+
+    return int(torch.cuda.get_device_properties(0).total_memory)
