@@ -34,8 +34,8 @@ def test_four_gpus_colocated_launch_four_training_processes_with_accelerate(tmp_
 
     p = plan(spec(tmp_path, gpus=4, use_vllm=True), tmp_path / "task.pkl", ["2", "3", "5", "7"], 29511, 8011)
     args = accelerate_args(p.train_argv)
-    assert (args.multi_gpu, args.num_processes, args.num_machines, args.main_process_port) == (True, 4, 1, 29511)
-    assert (args.main_process_ip, args.mixed_precision, args.dynamo_backend) == ("127.0.0.1", "no", "no")
+    assert (args.num_processes, args.main_process_port, args.main_process_ip) == (4, 29511, "127.0.0.1")
+    assert args.config_file == str(tmp_path / "accelerate.yaml")  # beside the task file when no job log is given
     assert (args.module, args.training_script, args.training_script_args) == (
         True,
         "backend.rl.worker",
@@ -45,6 +45,40 @@ def test_four_gpus_colocated_launch_four_training_processes_with_accelerate(tmp_
     assert p.server_argv is None and p.server_url is None
 
 
+def launched_config(argv: list[str]):
+    """What accelerate itself makes of our launch line: its parser, then its merge of the config
+    file into the arguments (`_validate_launch_command`, what `accelerate launch` runs first)."""
+    from accelerate.commands.config.config_args import load_config_from_file
+    from accelerate.commands.launch import _validate_launch_command
+
+    args = accelerate_args(argv)
+    merged, _, _ = _validate_launch_command(args)
+    return load_config_from_file(args.config_file), merged
+
+
+def test_eight_gpus_write_an_fsdp_full_shard_config_that_accelerate_reads_back(tmp_path):
+    """gpus 8 (the default sharding): FSDP full shard in bf16 mixed precision, activation
+    checkpointing by FSDP, full state dicts (whole checkpoint-N folders); ddp: plain multi-GPU."""
+    from accelerate.utils import DistributedType
+
+    from backend.rl.launch import plan
+
+    log_side = tmp_path / "job-1.accelerate.yaml"
+    p = plan(spec(tmp_path, gpus=8), tmp_path / "task.pkl", [str(i) for i in range(8)], 29511, 8011, log_side)
+    config, merged = launched_config(p.train_argv)
+    assert (config.distributed_type, config.num_processes, config.mixed_precision) == (DistributedType.FSDP, 8, "bf16")
+    fsdp = config.fsdp_config
+    assert (fsdp["fsdp_sharding_strategy"], fsdp["fsdp_state_dict_type"]) == ("FULL_SHARD", "FULL_STATE_DICT")
+    assert fsdp["fsdp_activation_checkpointing"] is True and fsdp["fsdp_offload_params"] is False
+    assert merged.use_fsdp and not merged.multi_gpu and merged.num_processes == 8
+    assert (merged.fsdp_sharding_strategy, merged.mixed_precision) == ("FULL_SHARD", "bf16")
+    ddp = plan(spec(tmp_path, gpus=8, sharding="ddp", precision="fp32"), tmp_path / "task.pkl",
+               [str(i) for i in range(8)], 29511, 8011)  # fmt: skip
+    config, merged = launched_config(ddp.train_argv)
+    assert (config.distributed_type, config.mixed_precision) == (DistributedType.MULTI_GPU, "no")
+    assert merged.multi_gpu and not merged.use_fsdp
+
+
 def test_four_gpus_in_server_mode_serve_on_the_first_and_train_on_three(tmp_path):
     from trl.scripts.vllm_serve import build_command, make_parser
 
@@ -52,8 +86,8 @@ def test_four_gpus_in_server_mode_serve_on_the_first_and_train_on_three(tmp_path
 
     s = spec(tmp_path, gpus=4, use_vllm=True, vllm_mode="server")
     p = plan(s, tmp_path / "task.pkl", ["0", "1", "2", "3"], 29511, 8011)
-    args = accelerate_args(p.train_argv)
-    assert (args.num_processes, args.multi_gpu) == (3, True)
+    config, args = launched_config(p.train_argv)
+    assert (args.num_processes, config.num_processes, args.use_fsdp) == (3, 3, True)
     assert p.train_env == {"CUDA_VISIBLE_DEVICES": "1,2,3"} and p.server_env == {"CUDA_VISIBLE_DEVICES": "0"}
     assert p.server_argv[:3] == [sys.executable, "-m", "trl.scripts.vllm_serve"]
     served, extra = make_parser().parse_args_and_config(p.server_argv[3:], return_remaining_strings=True)
