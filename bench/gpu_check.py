@@ -170,9 +170,14 @@ def main() -> None:
     parser.add_argument("--out", default="gpu_check.json")
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--tiny", action="store_true", help="tiny shapes, for a smoke run on any machine")
+    parser.add_argument("--rl", action="store_true", help="the RL half instead (bench/gpu_check_rl.py)")
     args = parser.parse_args()
     if args.device.startswith("cuda") and not torch.cuda.is_available():
         sys.exit("bench/gpu_check.py: no CUDA device; run it on a GPU machine, or pass --tiny --device cpu")
+    if args.rl:
+        from bench.gpu_check_rl import main as rl_main
+
+        return rl_main(args)
     report = {"date": dt.date.today().isoformat(), "device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else platform.processor(),
               "torch": torch.__version__}  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:

@@ -7,6 +7,7 @@ and per-step metrics go to the `metrics` table.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from backend.records import Experiment, Metric
 from backend.rl.rewards import RepairPool, SandboxReward
@@ -20,7 +21,9 @@ from backend.rl.task import (
     register_checkpoint,
     vllm_options,
 )
-from backend.store import Store
+
+if TYPE_CHECKING:  # the job process's store (DuckDB); training alone runs without it (bench/gpu_check_rl.py)
+    from backend.store import Store
 
 
 def run_rl(store: Store, spec: RLSpec, progress: bool = True, experiment_id: str | None = None, job=None) -> str:
