@@ -3,6 +3,7 @@
 import streamlit as st
 
 from backend.errors import UserError
+from backend.rl.spec import KEPT_WARN
 from dashboard import data
 from dashboard.exports import figure_downloads, table_downloads
 from dashboard.plots import training_curves
@@ -31,6 +32,13 @@ if metrics.is_empty():
     st.info("This run has logged no steps yet.")
     st.stop()
 st.caption(f"{metrics['step'].max()} steps logged. Values are per training step (one GRPO batch), not smoothed.")
+saved = metrics.filter(metrics["name"] == "saved_update_kept_share").sort("step")
+if not saved.is_empty():  # checkpoints saved in the base's dtype: what the rounding kept of the update
+    step, share = saved["step"][-1], saved["value"][-1]
+    (st.warning if share < KEPT_WARN else st.caption)(
+        f"Checkpoint at step {step} was saved in the base's dtype: the rounding kept the update of {share:.1%} of "
+        "the weights the run moved (`saved_update_*` in the table below); `--save-dtype float32` keeps all of it."
+    )
 for name, fig in training_curves(metrics).items():
     st.plotly_chart(fig, width="stretch", key=name)
     figure_downloads(fig, f"training_{name}")

@@ -88,8 +88,8 @@ def plan_switch_memory(
             f"{low} ({params / 1e9:.2f}B parameters, {dtype}) does not fit a live α switch on this "
             f"{total / GiB:.1f} GiB device ({free / GiB:.1f} GiB free): the endpoints need "
             f"{(low_bytes + high_bytes) / GiB:.2f} GiB on the {endpoints_on}, leaving vLLM {max(share, 0) / GiB:.2f} GiB "
-            f"of the {SERVE_FACTOR * served / GiB:.2f} it needs; try bf16 endpoints (RL checkpoints are saved "
-            "in their base's dtype unless --save-float32), host-pinned endpoints (--switch-endpoints host), "
+            f"of the {SERVE_FACTOR * served / GiB:.2f} it needs; try bf16 endpoints (`merge inspect` shows whether "
+            "bf16 keeps their difference), host-pinned endpoints (--switch-endpoints host), "
             "or a disk sweep (no --live-switch)"
         )
     plan = SwitchPlan(round(utilization, 2), max(low_bytes, high_bytes), scratch, endpoints_on)

@@ -15,6 +15,7 @@ from backend.rollout.spec import ExecutorChoice, ProblemSelection, PromptChoice
 from backend.specs import HIDDEN
 from backend.vocab import LossType, VllmMode
 
+KEPT_WARN = 0.5  # a save in the base's dtype that keeps the update of fewer of the moved weights says so
 Precision = Literal["auto", "bf16", "fp32"]
 Toggle = Literal["auto", "on", "off"]
 Sharding = Literal["fsdp", "ddp"]
@@ -55,10 +56,10 @@ class RLSpec(ProblemSelection, PromptChoice, ExecutorChoice, SandboxChoice):
     """A checkpoint every N steps: each becomes a checkpoint row, and a killed job resumes from the last."""
     seed: int = Field(0, ge=0, le=2**31 - 1, title="Seed")
     """Training seed (data order, sampling)."""
-    save_float32: bool = Field(True, title="Save float32 checkpoints")
-    """On: checkpoints keep the optimizer's float32 master weights, so an RL update of 1e-5 per weight
-    survives. Off: they are saved in the base's dtype (half the bytes in bf16), and each save says
-    what share of the update the rounding kept (bf16's half-step is 6e-5 for weights near 0.02)."""
+    save_dtype: Literal["float32", "base"] = Field("float32", title="Checkpoint dtype")
+    """float32: checkpoints keep the optimizer's float32 master weights, so an RL update of 1e-5 per
+    weight survives; base: the base checkpoint's dtype (half the bytes in bf16), and each save
+    measures what share of the update the rounding kept (bf16's half-step is 6e-5 near 0.02)."""
     precision: Precision = Field("auto", title="Precision")
     """auto: bf16 mixed precision on GPUs (float32 master weights, bf16 compute), float32 on CPUs;
     bf16 or fp32 to choose."""
@@ -85,10 +86,14 @@ class RLSpec(ProblemSelection, PromptChoice, ExecutorChoice, SandboxChoice):
 
     @model_validator(mode="before")
     @classmethod
-    def _stored_num_gpus(cls, data):
-        """Specs stored before `gpus` named the Ray request `num_gpus`: a resumed old job keeps it."""
+    def _stored_names(cls, data):
+        """Specs stored under older names keep their values: `num_gpus` (now `gpus`), and the
+        `save_float32` switch (now `save_dtype`; off, its old default, saved in the base's dtype)."""
         if isinstance(data, dict) and "num_gpus" in data and "gpus" not in data:
             data = {k: v for k, v in data.items() if k != "num_gpus"} | {"gpus": data["num_gpus"]}
+        if isinstance(data, dict) and "save_float32" in data and "save_dtype" not in data:
+            dtype = "float32" if data["save_float32"] else "base"
+            data = {k: v for k, v in data.items() if k != "save_float32"} | {"save_dtype": dtype}
         return data
 
     @property

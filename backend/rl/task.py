@@ -15,13 +15,12 @@ from typing import TYPE_CHECKING
 from backend.errors import UserError
 from backend.grading.judge import JudgeTest
 from backend.records import Checkpoint, Experiment, Metric, Test
-from backend.rl.spec import RLSpec
+from backend.rl.spec import KEPT_WARN, RLSpec
 from backend.rollout.prompts import conversation, render, resolve_prompt_format
 
 if TYPE_CHECKING:  # the store (DuckDB) is the job process's; training alone runs without it (bench/gpu_check_rl.py)
     from backend.store import Store
 
-KEPT_WARN = 0.5  # a bf16 save that keeps the update of fewer of the moved weights than this says so
 SURVIVAL = "update_survival.json"  # in a checkpoint folder saved in bf16: what the rounding kept
 
 
@@ -104,14 +103,14 @@ def last_complete_checkpoint(output_dir: Path) -> str | None:
 
 
 def to_saved_dtype(folder: Path, spec: RLSpec) -> dict[str, float] | None:
-    """TRL trains and saves float32 master weights; kept unless save_float32 is off, then rewritten
+    """TRL trains and saves float32 master weights; kept unless save_dtype is "base", then rewritten
     in the base's float dtype. Rounding decides what an RL update of ~1e-5 per weight leaves, so a
     cast measures it first (against the base) and writes it beside the weights; below KEPT_WARN it
     says so in one line. Returns the measure, or None when nothing was cast."""
     from backend.merge.diff import update_survival
     from backend.merge.io import CheckpointFolder
 
-    if spec.save_float32 or not (folder / "config.json").is_file():
+    if spec.save_dtype == "float32" or not (folder / "config.json").is_file():
         return None
     if (folder / SURVIVAL).is_file():  # measured when it was cast (a resume registers it again)
         return json.loads((folder / SURVIVAL).read_text())
@@ -127,7 +126,7 @@ def to_saved_dtype(folder: Path, spec: RLSpec) -> dict[str, float] | None:
     (folder / SURVIVAL).write_text(json.dumps(kept))
     if kept["update_kept_share"] < KEPT_WARN:
         print(f"{folder.name}: saved in {dtype}, only {kept['update_kept_share']:.1%} of the weights the run moved "
-              f"kept their update (norm ratio {kept['update_norm_ratio']:.2f}); --save-float32 keeps all of it",
+              f"kept their update (norm ratio {kept['update_norm_ratio']:.2f}); --save-dtype float32 keeps all of it",
               flush=True)  # fmt: skip
     return kept
 

@@ -233,4 +233,6 @@ def test_the_rl_form_starts_from_the_labs_rl_run_under_todays_field_names(lab_db
     launched = lab_db.get(Experiment, job.experiment_id).spec
     renamed = {("gpus" if k == "num_gpus" else "backend" if k == "judge_backend" else k): v for k, v in spec.items()}
     assert {k: launched[k] for k in renamed} == {**renamed, "output_dir": str(tmp_path / "again")}  # all it stored
-    assert set(launched) - set(renamed) == {"prompt_format", "save_float32", "vllm_mode"}  # fields added since
+    added = {"prompt_format", "save_dtype", "vllm_mode", "precision", "gradient_checkpointing", "sharding", "lora_rank",
+             "gpu_busy"}  # fmt: skip
+    assert set(launched) - set(renamed) == added  # fields added since

@@ -183,7 +183,7 @@ def test_the_driver_stores_each_metric_and_checkpoint_once_across_a_kill_and_res
     from backend.rl.task import Task
     from backend.sweep.pipeline import Progress
 
-    s = spec(tmp_path, gpus=2, steps=6, save_steps=2, save_float32=True)
+    s = spec(tmp_path, gpus=2, steps=6, save_steps=2, save_dtype="float32")
     Path(s.output_dir).mkdir()
     task_file = Path(s.output_dir) / TASK
     write_task(task_file, Task(s, "chat", {}, []), None)

@@ -269,7 +269,8 @@ def test_an_rl_job_on_a_base_checkpoint_trains_on_plain_prompts_and_saves_in_the
     store, tmp_path, monkeypatch
 ):
     """A base checkpoint (no chat template, bf16) trains with TRL's standard format: the rollout's
-    plain prompt as a string; its checkpoints come back in bf16, not TRL's float32."""
+    plain prompt as a string; asked to save in the base's dtype, its checkpoints come back in bf16,
+    not TRL's float32, each with what the rounding kept of the update."""
     from safetensors import safe_open
     from transformers import AutoModelForCausalLM
 
@@ -292,7 +293,7 @@ def test_an_rl_job_on_a_base_checkpoint_trains_on_plain_prompts_and_saves_in_the
     )
     out = tmp_path / "out"
     spec = RLSpec(base=str(base), output_dir=str(out), bench="t", steps=1, num_generations=2, per_device_train_batch_size=2,
-                  max_completion_length=8, save_steps=1, seed=1)  # fmt: skip
+                  max_completion_length=8, save_steps=1, seed=1, save_dtype="base")  # fmt: skip
     job = runner.create_job(store, spec)
     runner.run_job_here(store, job.id)
     assert store.get(Job, job.id).status == "done", store.get(Job, job.id).error
@@ -303,6 +304,8 @@ def test_an_rl_job_on_a_base_checkpoint_trains_on_plain_prompts_and_saves_in_the
         with safe_open(str(folder / "model.safetensors"), "pt") as f:
             assert {f.get_tensor(k).dtype for k in f.keys()} == {torch.bfloat16}  # noqa: SIM118
     AutoModelForCausalLM.from_pretrained(out / "final")  # loadable
+    kept = {m.name for m in store.select(Metric, {"experiment_id": job.experiment_id}) if m.name.startswith("saved_")}
+    assert kept == {"saved_update_kept_share", "saved_update_norm_ratio"}
 
 
 def test_a_program_that_does_not_parse_is_a_format_failure_but_still_queued_for_repair():

@@ -44,7 +44,7 @@ def test_a_default_save_keeps_an_update_of_1e_5_per_weight_exactly(store, tmp_pa
 
 def test_a_bf16_save_reports_the_share_of_the_update_it_lost(store, tmp_path, capsys):
     base, trained, before, after = bf16_base_and_update(tmp_path)
-    spec = RLSpec(base=str(base), output_dir=str(tmp_path / "out"), save_float32=False)
+    spec = RLSpec(base=str(base), output_dir=str(tmp_path / "out"), save_dtype="base")
     register_checkpoint(store, trained, spec, "rl-x", 10)
     saved = load_file(trained / "model.safetensors")
     assert {t.dtype for t in saved.values()} == {torch.bfloat16}
@@ -60,4 +60,4 @@ def test_a_bf16_save_reports_the_share_of_the_update_it_lost(store, tmp_path, ca
     assert json.loads((trained / SURVIVAL).read_text())["update_kept_share"] == metrics["saved_update_kept_share"]
     said = [line for line in capsys.readouterr().out.splitlines() if "kept their update" in line]
     assert len(said) == 1 and f"only {kept / moved:.1%} of the weights the run moved" in said[0]
-    assert "--save-float32 keeps all of it" in said[0]
+    assert "--save-dtype float32 keeps all of it" in said[0]
