@@ -60,6 +60,7 @@ def create_job(store: Store, spec, name: str | None = None, note: str | None = N
         CheckpointFolder(folder).close()  # raises one clear line for a missing or broken folder
     spec = spec.model_copy(update={"prompt_format": resolve_prompt_format(spec.prompt_format, job_folders(spec))})
     _check_switch_memory(spec)
+    _check_gpus_free(store, spec)
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     exp_id = f"{spec.kind}-{stamp}-{uuid.uuid4().hex[:6]}"
     job = Job(id=f"job-{uuid.uuid4().hex[:10]}", kind=spec.kind, status="queued", experiment_id=exp_id)
@@ -142,6 +143,20 @@ def run_job_here(store: Store, job_id: str) -> None:
     store.update(Experiment, (exp.id,), status="done")
 
 
+def _check_gpus_free(store: Store, spec) -> None:
+    """A local job that would be refused GPUs is refused now, in one line, before any row is written."""
+    from backend.jobs.gpus import gpus_wanted, lease_gpus, node_gpus
+
+    count = gpus_wanted(spec)
+    pool = node_gpus() if count and spec.gpu_busy == "refuse" else []
+    if pool:
+        lease_gpus(_leases(store), count, wait=False, pool=pool).release()
+
+
+def _leases(store: Store) -> Path:
+    return store.path.parent / "jobs" / "gpus"  # beside the jobs' logs
+
+
 def _lease(store: Store, job: Job, spec):
     """A local job's GPUs (none on a node without any): CUDA_VISIBLE_DEVICES names them from here on."""
     from backend.jobs.gpus import gpus_wanted, lease_gpus, node_gpus
@@ -150,7 +165,7 @@ def _lease(store: Store, job: Job, spec):
     pool = node_gpus() if count else []
     if not pool:
         return None
-    lease = lease_gpus(log_path(store, job.id).parent / "gpus", count, spec.gpu_busy == "wait", job.id, pool)
+    lease = lease_gpus(_leases(store), count, spec.gpu_busy == "wait", job.id, pool)
     print(f"GPU(s) {','.join(lease.gpus)} leased: CUDA_VISIBLE_DEVICES={','.join(lease.gpus)}", flush=True)
     return lease
 

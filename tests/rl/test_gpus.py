@@ -146,3 +146,26 @@ def test_a_lease_sets_and_restores_cuda_visible_devices(tmp_path, monkeypatch):
     assert gpus_wanted(spec) == 1 and gpus_wanted(spec.model_copy(update={"gpus": 0})) == 0
     assert gpus_wanted(RLSpec(base="b", output_dir="o", gpus=4, num_generations=4, per_device_train_batch_size=4)) == 4
     assert gpus_wanted(spec.model_copy(update={"executor": "ray"})) == 0
+
+
+def test_a_job_refused_gpus_is_refused_before_it_exists(store, tmp_path, monkeypatch):
+    """--gpu-busy refuse (the default): with every GPU of the node leased, creating the job is one
+    line naming the holders, and no job row is written; --gpu-busy wait creates it (it waits when it runs)."""
+    from backend.jobs import runner
+    from backend.lab.tiny import make_tiny_checkpoint
+
+    base = make_tiny_checkpoint(tmp_path / "base")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,6")  # the node's pool
+    holder = hold(store.path.parent / "jobs" / "gpus", 2, "refuse", "job-busy", "3,6")
+    try:
+        assert holder.stdout.readline().strip() == "3,6"
+        spec = RLSpec(
+            base=str(base), output_dir=str(tmp_path / "out"), num_generations=2, per_device_train_batch_size=2
+        )
+        with pytest.raises(UserError, match=r"only 0 of this node's 2 are free \(GPU 3: pid \d+ \(job-busy\)"):
+            runner.create_job(store, spec)
+        assert store.count(Job) == 0
+        assert runner.create_job(store, spec.model_copy(update={"gpu_busy": "wait"})).status == "queued"
+    finally:
+        holder.kill()
+        holder.wait()

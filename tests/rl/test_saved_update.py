@@ -61,3 +61,10 @@ def test_a_bf16_save_reports_the_share_of_the_update_it_lost(store, tmp_path, ca
     said = [line for line in capsys.readouterr().out.splitlines() if "kept their update" in line]
     assert len(said) == 1 and f"only {kept / moved:.1%} of the weights the run moved" in said[0]
     assert "--save-dtype float32 keeps all of it" in said[0]
+
+
+def test_a_spec_stored_with_save_float32_keeps_what_it_asked():
+    """Specs stored before save_dtype: save_float32 off (its old default) saved in the base's dtype."""
+    assert RLSpec(base="b", output_dir="o").save_dtype == "float32"
+    assert RLSpec(base="b", output_dir="o", save_float32=False).save_dtype == "base"
+    assert RLSpec(base="b", output_dir="o", save_float32=True).save_dtype == "float32"
