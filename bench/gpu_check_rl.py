@@ -53,7 +53,7 @@ def grpo(low: str, out: Path, device: str, steps: int, tiny: bool, **fields) -> 
     from transformers import TrainerCallback
     from transformers.trainer_callback import PrinterCallback
 
-    from backend.jobs.gpus import lease_gpus
+    from backend.gpus import lease_gpus
     from backend.rl.memory import ModelShape, check_memory, device_bytes, setup_of
     from backend.rl.spec import RLSpec
     from backend.rl.task import Task

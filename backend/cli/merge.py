@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated
-
 import typer
 from typer.core import TyperGroup
 
-from backend.cli.options import DB, JsonOption, open_store, spec_command
-from backend.merge.request import MergeRequest
+from backend.cli.options import DB, JsonOption, keyword, open_store, spec_command
+from backend.merge.request import InspectRequest, MergeRequest
 from backend.merge.spec import MergeSpec, from_mergekit_yaml, parse_model_weight, to_mergekit_yaml
 
 
@@ -62,17 +59,15 @@ class MergeOrInspect(TyperGroup):
         return super().parse_args(ctx, args)
 
 
-Endpoint = Annotated[Path, typer.Option(help="A checkpoint folder.")]
-
-
-def inspect_command(low: Endpoint, high: Endpoint, as_json: JsonOption = False) -> None:
+@spec_command(InspectRequest, keyword("as_json", JsonOption, False))
+def inspect_command(req: InspectRequest, as_json: bool = False) -> None:
     """How two endpoints differ: share of weights that differ, share one ulp of their dtype apart,
     ‖θ_high − θ_low‖ / ‖θ_low‖ and cos(θ_low, θ_high); then whether an α sweep has anything to scale."""
     import json
 
     from backend.merge.diff import inspect, verdict
 
-    figures = inspect(low, high)
+    figures = inspect(req.low, req.high)
     if as_json:
         typer.echo(json.dumps(figures | {"verdict": verdict(figures)}))
         return

@@ -145,7 +145,7 @@ def run_job_here(store: Store, job_id: str) -> None:
 
 def _check_gpus_free(store: Store, spec) -> None:
     """A local job that would be refused GPUs is refused now, in one line, before any row is written."""
-    from backend.jobs.gpus import gpus_wanted, lease_gpus, node_gpus
+    from backend.gpus import gpus_wanted, lease_gpus, node_gpus
 
     count = gpus_wanted(spec)
     pool = node_gpus() if count and spec.gpu_busy == "refuse" else []
@@ -159,7 +159,7 @@ def _leases(store: Store) -> Path:
 
 def _lease(store: Store, job: Job, spec):
     """A local job's GPUs (none on a node without any): CUDA_VISIBLE_DEVICES names them from here on."""
-    from backend.jobs.gpus import gpus_wanted, lease_gpus, node_gpus
+    from backend.gpus import gpus_wanted, lease_gpus, node_gpus
 
     count = gpus_wanted(spec)
     pool = node_gpus() if count else []

@@ -77,3 +77,14 @@ class MergeRequest(BaseModel):
     @property
     def merge_method(self) -> str:
         return self.method or ("task_arithmetic" if self.base else methods.DEFAULT)
+
+
+class InspectRequest(BaseModel):
+    """`python -m backend merge inspect`: two checkpoints to compare (no merge is written)."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid")
+
+    low: str = Field(min_length=1, title="θ_low (α = 0)")
+    """θ_low checkpoint folder."""
+    high: str = Field(min_length=1, title="θ_high (α = 1)")
+    """θ_high checkpoint folder."""

@@ -25,8 +25,8 @@ from pathlib import Path
 import psutil
 
 from backend.errors import UserError
-from backend.jobs.gpus import node_gpus
-from backend.records import Metric
+from backend.gpus import node_gpus
+from backend.records import Job, Metric
 from backend.rl.spec import RLSpec
 from backend.rl.task import Task, complete_checkpoints, register_checkpoint
 from backend.store import Store
@@ -107,7 +107,7 @@ def plan(spec: RLSpec, task_file: Path, gpus: list[str], main_port: int, server_
 def run_launched(store: Store, task: Task, exp: str, job=None) -> None:
     """Launch the run's processes on this node's GPUs (the job's lease) and drive them to the end;
     a job's accelerate config is written beside its log."""
-    from backend.rl.trainer import plan_here
+    from backend.rl.memory import plan_here
 
     spec = task.spec
     gpus = check_devices(spec)
@@ -116,9 +116,7 @@ def run_launched(store: Store, task: Task, exp: str, job=None) -> None:
     out.mkdir(parents=True, exist_ok=True)
     config_file = None
     if job is not None:
-        from backend.jobs.runner import get_job
-
-        log = get_job(store, job.job_id).log_path
+        log = store.get(Job, job.job_id).log_path
         if log and Path(log).parent.is_dir():  # a Ray task on another node has no such folder
             config_file = Path(log).with_suffix(".accelerate.yaml")
     the_plan = plan(spec, out / TASK, gpus, free_port(), free_port(), config_file)

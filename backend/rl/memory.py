@@ -147,3 +147,13 @@ def device_bytes() -> int:
     import torch
 
     return int(torch.cuda.get_device_properties(0).total_memory)
+
+
+def plan_here(spec) -> MemoryPlan:
+    """The run's plan on this node's first visible GPU (after the job's lease), refused in one line
+    when it does not fit; the job's log states it."""
+    flags = spec.on_gpu(True)
+    setup = setup_of(spec, device_bytes(), flags["bf16"], flags["gradient_checkpointing"])
+    plan = check_memory(ModelShape.of(spec.base), setup, spec.use_vllm)
+    print(f"RL memory plan: {plan.line()}; {flags}", flush=True)
+    return plan

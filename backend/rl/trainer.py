@@ -62,6 +62,8 @@ def run_rl(store: Store, spec: RLSpec, progress: bool = True, experiment_id: str
 
     use_cpu = spec.gpus == 0 or not cuda_available()
     if not use_cpu:  # after the job's GPU lease: the first visible GPU is this run's
+        from backend.rl.memory import plan_here
+
         plan_here(spec)
     trainer = grpo_trainer(
         task, [reward], vllm_options(spec), use_cpu=use_cpu, progress=progress, callbacks=[ToStore()]
@@ -72,16 +74,6 @@ def run_rl(store: Store, spec: RLSpec, progress: bool = True, experiment_id: str
     register_checkpoint(store, Path(spec.output_dir) / "final", spec, exp, step)
     store.update(Experiment, (exp,), status="done")
     return exp
-
-
-def plan_here(spec: RLSpec) -> None:
-    """The RL memory plan on this node's first visible GPU, refused in one line when it does not fit."""
-    from backend.rl.memory import ModelShape, check_memory, device_bytes, setup_of
-
-    flags = spec.on_gpu(True)
-    setup = setup_of(spec, device_bytes(), flags["bf16"], flags["gradient_checkpointing"])
-    plan = check_memory(ModelShape.of(spec.base), setup, spec.use_vllm)
-    print(f"RL memory plan: {plan.line()}; {flags}", flush=True)
 
 
 def grpo_trainer(task: Task, reward_funcs: list, vllm: dict, use_cpu: bool, progress: bool, callbacks: list):

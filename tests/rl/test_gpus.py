@@ -83,7 +83,7 @@ def test_a_gpus_1_job_on_an_eight_gpu_node_trains_on_one(store, tmp_path, monkey
 HOLD = """
 import os, sys, time
 from pathlib import Path
-from backend.jobs.gpus import lease_gpus
+from backend.gpus import lease_gpus
 lease = lease_gpus(Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3] == "wait", sys.argv[4], poll_s=0.1)
 print(os.environ["CUDA_VISIBLE_DEVICES"], flush=True)
 time.sleep(600)
@@ -99,7 +99,7 @@ def hold(folder, count: int, mode: str, label: str, pool: str) -> subprocess.Pop
 def test_concurrent_local_jobs_get_disjoint_gpus_and_a_kill_9_frees_them(tmp_path):
     """Two job processes at once get different GPUs; a third finding none free is refused in one
     line naming the holders, or waits; kill -9 of a holder frees its GPU at once."""
-    from backend.jobs.gpus import lease_gpus
+    from backend.gpus import lease_gpus
 
     folder, started = tmp_path / "gpus", []
     try:
@@ -129,7 +129,7 @@ def test_concurrent_local_jobs_get_disjoint_gpus_and_a_kill_9_frees_them(tmp_pat
 
 
 def test_a_lease_sets_and_restores_cuda_visible_devices(tmp_path, monkeypatch):
-    from backend.jobs.gpus import gpus_wanted, lease_gpus
+    from backend.gpus import gpus_wanted, lease_gpus
 
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1,2,3")
     lease = lease_gpus(tmp_path, 2, wait=False, pool=["0", "1", "2", "3"])
