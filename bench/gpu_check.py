@@ -9,7 +9,8 @@ then measures:
   4. RL: 5 TRL GRPO steps on CUDA with the sandbox reward (seconds per step, the reward logged);
   5. vLLM, when it imports (`make gpu-env`): an engine with the α switch generates; three α
      switches, each compared bit for bit with an engine loading that α's merged folder (so several
-     engines are built and closed in a row in one process); seconds per switch. Without vLLM the
+     engines are built and closed in a row in one process; the weights' digests come back through
+     collective_rpc of a named worker-extension method, as vLLM's msgpack requires); seconds per switch. Without vLLM the
      report says "skipped" (CI's tiny CPU run; tests/test_benchmarks.py runs this part through
      the vLLM stand-in).
 
@@ -33,6 +34,10 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 SHAPES = {"hidden": 896, "layers": 24, "heads": 14, "kv_heads": 2, "intermediate": 4864}
+# every worker call is a named method of our worker extension, which merged-folder engines get too:
+# vLLM sends collective_rpc to its engine process as msgpack, which refuses a Python function
+# unless VLLM_ALLOW_INSECURE_SERIALIZATION=1 (vLLM 0.31.0 v1/serial_utils.py:220-226)
+EXTENSION = "backend.merge.live_vllm.AlphaSwitchExtension"
 TINY = {"hidden": 64, "layers": 2, "heads": 4, "kv_heads": 2, "intermediate": 128}
 
 
@@ -125,14 +130,6 @@ def check_rl(low: str, root: Path, steps: int) -> dict:
     return {"steps": steps, "seconds": seconds, "per_step_s": seconds / steps, "reward_mean_logged": rewards}
 
 
-def weights_digest(worker) -> dict[str, str]:
-    """Run inside a vLLM worker (collective_rpc with a callable): sha256 of every parameter's bytes."""
-    import hashlib
-
-    return {name: hashlib.sha256(p.detach().cpu().contiguous().view(torch.uint8).numpy().tobytes()).hexdigest()
-            for name, p in worker.model_runner.model.named_parameters()}  # fmt: skip
-
-
 def check_vllm(low: str, high: str, root: Path, alphas=(-0.5, 0.5, 1.5)) -> dict:
     import importlib.util
 
@@ -152,14 +149,14 @@ def check_vllm(low: str, high: str, root: Path, alphas=(-0.5, 0.5, 1.5)) -> dict
     for a in alphas:
         took, _ = timed(lambda a=a: switch.set_alpha(a))
         seconds.append(took)
-        switched[a] = engine.llm.collective_rpc(weights_digest)[0]
+        switched[a] = engine.llm.collective_rpc("flab_weights_digest")[0]
     engine.close()
     identical = {}
     for a in alphas:  # one engine per merged folder, each closed before the next starts
         folder = root / f"vllm-merged-{a:g}"
         merge(MergeSpec.alpha(low, high, a), folder, progress=False)
-        loaded = VLLMEngine(str(folder), max_model_len=512)
-        identical[f"{a:g}"] = loaded.llm.collective_rpc(weights_digest)[0] == switched[a]
+        loaded = VLLMEngine(str(folder), max_model_len=512, worker_extension_cls=EXTENSION)
+        identical[f"{a:g}"] = loaded.llm.collective_rpc("flab_weights_digest")[0] == switched[a]
         loaded.close()
     return {"tokens": tokens, "per_switch_s": sum(seconds) / len(seconds), "switch_s": seconds,
             "identical_to_merged_folder": identical, "engines_in_a_row": 1 + len(alphas)}  # fmt: skip

@@ -16,7 +16,18 @@ It keeps vLLM's rules, not only its signatures (file:line in vLLM 0.31.0's wheel
 - the k-th of n child samples gets seed + k (v1/engine/parallel_sampling.py:69-81);
 - the sampling noise depends on the seed alone, not on the prompt (v1/worker/gpu/sample/gumbel.py:
   164-198): every completion shows its `noise=` tag, so two requests that share a seed collide visibly;
-- temperature < 1e-5 is greedy (sampling_params.py:27, 549-554): no noise, and n > 1 refused;
+- 0 < temperature < 0.01 is raised to 0.01 first (sampling_params.py:28, 494-502), so only 0 is
+  greedy (< 1e-5, :27, 549-554): no noise, and n > 1 refused;
+- collective_rpc crosses a process boundary as msgpack (v1/engine/core_client.py:1071-1078 sends it
+  as a utility call; v1/serial_utils.py:170-230 encodes it): its method, args, kwargs and result
+  must be msgpack types, a function is refused with vLLM's TypeError unless
+  VLLM_ALLOW_INSECURE_SERIALIZATION=1, and tuples arrive as lists;
+- the KV cache must hold one max_model_len sequence in what the share leaves after the weights
+  (v1/core/kv_cache_utils.py:898-934, with vLLM's message); a full-attention layer needs
+  ceil(max_model_len / 16) blocks of 16 tokens × KV heads × 2 × head_dim × 2 bytes
+  (v1/kv_cache_interface.py:578-583, config/cache.py:71);
+- a shut-down engine's memory comes back after `Device.lag` further mem_get_info polls (a
+  multiprocess engine's workers exit after shutdown returns), so the next engine must wait for it;
 - chat() needs a chat template (renderers/hf.py:794-799); generate() takes plain prompts.
 
 It stands in for the *model* only: a completion's text is a function of (prompt tokens, noise,
@@ -32,6 +43,7 @@ import importlib.machinery
 import inspect
 import json
 import math
+import os
 import sys
 import types
 import weakref
@@ -39,6 +51,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+import msgpack
 import torch
 
 ENGINE_ARGS = {"max_model_len", "enable_prefix_caching", "disable_log_stats", "worker_cls", "worker_extension_cls"}
@@ -53,6 +66,8 @@ EVENTS: list[tuple] = []  # what the fake engine was asked to do, for the tests
 
 GiB = 2**30
 SAMPLING_EPS = 1e-5  # sampling_params.py:27
+MAX_TEMP = 1e-2  # sampling_params.py:28: 0 < T below it is raised to it
+BLOCK_SIZE = 16  # config/cache.py:71 DEFAULT_BLOCK_SIZE
 
 
 class VLLMValidationError(Exception):
@@ -66,21 +81,30 @@ class ChatTemplateResolutionError(ValueError):  # entrypoints/chat_utils.py:89
 class Device:
     """One GPU's memory as a ledger: holder -> bytes."""
 
-    def __init__(self, total: int = 140 * GiB):
-        self.total, self.held = total, {}
+    def __init__(self, total: int = 140 * GiB, lag: int = 0):
+        self.total, self.held, self.lag = total, {}, lag
+        self.releasing: dict[str, list] = {}  # holder -> [bytes, polls left]
+        self.polls = 0
 
     @property
     def free(self) -> int:
-        return self.total - sum(self.held.values())
+        return self.total - sum(self.held.values()) - sum(b for b, _ in self.releasing.values())
 
     def take(self, holder, nbytes: int) -> None:
         self.held[holder] = self.held.get(holder, 0) + nbytes
 
     def release(self, holder) -> None:
         EVENTS.append(("release", holder))
-        self.held.pop(holder, None)
+        nbytes = self.held.pop(holder, None)
+        if nbytes and self.lag:
+            self.releasing[holder] = [nbytes, self.lag]
 
     def mem_get_info(self, device=None) -> tuple[int, int]:
+        self.polls += 1
+        for holder, pending in list(self.releasing.items()):
+            pending[1] -= 1
+            if pending[1] <= 0:
+                del self.releasing[holder]
         return self.free, self.total
 
 
@@ -94,6 +118,9 @@ class SamplingParams:
             raise TypeError(f"SamplingParams got unexpected keyword arguments {sorted(unknown)}")
         self.n, self.temperature, self.seed = fields.get("n", 1), fields.get("temperature", 1.0), fields.get("seed")
         self.max_tokens, self.stop = fields.get("max_tokens", 16), fields.get("stop")
+        if 0 < self.temperature < MAX_TEMP:  # sampling_params.py:494-502, before the greedy test
+            EVENTS.append(("temperature_raised", self.temperature))
+            self.temperature = MAX_TEMP
         if self.seed == -1:  # sampling_params.py:504-505
             self.seed = None
         if self.temperature < SAMPLING_EPS and self.n > 1:  # sampling_params.py:549-554, 703-707
@@ -231,10 +258,11 @@ class LLM:
         from safetensors.torch import load_file
         from transformers import AutoTokenizer
 
-        requested = math.ceil(DEVICE.total * gpu_memory_utilization)  # v1/worker/utils.py:539-558
-        if DEVICE.free < requested:
+        free, total = DEVICE.mem_get_info()
+        requested = math.ceil(total * gpu_memory_utilization)  # v1/worker/utils.py:539-558
+        if free < requested:
             raise ValueError(
-                f"Free memory on device cuda:0 ({DEVICE.free / GiB:.2f}/{DEVICE.total / GiB:.2f} GiB) on startup is "
+                f"Free memory on device cuda:0 ({free / GiB:.2f}/{total / GiB:.2f} GiB) on startup is "
                 f"less than desired GPU memory utilization ({gpu_memory_utilization}, {requested / GiB:.2f} GiB). "
                 "Decrease GPU memory utilization or reduce GPU memory used by other processes."
             )
@@ -252,6 +280,12 @@ class LLM:
         state = {}
         for f in sorted(Path(model).glob("*.safetensors")):
             state.update(load_file(str(f)))
+        served = sum(t.numel() * min(t.element_size(), 2) for t in state.values() if t.is_floating_point())
+        try:
+            _check_kv_cache(requested - served, config, self.llm_engine.model_config.max_model_len)
+        except ValueError:
+            self.llm_engine.engine_core.shutdown()  # a failed start gives its share back
+            raise
         self.worker.model_runner = _ModelRunner(FusedQwen2(state))
         LLM.instances.append(self)
 
@@ -315,11 +349,12 @@ class LLM:
         self, method, timeout: float | None = None, args: tuple = (), kwargs: dict | None = None
     ) -> list:
         EVENTS.append(("rpc", method))
+        method, timeout, args, kwargs = over_the_wire((method, timeout, args, kwargs))  # to the engine core
         fn = getattr(self.worker, method) if isinstance(method, str) else method.__get__(self.worker)
         result = fn(*args, **(kwargs or {}))
         if method == "flab_load_endpoints":
             self._charge_endpoints(args[2] if len(args) > 2 else "device")
-        return [result]
+        return [over_the_wire(result)]  # and back, as a UtilityResult
 
     def _charge_endpoints(self, place: str) -> None:
         """The worker runs on the CPU here, so what the call asked for says which of its tensors a
@@ -338,6 +373,56 @@ class LLM:
         return LLM.reset_result
 
 
+def insecure_serialization() -> bool:
+    """envs.py:1692-1693: the variable read as an int."""
+    return bool(int(os.getenv("VLLM_ALLOW_INSECURE_SERIALIZATION", "0")))
+
+
+def over_the_wire(obj):
+    """What a value is after vLLM's MsgpackEncoder and a decoder without type information: msgpack
+    types only (tuples arrive as lists). Anything else is refused with the encoder's TypeError
+    (serial_utils.py:220-226, its missing space included), unless insecure serialization is on, when
+    vLLM pickles it and the object arrives as it was sent."""
+    if insecure_serialization():
+        return obj
+
+    def refuse(value):
+        raise TypeError(
+            f"Object of type {type(value)} is not serializable"
+            "Set VLLM_ALLOW_INSECURE_SERIALIZATION=1 to allow fallback to pickle-based serialization."
+        )
+
+    return msgpack.unpackb(msgpack.packb(obj, default=refuse), strict_map_key=False)
+
+
+def kv_cache_bytes(config: dict, max_model_len: int) -> int:
+    """One max_model_len sequence's KV cache in a 16-bit cache: every full-attention layer holds
+    ceil(len / 16) blocks (kv_cache_interface.py:578-583) of 16 tokens × KV heads × (K + V) head_dim."""
+    heads = config.get("num_key_value_heads") or config["num_attention_heads"]
+    head_dim = config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
+    blocks = -(-max_model_len // BLOCK_SIZE)
+    return config["num_hidden_layers"] * blocks * BLOCK_SIZE * heads * 2 * head_dim * 2
+
+
+def _check_kv_cache(available: int, config: dict, max_model_len: int) -> None:
+    """kv_cache_utils.py:898-934 with its messages; the stand-in's activations take nothing."""
+    if available <= 0:
+        raise ValueError(
+            "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
+            "initializing the engine (this flag also controls CPU memory reservation on the CPU backend, "
+            "despite its name). See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."
+        )
+    needed = kv_cache_bytes(config, max_model_len)
+    if needed > available:
+        raise ValueError(
+            f"To serve at least one request with the model's max seq len ({max_model_len}), "
+            f"({round(needed / GiB, 2)} GiB KV cache is needed, which is larger than the available KV cache memory "
+            f"({round(available / GiB, 2)} GiB). Try increasing `gpu_memory_utilization` (which also controls CPU "
+            "memory on the CPU backend) or decreasing `max_model_len` when initializing the engine. "
+            "See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."
+        )
+
+
 def _worker_extension(qualified: str | None) -> type:
     if not qualified:
         return object
@@ -345,16 +430,19 @@ def _worker_extension(qualified: str | None) -> type:
     return getattr(importlib.import_module(module), name)
 
 
-def install(monkeypatch, device_bytes: int = 140 * GiB) -> types.ModuleType:
+def install(monkeypatch, device_bytes: int = 140 * GiB, lag: int = 0) -> types.ModuleType:
     """Make `import vllm` give this stand-in, and CUDA look present with one device of
-    `device_bytes` (an H200's 140 GiB by default) whose memory is the ledger, for one test."""
+    `device_bytes` (an H200's 140 GiB by default) whose memory is the ledger, for one test; a
+    shut-down engine's share shows as free `lag` mem_get_info polls later."""
     global DEVICE
     module = types.ModuleType("vllm")
     module.__spec__ = importlib.machinery.ModuleSpec("vllm", None)
     module.LLM, module.SamplingParams = LLM, SamplingParams
     monkeypatch.setitem(sys.modules, "vllm", module)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    DEVICE = Device(device_bytes)
+    DEVICE = Device(device_bytes, lag)
+    monkeypatch.delenv("VLLM_ALLOW_INSECURE_SERIALIZATION", raising=False)  # vLLM's default: msgpack only
+    monkeypatch.setattr("backend.rollout.vllm_engine._closed", [])  # a new device: no engine closed on it yet
     monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: DEVICE.mem_get_info(device))
     monkeypatch.setattr(torch.cuda, "empty_cache", lambda: EVENTS.append(("empty_cache",)))
     monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: None)  # nothing runs asynchronously here
