@@ -41,6 +41,26 @@ def job_folders(spec) -> list[str]:
     return [spec.base] if spec.kind == "rl" else list(spec.checkpoints)
 
 
+PATH_FIELDS = ("low", "high", "independent", "checkpoints", "base", "output_dir")  # the folders a job names
+
+
+def driver_paths(spec):
+    """The spec with every folder it names as this driver sees it, absolute: a detached job runs in
+    the repository, a Ray task in a working directory of Ray's, neither in the caller's. The one
+    place where a job's checkpoint references become paths (a hub name's resolution goes here too);
+    called where a job is created, before any task runs."""
+
+    def local(ref: str) -> str:
+        return str(Path(ref).expanduser().absolute()) if ref.strip() else ref
+
+    update = {}
+    for name in PATH_FIELDS:
+        if name in type(spec).model_fields:
+            value = getattr(spec, name)
+            update[name] = [local(v) for v in value] if isinstance(value, list) else local(value)
+    return spec.model_copy(update=update)
+
+
 def same_checkpoint(a: str, b: str) -> bool:
     """By content, not by spelling: `runs/low/` and `runs/low` (or a copy) are one checkpoint."""
     pa, pb = Path(a).expanduser().resolve(), Path(b).expanduser().resolve()
