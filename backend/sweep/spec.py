@@ -73,6 +73,17 @@ def same_checkpoint(a: str, b: str) -> bool:
     return content_hash(CheckpointFolder(pa)) == content_hash(CheckpointFolder(pb))
 
 
+def tokenizers_differ(a: str, b: str) -> str | None:
+    """What differs between two endpoints' tokenizers (merge/io.py tokenizer_difference), or None;
+    a missing folder is reported on its own."""
+    pa, pb = Path(a).expanduser(), Path(b).expanduser()
+    if not ((pa / "config.json").is_file() and (pb / "config.json").is_file()):
+        return None
+    from backend.merge.io import tokenizer_difference
+
+    return tokenizer_difference(pa, pb)
+
+
 class JobSpec(ProblemSelection, SettingChoice, PromptChoice, SamplingSpec, RunOptions):
     """What sweeps and evals share: the problems, the sampling, where it runs."""
 
@@ -154,6 +165,11 @@ class SweepSpec(JobSpec):
             )
         if not self.allow_same_endpoints and same_checkpoint(self.low, self.high):
             raise ValueError("θ_low and θ_high are the same checkpoint (identical content); choose two different ones")
+        if diff := tokenizers_differ(self.low, self.high):
+            raise ValueError(
+                f"θ_low and θ_high have different tokenizers ({diff}); every merged α takes θ_low's tokenizer files, "
+                "so α = 1 would not prompt as θ_high does: give both endpoints the same tokenizer files"
+            )
         return self
 
 
