@@ -5,7 +5,8 @@ Builds its own random-weight Qwen2 pair with 0.5B-class shapes (hidden 896, 24 l
 then measures:
   1. merge: `--device cuda` against the CPU path, same pair, same α, as a ratio;
   2. rollouts: the transformers engine on CUDA in bf16, batch 64, tokens per second;
-  3. live α switch on CUDA: seconds per switch against loading the merged folder onto the GPU;
+  3. live α switch on CUDA: seconds per switch against loading the merged folder onto the GPU, and
+     θ_α from host-pinned endpoints copied into device scratch and blended there (bit-equal?);
   4. RL: 5 TRL GRPO steps on CUDA with the sandbox reward (seconds per step, the reward logged);
   5. vLLM, when it imports (`make gpu-env`): an engine with the α switch generates; three α
      switches, each compared bit for bit with an engine loading that α's merged folder (so several
@@ -103,7 +104,7 @@ def check_rollouts(low: str, device: str, batch: int) -> dict:
 def check_switch(low: str, high: str, root: Path, device: str) -> dict:
     from transformers import AutoModelForCausalLM
 
-    from backend.merge.live import LiveAlphaSwitch
+    from backend.merge.live import LiveAlphaSwitch, blended, load_endpoints
 
     model = AutoModelForCausalLM.from_pretrained(low, dtype=torch.bfloat16).to(device)
     switch = LiveAlphaSwitch(model, low, high)
@@ -111,7 +112,14 @@ def check_switch(low: str, high: str, root: Path, device: str) -> dict:
     seconds, _ = timed(lambda: [switch.set_alpha(a) for a in alphas])
     load, _ = timed(lambda: AutoModelForCausalLM.from_pretrained(root / "m-cpu", dtype=torch.bfloat16).to(device))
     per = seconds / len(alphas)
-    return {"per_switch_s": per, "load_merged_s": load, "switch_over_load": per / load}
+    # host-pinned endpoints (vLLM's --switch-endpoints host): copied into device scratch, blended there
+    host = load_endpoints(low, high, "cpu", pin=device.startswith("cuda"))
+    target = torch.device(device)
+    hosted, _ = timed(lambda: [t.sum() for a in alphas for _, t in blended(host, a, device=target)])
+    pairs = zip(blended(host, 1.5, device=target), blended(switch.endpoints, 1.5), strict=True)
+    same = all(torch.equal(a, b) for (_, a), (_, b) in pairs)
+    return {"per_switch_s": per, "load_merged_s": load, "switch_over_load": per / load,
+            "host_endpoints_per_blend_s": hosted / len(alphas), "host_blend_identical": same}  # fmt: skip
 
 
 def check_rl(low: str, root: Path, steps: int) -> dict:
