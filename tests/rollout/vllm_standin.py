@@ -19,7 +19,7 @@ It keeps vLLM's rules, not only its signatures (file:line in vLLM 0.31.0's wheel
 - 0 < temperature < 0.01 is raised to 0.01 first (sampling_params.py:28, 494-502), so only 0 is
   greedy (< 1e-5, :27, 549-554): no noise, and n > 1 refused;
 - collective_rpc crosses a process boundary as msgpack (v1/engine/core_client.py:1071-1078 sends it
-  as a utility call; v1/serial_utils.py:170-230 encodes it): its method, args, kwargs and result
+  as a utility call; v1/serial_utils.py:190-227 encodes it): its method, args, kwargs and result
   must be msgpack types, a function is refused with vLLM's TypeError unless
   VLLM_ALLOW_INSECURE_SERIALIZATION=1, and tuples arrive as lists;
 - the KV cache must hold one max_model_len sequence in what the share leaves after the weights
