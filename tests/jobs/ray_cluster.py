@@ -27,11 +27,12 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def loopback_cluster(cpus: int = 2, timeout: float = 180.0) -> Iterator[tuple[str, str]]:
-    """(address HOST:PORT, temp dir) of a running cluster whose every node is 127.0.0.1."""
+def loopback_cluster(cpus: int = 2, timeout: float = 180.0, env: dict | None = None) -> Iterator[tuple[str, str]]:
+    """(address HOST:PORT, temp dir) of a running cluster whose every node is 127.0.0.1; `env`:
+    the environment `ray start` runs in (this process's by default)."""
     temp = tempfile.mkdtemp(prefix="ray-", dir="/tmp")  # short: Ray's unix sockets live under it
     port = free_port()
-    env = os.environ | {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_TMPDIR": temp}  # loopback, as the user did
+    env = (env or dict(os.environ)) | {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_TMPDIR": temp}  # loopback
     argv = [RAY, "start", "--head", "--block", "--node-ip-address", "127.0.0.1", "--port", str(port),
             "--temp-dir", temp, "--num-cpus", str(cpus), "--include-dashboard", "false", "--disable-usage-stats"]  # fmt: skip
     log = open(Path(temp) / "ray-start.log", "w")  # noqa: SIM115 (closed at teardown)

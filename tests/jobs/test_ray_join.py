@@ -3,6 +3,10 @@
 paths. Before: the address was rewritten to the network interface and ray.init hung for minutes,
 and the merge tasks, whose working directory is Ray's, did not find `low` and `high`."""
 
+import os
+import secrets
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -67,3 +71,25 @@ def test_an_address_that_is_not_host_port_is_one_line(driver):
 
     with pytest.raises(UserError, match="is not HOST:PORT or auto"):
         connect_ray("head-node")
+
+
+JOIN = """
+import sys, ray
+from backend.sweep.executors import connect_ray
+connect_ray(sys.argv[1])
+print("joined", ray.cluster_resources().get("CPU"))
+"""
+
+
+def test_an_explicit_address_sends_the_token_this_machine_holds(tmp_path):
+    """`ray start` turns token authentication on when the machine holds a token; Ray sends it for
+    `auto` only. Before: an explicit address was joined without it (here ray.init waited past 90 s).
+    In a process of its own, so this test's token mode stays out of the others'."""
+    token = tmp_path / "auth_token"
+    token.write_text(secrets.token_hex(32))
+    env = {k: v for k, v in os.environ.items() if k != "RAY_AUTH_MODE"} | {"RAY_AUTH_TOKEN_PATH": str(token)}
+    with loopback_cluster(env=env) as (address, _):
+        root = Path(__file__).resolve().parents[2]
+        done = subprocess.run([sys.executable, "-c", JOIN, address], env=env, cwd=root, capture_output=True,
+                              text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0 and done.stdout.strip().endswith("joined 2.0"), done.stderr[-2000:]
