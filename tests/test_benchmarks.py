@@ -40,6 +40,7 @@ def test_gpu_check_script_runs_tiny_on_cpu(tmp_path):
     assert "skipped" in report["vllm"]  # no vLLM here: said, not faked
 
 
+@pytest.mark.slow
 def test_gpu_check_vllm_part_through_the_standin(tmp_path, monkeypatch):
     """The vLLM part of bench/gpu_check.py, run through the vLLM stand-in with vLLM's msgpack rule
     on (collective_rpc of a Python function, which the script once sent, is refused): switched
