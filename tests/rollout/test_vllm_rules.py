@@ -305,13 +305,15 @@ def test_a_sweep_on_base_checkpoints_stores_plain_and_generates(vllm, base_check
 
 
 def test_chat_format_for_a_sweep_with_a_base_checkpoint_is_refused_before_the_job(
-    vllm, base_checkpoint, bf16_pair, store
+    vllm, base_checkpoint, store, tmp_path
 ):
     from backend.jobs import runner
     from backend.sweep.spec import SweepSpec, validate_spec
 
+    high = make_tiny_checkpoint(tmp_path / "high", seed=4)
+    (high / "chat_template.jinja").unlink()  # the same tokenizer as the base (a template would be refused)
     spec = validate_spec(
-        SweepSpec, {"low": bf16_pair[0], "high": base_checkpoint, "alphas": "0,1", "prompt_format": "chat"}
+        SweepSpec, {"low": base_checkpoint, "high": str(high), "alphas": "0,1", "prompt_format": "chat"}
     )
     with pytest.raises(UserError, match=f"checkpoint {base_checkpoint} has no chat template"):
         runner.create_job(store, spec)

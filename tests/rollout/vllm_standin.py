@@ -33,6 +33,7 @@ It keeps vLLM's rules, not only its signatures (file:line in vLLM 0.31.0's wheel
 It stands in for the *model* only: a completion's text is a function of (prompt tokens, noise,
 weights), and the worker holds a Qwen2 in vLLM's fused layout (qkv_proj, gate_up_proj) whose
 load_weights takes Hugging Face names, as vLLM's does. Nothing here is vLLM's code.
+The device ledger, the msgpack wire and the KV check live in vllm_standin_rules.py.
 """
 
 from __future__ import annotations
@@ -43,7 +44,6 @@ import importlib.machinery
 import inspect
 import json
 import math
-import os
 import sys
 import types
 import weakref
@@ -51,8 +51,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-import msgpack
 import torch
+
+from tests.rollout.vllm_standin_rules import (  # noqa: F401 (insecure_serialization: for the tests)
+    EVENTS,
+    Device,
+    GiB,
+    check_kv_cache,
+    insecure_serialization,
+    over_the_wire,
+)
 
 ENGINE_ARGS = {"max_model_len", "enable_prefix_caching", "disable_log_stats", "worker_cls", "worker_extension_cls"}
 SAMPLING_FIELDS = {
@@ -61,13 +69,8 @@ SAMPLING_FIELDS = {
     "detokenize", "skip_special_tokens", "spaces_between_special_tokens", "include_stop_str_in_output",
     "output_kind", "structured_outputs", "logit_bias", "allowed_token_ids", "extra_args", "bad_words",
 }  # fmt: skip
-EVENTS: list[tuple] = []  # what the fake engine was asked to do, for the tests
-
-
-GiB = 2**30
 SAMPLING_EPS = 1e-5  # sampling_params.py:27
 MAX_TEMP = 1e-2  # sampling_params.py:28: 0 < T below it is raised to it
-BLOCK_SIZE = 16  # config/cache.py:71 DEFAULT_BLOCK_SIZE
 
 
 class VLLMValidationError(Exception):
@@ -76,36 +79,6 @@ class VLLMValidationError(Exception):
 
 class ChatTemplateResolutionError(ValueError):  # entrypoints/chat_utils.py:89
     pass
-
-
-class Device:
-    """One GPU's memory as a ledger: holder -> bytes."""
-
-    def __init__(self, total: int = 140 * GiB, lag: int = 0):
-        self.total, self.held, self.lag = total, {}, lag
-        self.releasing: dict[str, list] = {}  # holder -> [bytes, polls left]
-        self.polls = 0
-
-    @property
-    def free(self) -> int:
-        return self.total - sum(self.held.values()) - sum(b for b, _ in self.releasing.values())
-
-    def take(self, holder, nbytes: int) -> None:
-        self.held[holder] = self.held.get(holder, 0) + nbytes
-
-    def release(self, holder) -> None:
-        EVENTS.append(("release", holder))
-        nbytes = self.held.pop(holder, None)
-        if nbytes and self.lag:
-            self.releasing[holder] = [nbytes, self.lag]
-
-    def mem_get_info(self, device=None) -> tuple[int, int]:
-        self.polls += 1
-        for holder, pending in list(self.releasing.items()):
-            pending[1] -= 1
-            if pending[1] <= 0:
-                del self.releasing[holder]
-        return self.free, self.total
 
 
 DEVICE = Device()
@@ -282,7 +255,7 @@ class LLM:
             state.update(load_file(str(f)))
         served = sum(t.numel() * min(t.element_size(), 2) for t in state.values() if t.is_floating_point())
         try:
-            _check_kv_cache(requested - served, config, self.llm_engine.model_config.max_model_len)
+            check_kv_cache(requested - served, config, self.llm_engine.model_config.max_model_len)
         except ValueError:
             self.llm_engine.engine_core.shutdown()  # a failed start gives its share back
             raise
@@ -371,56 +344,6 @@ class LLM:
     def reset_prefix_cache(self, reset_running_requests: bool = False, reset_connector: bool = False) -> bool:
         EVENTS.append(("reset_prefix_cache",))
         return LLM.reset_result
-
-
-def insecure_serialization() -> bool:
-    """envs.py:1692-1693: the variable read as an int."""
-    return bool(int(os.getenv("VLLM_ALLOW_INSECURE_SERIALIZATION", "0")))
-
-
-def over_the_wire(obj):
-    """What a value is after vLLM's MsgpackEncoder and a decoder without type information: msgpack
-    types only (tuples arrive as lists). Anything else is refused with the encoder's TypeError
-    (serial_utils.py:220-226, its missing space included), unless insecure serialization is on, when
-    vLLM pickles it and the object arrives as it was sent."""
-    if insecure_serialization():
-        return obj
-
-    def refuse(value):
-        raise TypeError(
-            f"Object of type {type(value)} is not serializable"
-            "Set VLLM_ALLOW_INSECURE_SERIALIZATION=1 to allow fallback to pickle-based serialization."
-        )
-
-    return msgpack.unpackb(msgpack.packb(obj, default=refuse), strict_map_key=False)
-
-
-def kv_cache_bytes(config: dict, max_model_len: int) -> int:
-    """One max_model_len sequence's KV cache in a 16-bit cache: every full-attention layer holds
-    ceil(len / 16) blocks (kv_cache_interface.py:578-583) of 16 tokens × KV heads × (K + V) head_dim."""
-    heads = config.get("num_key_value_heads") or config["num_attention_heads"]
-    head_dim = config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
-    blocks = -(-max_model_len // BLOCK_SIZE)
-    return config["num_hidden_layers"] * blocks * BLOCK_SIZE * heads * 2 * head_dim * 2
-
-
-def _check_kv_cache(available: int, config: dict, max_model_len: int) -> None:
-    """kv_cache_utils.py:898-934 with its messages; the stand-in's activations take nothing."""
-    if available <= 0:
-        raise ValueError(
-            "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
-            "initializing the engine (this flag also controls CPU memory reservation on the CPU backend, "
-            "despite its name). See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."
-        )
-    needed = kv_cache_bytes(config, max_model_len)
-    if needed > available:
-        raise ValueError(
-            f"To serve at least one request with the model's max seq len ({max_model_len}), "
-            f"({round(needed / GiB, 2)} GiB KV cache is needed, which is larger than the available KV cache memory "
-            f"({round(available / GiB, 2)} GiB). Try increasing `gpu_memory_utilization` (which also controls CPU "
-            "memory on the CPU backend) or decreasing `max_model_len` when initializing the engine. "
-            "See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."
-        )
 
 
 def _worker_extension(qualified: str | None) -> type:
