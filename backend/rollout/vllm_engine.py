@@ -16,9 +16,7 @@ One engine per device at a time: a vLLM engine holds its memory share until its 
 shut down, so close() does that before the next engine is built (jobs/executors.py Engines). The
 engine core's worker processes give their memory back after shutdown returns, so an engine built
 after one closed in this process first waits (at most RELEASE_WAIT_S) until the device's free
-memory covers the share it will ask for, or is back to what it was before the closed engine
-started (less 2 % of the device) when other processes hold the rest; vLLM would refuse to start
-with that memory still held.
+memory covers the share it will ask for; vLLM would refuse to start with that memory still held.
 """
 
 from __future__ import annotations
@@ -32,7 +30,7 @@ from backend.rollout.spec import Completion, SamplingSpec
 log = logging.getLogger(__name__)
 RELEASE_WAIT_S = 60.0
 POLL_S = 0.5
-_closed: list[tuple[float, int]] = []  # (shut down at, free bytes before it started) of this process's engines
+_closed: list[float] = []  # when this process's engines were shut down (monotonic clock)
 
 
 def request_seeds(spec: SamplingSpec, count: int) -> list[int]:
@@ -41,24 +39,21 @@ def request_seeds(spec: SamplingSpec, count: int) -> list[int]:
     return [seed_of(spec.seed, i, spec.n) for i in range(count)]
 
 
-def wait_for_released_memory(utilization: float) -> int:
+def wait_for_released_memory(utilization: float) -> None:
     """After an engine of this process was shut down, wait (until RELEASE_WAIT_S after that) for
     the device's free memory to cover `utilization` of it, vLLM's start-up check (v1/worker/utils.py:
-    539-558), or to be back where it was before that engine started. Past the bound the engine is
-    built anyway and vLLM says why not. Returns the free bytes."""
+    539-558). Past the bound the engine is built anyway and vLLM says why not. Before any engine
+    closed this asks nothing, so it creates no CUDA context in this process."""
     import torch
 
-    free, total = torch.cuda.mem_get_info()
     if not _closed:
-        return free
-    shut_at, before = _closed[-1]
-    target = min(utilization * total, before - 0.02 * total)
-    while free < target and time.monotonic() < shut_at + RELEASE_WAIT_S:
+        return
+    free, total = torch.cuda.mem_get_info()
+    while free < utilization * total and time.monotonic() < _closed[-1] + RELEASE_WAIT_S:
         time.sleep(POLL_S)
         free, total = torch.cuda.mem_get_info()
-    if free < target:
+    if free < utilization * total:
         log.warning("the closed engine's memory has not come back: %.2f of %.2f GiB free", free / 2**30, total / 2**30)
-    return free
 
 
 class VLLMEngine:
@@ -70,7 +65,7 @@ class VLLMEngine:
 
         from backend.merge.live_vllm import VLLM_DEFAULT_UTILIZATION, plan_switch_memory
 
-        self._free_before = wait_for_released_memory(llm_kw.get("gpu_memory_utilization") or VLLM_DEFAULT_UTILIZATION)
+        wait_for_released_memory(llm_kw.get("gpu_memory_utilization") or VLLM_DEFAULT_UTILIZATION)
         if alpha_switch:  # workers gain the α-switch methods; the plan sizes vLLM's share around the endpoints
             llm_kw.setdefault("worker_extension_cls", "backend.merge.live_vllm.AlphaSwitchExtension")
             plan = plan_switch_memory(*alpha_switch, switch_endpoints, llm_kw.get("gpu_memory_utilization"),
@@ -94,7 +89,7 @@ class VLLMEngine:
         gc.collect()
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
-        _closed.append((time.monotonic(), self._free_before))
+        _closed.append(time.monotonic())
 
     def alpha_switch(self, low: str, high: str):
         """In-place θ_α inside the running engine; the prefix cache is reset on every switch."""
