@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -48,6 +49,7 @@ def loopback_cluster(cpus: int = 2, timeout: float = 180.0, env: dict | None = N
     finally:
         _stop(proc)
         log.close()
+        shutil.rmtree(temp, ignore_errors=True)
 
 
 def _stop(proc: subprocess.Popen) -> None:
