@@ -5,11 +5,13 @@ Builds its own random-weight Qwen2 pair with 0.5B-class shapes (hidden 896, 24 l
 then measures:
   1. merge: `--device cuda` against the CPU path, same pair, same α, as a ratio;
   2. rollouts: the transformers engine on CUDA in bf16, batch 64, tokens per second;
-  3. live α switch on CUDA: seconds per switch against loading the merged folder onto the GPU;
+  3. live α switch on CUDA: seconds per switch against loading the merged folder onto the GPU, and
+     θ_α from host-pinned endpoints copied into device scratch and blended there (bit-equal?);
   4. RL: 5 TRL GRPO steps on CUDA with the sandbox reward (seconds per step, the reward logged);
   5. vLLM, when it imports (`make gpu-env`): an engine with the α switch generates; three α
      switches, each compared bit for bit with an engine loading that α's merged folder (so several
-     engines are built and closed in a row in one process); seconds per switch. Without vLLM the
+     engines are built and closed in a row in one process; the weights' digests come back through
+     collective_rpc of a named worker-extension method, as vLLM's msgpack requires); seconds per switch. Without vLLM the
      report says "skipped" (CI's tiny CPU run; tests/test_benchmarks.py runs this part through
      the vLLM stand-in).
 
@@ -33,6 +35,10 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 SHAPES = {"hidden": 896, "layers": 24, "heads": 14, "kv_heads": 2, "intermediate": 4864}
+# every worker call is a named method of our worker extension, which merged-folder engines get too:
+# vLLM sends collective_rpc to its engine process as msgpack, which refuses a Python function
+# unless VLLM_ALLOW_INSECURE_SERIALIZATION=1 (vLLM 0.31.0 v1/serial_utils.py:220-226)
+EXTENSION = "backend.merge.live_vllm.AlphaSwitchExtension"
 TINY = {"hidden": 64, "layers": 2, "heads": 4, "kv_heads": 2, "intermediate": 128}
 
 
@@ -98,7 +104,7 @@ def check_rollouts(low: str, device: str, batch: int) -> dict:
 def check_switch(low: str, high: str, root: Path, device: str) -> dict:
     from transformers import AutoModelForCausalLM
 
-    from backend.merge.live import LiveAlphaSwitch
+    from backend.merge.live import LiveAlphaSwitch, blended, load_endpoints
 
     model = AutoModelForCausalLM.from_pretrained(low, dtype=torch.bfloat16).to(device)
     switch = LiveAlphaSwitch(model, low, high)
@@ -106,7 +112,14 @@ def check_switch(low: str, high: str, root: Path, device: str) -> dict:
     seconds, _ = timed(lambda: [switch.set_alpha(a) for a in alphas])
     load, _ = timed(lambda: AutoModelForCausalLM.from_pretrained(root / "m-cpu", dtype=torch.bfloat16).to(device))
     per = seconds / len(alphas)
-    return {"per_switch_s": per, "load_merged_s": load, "switch_over_load": per / load}
+    # host-pinned endpoints (vLLM's --switch-endpoints host): copied into device scratch, blended there
+    host = load_endpoints(low, high, "cpu", pin=device.startswith("cuda"))
+    target = torch.device(device)
+    hosted, _ = timed(lambda: [t.sum() for a in alphas for _, t in blended(host, a, device=target)])
+    pairs = zip(blended(host, 1.5, device=target), blended(switch.endpoints, 1.5), strict=True)
+    same = all(torch.equal(a, b) for (_, a), (_, b) in pairs)
+    return {"per_switch_s": per, "load_merged_s": load, "switch_over_load": per / load,
+            "host_endpoints_per_blend_s": hosted / len(alphas), "host_blend_identical": same}  # fmt: skip
 
 
 def check_rl(low: str, root: Path, steps: int) -> dict:
@@ -123,14 +136,6 @@ def check_rl(low: str, root: Path, steps: int) -> dict:
     seconds, exp = timed(lambda: run_rl(store, spec, progress=False))
     rewards = [m.value for m in store.select(Metric, {"experiment_id": exp}) if m.name == "reward_mean"]
     return {"steps": steps, "seconds": seconds, "per_step_s": seconds / steps, "reward_mean_logged": rewards}
-
-
-def weights_digest(worker) -> dict[str, str]:
-    """Run inside a vLLM worker (collective_rpc with a callable): sha256 of every parameter's bytes."""
-    import hashlib
-
-    return {name: hashlib.sha256(p.detach().cpu().contiguous().view(torch.uint8).numpy().tobytes()).hexdigest()
-            for name, p in worker.model_runner.model.named_parameters()}  # fmt: skip
 
 
 def check_vllm(low: str, high: str, root: Path, alphas=(-0.5, 0.5, 1.5)) -> dict:
@@ -152,14 +157,14 @@ def check_vllm(low: str, high: str, root: Path, alphas=(-0.5, 0.5, 1.5)) -> dict
     for a in alphas:
         took, _ = timed(lambda a=a: switch.set_alpha(a))
         seconds.append(took)
-        switched[a] = engine.llm.collective_rpc(weights_digest)[0]
+        switched[a] = engine.llm.collective_rpc("flab_weights_digest")[0]
     engine.close()
     identical = {}
     for a in alphas:  # one engine per merged folder, each closed before the next starts
         folder = root / f"vllm-merged-{a:g}"
         merge(MergeSpec.alpha(low, high, a), folder, progress=False)
-        loaded = VLLMEngine(str(folder), max_model_len=512)
-        identical[f"{a:g}"] = loaded.llm.collective_rpc(weights_digest)[0] == switched[a]
+        loaded = VLLMEngine(str(folder), max_model_len=512, worker_extension_cls=EXTENSION)
+        identical[f"{a:g}"] = loaded.llm.collective_rpc("flab_weights_digest")[0] == switched[a]
         loaded.close()
     return {"tokens": tokens, "per_switch_s": sum(seconds) / len(seconds), "switch_s": seconds,
             "identical_to_merged_folder": identical, "engines_in_a_row": 1 + len(alphas)}  # fmt: skip

@@ -40,14 +40,18 @@ def test_gpu_check_script_runs_tiny_on_cpu(tmp_path):
     assert "skipped" in report["vllm"]  # no vLLM here: said, not faked
 
 
+@pytest.mark.slow
 def test_gpu_check_vllm_part_through_the_standin(tmp_path, monkeypatch):
-    """The vLLM part of bench/gpu_check.py, run through the vLLM stand-in: switched weights equal
-    a merged folder's, bit for bit, and the engines run one after another on one device."""
+    """The vLLM part of bench/gpu_check.py, run through the vLLM stand-in with vLLM's msgpack rule
+    on (collective_rpc of a Python function, which the script once sent, is refused): switched
+    weights equal a merged folder's, bit for bit, and the engines run one after another on one device."""
     import importlib.util
+    import os
 
     from tests.rollout import vllm_standin
 
     vllm_standin.install(monkeypatch)
+    assert not vllm_standin.insecure_serialization() and "VLLM_ALLOW_INSECURE_SERIALIZATION" not in os.environ
     loader = importlib.util.spec_from_file_location("gpu_check", ROOT / "bench" / "gpu_check.py")
     gpu_check = importlib.util.module_from_spec(loader)
     loader.loader.exec_module(gpu_check)
@@ -56,3 +60,5 @@ def test_gpu_check_vllm_part_through_the_standin(tmp_path, monkeypatch):
     assert report["identical_to_merged_folder"] == {"-0.5": True, "0.5": True, "1.5": True}
     assert report["engines_in_a_row"] == 4 and report["tokens"] > 0
     assert vllm_standin.DEVICE.free == vllm_standin.DEVICE.total  # every engine gave its share back
+    rpcs = [e[1] for e in vllm_standin.EVENTS if e[0] == "rpc"]
+    assert rpcs.count("flab_weights_digest") == 6 and all(isinstance(m, str) for m in rpcs)

@@ -27,7 +27,7 @@ from backend.errors import UserError
 from backend.records import Experiment, Job
 from backend.rl.spec import RLSpec
 from backend.store import Store
-from backend.sweep.spec import EvalSpec, SweepSpec, job_folders, validate_spec
+from backend.sweep.spec import EvalSpec, SweepSpec, driver_paths, job_folders, validate_spec
 
 SPECS = {"sweep": SweepSpec, "eval": EvalSpec, "rl": RLSpec}  # job kind → its spec
 
@@ -56,6 +56,7 @@ def create_job(store: Store, spec, name: str | None = None, note: str | None = N
     from backend.merge.io import CheckpointFolder
     from backend.rollout.prompts import resolve_prompt_format
 
+    spec = driver_paths(spec)  # stored absolute: the job and its Ray tasks run in other directories
     for folder in job_folders(spec):
         CheckpointFolder(folder).close()  # raises one clear line for a missing or broken folder
     spec = spec.model_copy(update={"prompt_format": resolve_prompt_format(spec.prompt_format, job_folders(spec))})

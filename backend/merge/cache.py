@@ -1,4 +1,5 @@
-"""Content-addressed merge cache: outputs keyed by (input hashes, weights, dtype), LRU-evicted
+"""Content-addressed merge cache: outputs keyed by (input hashes, weights, dtype) and the files a
+merged folder copies from its first input (tokenizer, chat template, generation config), LRU-evicted
 under a disk budget (a 7B model is ~15 GB per α), and registered as `checkpoints` rows."""
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import psutil
 
 from backend.merge.checkpoints import checkpoint_id, merged_id
 from backend.merge.engine import sweep
-from backend.merge.io import CheckpointFolder, content_hash
+from backend.merge.io import CheckpointFolder, content_hash, copied_files_hash
 from backend.merge.methods import DEFAULT as DEFAULT_METHOD
 from backend.merge.spec import MergeSpec
 from backend.records import Checkpoint as CheckpointRow
@@ -34,6 +35,13 @@ def merge_key(input_hashes: list[str], spec: MergeSpec) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
+def folder_key(input_hashes: list[str], spec: MergeSpec, copied: str) -> str:
+    """A merge's cache folder: its merge key (the weights' identity, which names its checkpoint
+    row) and `copied`, the hash of the files it copies from its first input, which change how the
+    merged checkpoint prompts without changing its weights."""
+    return hashlib.sha256(f"{merge_key(input_hashes, spec)}|{copied}".encode()).hexdigest()
+
+
 def folder_bytes(folder: Path) -> int:
     return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
 
@@ -47,7 +55,8 @@ class MergeCache:
     def get(self, specs: list[MergeSpec], **sweep_kw) -> list[Path]:
         """Folders holding each spec's merge; the missing ones are made in one pass."""
         hashes = [content_hash(CheckpointFolder(m)) for m in specs[0].models]
-        keys = [merge_key(hashes, s) for s in specs]
+        copied = copied_files_hash(specs[0].models[0])
+        keys = [folder_key(hashes, s, copied) for s in specs]
         paths = [self.root / k for k in keys]
         missing = [i for i, p in enumerate(paths) if not (p / "merge.json").is_file()]
         if missing:

@@ -200,6 +200,46 @@ def content_hash(ckpt: CheckpointFolder) -> str:
     return known[key]
 
 
+def copied_files_hash(folder: str | Path) -> str:
+    """sha256 of what a merged folder copies from this input (copy_aux_files): each AUX_FILES file
+    present, by name and bytes. A merge cached before an input gained or changed a chat template,
+    tokenizer or generation config has another hash, so it is merged again."""
+    digest = hashlib.sha256()
+    for name in AUX_FILES:
+        f = Path(folder) / name
+        if f.is_file():
+            digest.update(f"{name}\0{f.stat().st_size}\0".encode())
+            digest.update(f.read_bytes())
+    return digest.hexdigest()
+
+
+TOKENIZER_FILES = tuple(n for n in AUX_FILES if n not in ("config.json", "generation_config.json"))
+
+
+def tokenizer_difference(a: str | Path, b: str | Path) -> str | None:
+    """How the tokenizers of two checkpoint folders differ (what a prompt becomes: vocabulary,
+    special tokens, chat template), or None. Byte-identical files are the same at once; otherwise
+    both are loaded and compared, so files saved by two library versions that tokenize alike agree."""
+    if all(_same_file(Path(a) / n, Path(b) / n) for n in TOKENIZER_FILES):
+        return None
+    from transformers import AutoTokenizer
+
+    ta, tb = AutoTokenizer.from_pretrained(a), AutoTokenizer.from_pretrained(b)
+    if ta.chat_template != tb.chat_template:
+        return "chat template"
+    if ta.get_vocab() != tb.get_vocab():
+        return "vocabulary"
+    if ta.special_tokens_map != tb.special_tokens_map:
+        return "special tokens"
+    return None
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    if a.is_file() != b.is_file():
+        return False
+    return not a.is_file() or (a.stat().st_size == b.stat().st_size and a.read_bytes() == b.read_bytes())
+
+
 @dataclass
 class OutTensor:
     name: str

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from backend.errors import UserError
 from backend.problems.spec import DifficultyChoice
 from backend.specs import HIDDEN
 from backend.vocab import EngineName, ExecutorName, PromptFormat, Setting
@@ -21,7 +22,8 @@ class SamplingSpec(BaseModel):
     """Samples per problem. 8 gives pass@k up to k = 8 and keeps an 11-point sweep of the 40 builtin
     problems within an hour on 2 CPU cores; published pass@k curves use 16 or more."""
     temperature: float = Field(1.0, ge=0.0, le=2.0, title="Temperature")
-    """Sampling temperature. 1.0 samples the policy as RL trained it; below 1e-5 is greedy (as in vLLM)."""
+    """Sampling temperature. 1.0 samples the policy as RL trained it; 0 is greedy; between 0 and 0.01
+    is refused (vLLM would sample at 0.01 instead)."""
     top_p: float = Field(1.0, gt=0.0, le=1.0, title="top-p")
     """Nucleus sampling mass. 1.0 (off) keeps the estimate of pass@k unbiased for the policy itself."""
     max_tokens: int = Field(1024, ge=1, le=32768, title="Max tokens")
@@ -32,13 +34,26 @@ class SamplingSpec(BaseModel):
     stop: tuple[str, ...] = Field((), json_schema_extra=HIDDEN)
     """Stop strings (the multi-turn settings set them per turn)."""
 
+    @field_validator("temperature")
+    @classmethod
+    def _temperature(cls, t: float) -> float:
+        """vLLM raises 0 < T < 0.01 to 0.01 before it tests for greedy (vLLM 0.31.0 sampling_params.py:
+        28, 494-502), so the transformers engine would sample at T and vLLM at 0.01: refused for both."""
+        if 0 < t < MIN_TEMPERATURE:
+            raise UserError(
+                f"temperature {t:g} is below vLLM's floor of {MIN_TEMPERATURE:g}, which vLLM would sample at "
+                f"instead; use 0 for greedy decoding or at least {MIN_TEMPERATURE:g}"
+            )
+        return t
+
     def to_dict(self) -> dict:
         return self.model_dump()
 
     @property
     def greedy(self) -> bool:
         """vLLM samples greedily below this temperature and refuses n > 1 there (vLLM 0.31.0
-        sampling_params.py:27 _SAMPLING_EPS, :549-554); every engine here draws the same line."""
+        sampling_params.py:27 _SAMPLING_EPS, :549-554); every engine here draws the same line,
+        which with 0 < T < 0.01 refused leaves T = 0 alone."""
         return self.temperature < GREEDY_BELOW
 
     def from_conversation(self, first: int) -> SamplingSpec:
@@ -48,6 +63,7 @@ class SamplingSpec(BaseModel):
 
 
 GREEDY_BELOW = 1e-5
+MIN_TEMPERATURE = 0.01  # vLLM's _MAX_TEMP: a lower positive temperature is raised to it
 TURN_STRIDE = 2**32  # vLLM keeps request seeds as int64 (v1/worker/gpu/sample/states.py:26)
 
 

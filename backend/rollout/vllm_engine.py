@@ -13,21 +13,47 @@ Sampling matches the spec:
   ("prompt_too_long"), not a failed batch.
 
 One engine per device at a time: a vLLM engine holds its memory share until its engine core is
-shut down, so close() does that before the next engine is built (jobs/executors.py Engines).
+shut down, so close() does that before the next engine is built (jobs/executors.py Engines). The
+engine core's worker processes give their memory back after shutdown returns, so an engine built
+after one closed in this process first waits (at most RELEASE_WAIT_S) until the device's free
+memory covers the share it will ask for; vLLM would refuse to start with that memory still held.
 """
 
 from __future__ import annotations
 
 import gc
+import logging
 import time
 
 from backend.rollout.spec import Completion, SamplingSpec
+
+log = logging.getLogger(__name__)
+RELEASE_WAIT_S = 60.0
+POLL_S = 0.5
+_closed: list[float] = []  # when this process's engines were shut down (monotonic clock)
 
 
 def request_seeds(spec: SamplingSpec, count: int) -> list[int]:
     from backend.rollout.spec import seed_of
 
     return [seed_of(spec.seed, i, spec.n) for i in range(count)]
+
+
+def wait_for_released_memory(utilization: float) -> None:
+    """After an engine of this process was shut down, wait (until RELEASE_WAIT_S after that) for
+    the device's free memory to cover `utilization` of it, vLLM's start-up check (v1/worker/utils.py:
+    539-558). Past the bound the engine is built anyway and vLLM says why not. Before any engine
+    closed this asks nothing, so it creates no CUDA context in this process."""
+    import torch
+
+    if not _closed:
+        return
+    free, total = torch.cuda.mem_get_info()
+    while free < utilization * total and time.monotonic() < _closed[-1] + RELEASE_WAIT_S:
+        time.sleep(POLL_S)
+        free, total = torch.cuda.mem_get_info()
+    if free < utilization * total:
+        log.warning("the closed engine's memory has not come back: %.2f of %.2f GiB free", free / 2**30, total / 2**30)
 
 
 class VLLMEngine:
@@ -37,11 +63,13 @@ class VLLMEngine:
     ):  # fmt: skip
         from vllm import LLM
 
-        if alpha_switch:  # workers gain the α-switch methods; the plan sizes vLLM's share around the endpoints
-            from backend.merge.live_vllm import plan_switch_memory
+        from backend.merge.live_vllm import VLLM_DEFAULT_UTILIZATION, plan_switch_memory
 
+        wait_for_released_memory(llm_kw.get("gpu_memory_utilization") or VLLM_DEFAULT_UTILIZATION)
+        if alpha_switch:  # workers gain the α-switch methods; the plan sizes vLLM's share around the endpoints
             llm_kw.setdefault("worker_extension_cls", "backend.merge.live_vllm.AlphaSwitchExtension")
-            plan = plan_switch_memory(*alpha_switch, switch_endpoints, llm_kw.get("gpu_memory_utilization"))
+            plan = plan_switch_memory(*alpha_switch, switch_endpoints, llm_kw.get("gpu_memory_utilization"),
+                                      llm_kw.get("max_model_len"))  # fmt: skip
             llm_kw["gpu_memory_utilization"] = plan.gpu_memory_utilization
         self.llm = LLM(model=checkpoint, enable_prefix_caching=True, **llm_kw)
         self.checkpoint = checkpoint
@@ -61,6 +89,7 @@ class VLLMEngine:
         gc.collect()
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
+        _closed.append(time.monotonic())
 
     def alpha_switch(self, low: str, high: str):
         """In-place θ_α inside the running engine; the prefix cache is reset on every switch."""

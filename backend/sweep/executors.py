@@ -123,9 +123,10 @@ def connect_ray(address: str | None, **init_kw):
 
     if ray.is_initialized():
         return ray
-    if address:
-        ray.init(address=address, log_to_driver=False, **init_kw)
-        return ray
+    if address:  # a running cluster, joined under Ray's address and token rules (ray_join.py)
+        from backend.sweep.ray_join import join
+
+        return join(ray, address, **init_kw)
     os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"  # the processes Ray starts read it too
     ray._private.ray_constants.ENABLE_RAY_CLUSTER = False  # read at import, which may have happened
     for attempt in (1, 2, 3):

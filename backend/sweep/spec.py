@@ -41,6 +41,26 @@ def job_folders(spec) -> list[str]:
     return [spec.base] if spec.kind == "rl" else list(spec.checkpoints)
 
 
+PATH_FIELDS = ("low", "high", "independent", "checkpoints", "base", "output_dir")  # the folders a job names
+
+
+def driver_paths(spec):
+    """The spec with every folder it names as this driver sees it, absolute: a detached job runs in
+    the repository, a Ray task in a working directory of Ray's, neither in the caller's. The one
+    place where a job's checkpoint references become paths (a hub name's resolution goes here too);
+    called where a job is created, before any task runs."""
+
+    def local(ref: str) -> str:
+        return str(Path(ref).expanduser().absolute()) if ref.strip() else ref
+
+    update = {}
+    for name in PATH_FIELDS:
+        if name in type(spec).model_fields:
+            value = getattr(spec, name)
+            update[name] = [local(v) for v in value] if isinstance(value, list) else local(value)
+    return spec.model_copy(update=update)
+
+
 def same_checkpoint(a: str, b: str) -> bool:
     """By content, not by spelling: `runs/low/` and `runs/low` (or a copy) are one checkpoint."""
     pa, pb = Path(a).expanduser().resolve(), Path(b).expanduser().resolve()
@@ -51,6 +71,17 @@ def same_checkpoint(a: str, b: str) -> bool:
     from backend.merge.io import CheckpointFolder, content_hash
 
     return content_hash(CheckpointFolder(pa)) == content_hash(CheckpointFolder(pb))
+
+
+def tokenizers_differ(a: str, b: str) -> str | None:
+    """What differs between two endpoints' tokenizers (merge/io.py tokenizer_difference), or None;
+    a missing folder is reported on its own."""
+    pa, pb = Path(a).expanduser(), Path(b).expanduser()
+    if not ((pa / "config.json").is_file() and (pb / "config.json").is_file()):
+        return None
+    from backend.merge.io import tokenizer_difference
+
+    return tokenizer_difference(pa, pb)
 
 
 class JobSpec(ProblemSelection, SettingChoice, PromptChoice, SamplingSpec, RunOptions):
@@ -134,6 +165,11 @@ class SweepSpec(JobSpec):
             )
         if not self.allow_same_endpoints and same_checkpoint(self.low, self.high):
             raise ValueError("θ_low and θ_high are the same checkpoint (identical content); choose two different ones")
+        if diff := tokenizers_differ(self.low, self.high):
+            raise ValueError(
+                f"θ_low and θ_high have different tokenizers ({diff}); every merged α takes θ_low's tokenizer files, "
+                "so α = 1 would not prompt as θ_high does: give both endpoints the same tokenizer files"
+            )
         return self
 
 

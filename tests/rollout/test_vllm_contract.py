@@ -30,6 +30,23 @@ def test_the_standin_refuses_what_vllm_refuses(vllm, bf16_pair):
     assert inspect.signature(LLM.chat).parameters["sampling_params"].default is None
 
 
+def _digest(worker) -> int:
+    return len(list(worker.model_runner.model.parameters()))
+
+
+def test_collective_rpc_arguments_cross_as_msgpack(vllm, bf16_pair, monkeypatch):
+    """vLLM sends collective_rpc to its engine process as msgpack: a function is refused with
+    vLLM's TypeError unless VLLM_ALLOW_INSECURE_SERIALIZATION=1; a named method goes through."""
+    llm = vllm.LLM(bf16_pair[0], worker_extension_cls="backend.merge.live_vllm.AlphaSwitchExtension")
+    with pytest.raises(TypeError, match="is not serializableSet VLLM_ALLOW_INSECURE_SERIALIZATION=1 to allow"):
+        llm.collective_rpc(_digest)
+    digests = llm.collective_rpc("flab_weights_digest")[0]
+    assert set(digests) == {n for n, _ in llm.worker.model_runner.model.named_parameters()}
+    assert vllm_standin.over_the_wire(("a", 1.5, (2,))) == ["a", 1.5, [2]]  # tuples arrive as lists
+    monkeypatch.setenv("VLLM_ALLOW_INSECURE_SERIALIZATION", "1")  # vLLM pickles it then
+    assert llm.collective_rpc(_digest) == [len(digests)]
+
+
 def test_each_conversation_gets_its_own_seed(vllm, bf16_pair):
     """The n copies of a conversation (tool and agentic settings) must not come out the same."""
     engine = make_engine("vllm", bf16_pair[0])

@@ -171,11 +171,13 @@ def test_the_memory_plan_refuses_a_model_too_big_for_the_device(monkeypatch, bf1
 def test_host_pinned_endpoints_leave_the_device_to_vllm(monkeypatch, bf16_pair):
     low, high = bf16_pair
     size, _ = _bytes_and_largest(low)
-    vllm_standin.install(monkeypatch, device_bytes=3 * size)
+    vllm_standin.install(monkeypatch, device_bytes=int(6.5 * size))
+    with pytest.raises(UserError, match="does not fit a live α switch"):
+        make_engine("vllm", low, alpha_switch=(low, high))  # both endpoints on the device leave too little
     engine = make_engine("vllm", low, alpha_switch=(low, high), switch_endpoints="host")
     engine.alpha_switch(low, high).set_alpha(0.5)
     holder = "engine-" + str(LLM.built)
-    assert vllm_standin.DEVICE.held[holder] == math.ceil(3 * size * LLM.instances[-1].gpu_memory_utilization)
+    assert vllm_standin.DEVICE.held[holder] == math.ceil(int(6.5 * size) * LLM.instances[-1].gpu_memory_utilization)
     engine.close()
     assert holder not in vllm_standin.DEVICE.held and ("empty_cache",) in EVENTS
 
@@ -205,11 +207,57 @@ def test_an_engine_is_held_until_shut_down_or_collected(vllm, bf16_pair):
     assert vllm_standin.DEVICE.free == vllm_standin.DEVICE.total
 
 
-def test_greedy_is_below_1e_5_as_in_vllm(vllm, bf16_pair):
+def test_temperature_follows_vllms_rule_in_both_engines(vllm, bf16_pair):
+    """vLLM raises 0 < T < 0.01 to 0.01 before its greedy test (T < 1e-5), so only T = 0 is greedy.
+    Before: T = 5e-6 was one greedy request copied n times, where vLLM samples n at T = 0.01."""
+    params = vllm.SamplingParams(n=3, temperature=5e-6)
+    assert params.temperature == 0.01 and not params.greedy  # vLLM's clamp: sampled, and n = 3 allowed
+    for t in (5e-6, 0.005):
+        with pytest.raises(UserError, match=f"temperature {t:g} is below vLLM's floor of 0.01"):
+            SamplingSpec(n=3, temperature=t)
     engine = make_engine("vllm", bf16_pair[0])
-    out = engine.generate([[{"role": "user", "content": "a"}]], SamplingSpec(n=3, temperature=5e-6, max_tokens=8))
-    assert [e[2] for e in EVENTS if e[0] == "request"] == [1]  # one request, copied: vLLM would refuse n=3
+    out = engine.generate([[{"role": "user", "content": "a"}]], SamplingSpec(n=3, temperature=0.0, max_tokens=8))
+    assert [e[2] for e in EVENTS if e[0] == "request"] == [1]  # greedy: one request, copied (vLLM refuses n=3)
     assert len({c.text for c in out[0]}) == 1 and "noise=greedy" in out[0][0].text
+    engine.generate([[{"role": "user", "content": "a"}]], SamplingSpec(n=3, temperature=0.01, max_tokens=8))
+    assert [e for e in EVENTS if e[0] == "temperature_raised"] == [("temperature_raised", 5e-6)]  # the first only
+
+
+def test_the_plan_checks_the_kv_cache_for_max_model_len_as_vllm_does(monkeypatch, bf16_pair):
+    """Before: a share of 1.25 × the weights passed the plan and vLLM failed at start-up with its own
+    message. The tiny model's KV cache for one 2048-token sequence: 2 layers × 2048 tokens × 2 KV
+    heads × (K + V) × 16 dims × 2 bytes."""
+    from backend.merge.live_vllm import kv_cache_bytes
+
+    low, high = bf16_pair
+    assert kv_cache_bytes(low) == (2 * 2048 * 2 * 2 * 16 * 2, 2048)
+    assert kv_cache_bytes(low, 100)[0] == 2 * 112 * 2 * 2 * 16 * 2  # whole blocks of 16 tokens
+    size, _ = _bytes_and_largest(low)
+    vllm_standin.install(monkeypatch, device_bytes=4 * size)  # host endpoints leave a share ≥ 1.25 × weights
+    with pytest.raises(UserError) as refused:
+        make_engine("vllm", low, alpha_switch=(low, high), switch_endpoints="host")
+    line = str(refused.value)
+    assert "\n" not in line and "KV cache for one 2048-token sequence 0.00" in line and not LLM.instances
+    with pytest.raises(ValueError, match=r"To serve at least one request with the model's max seq len \(2048\)"):
+        LLM(low, gpu_memory_utilization=0.9)  # what vLLM itself says at the same share
+    make_engine("vllm", low, alpha_switch=(low, high), switch_endpoints="host", max_model_len=256).close()
+
+
+def test_the_next_engine_waits_until_the_closed_ones_memory_is_back(monkeypatch, bf16_pair):
+    """A multiprocess engine's memory comes back after shutdown returns. Before: the next engine
+    started at once and vLLM refused it ("less than desired GPU memory utilization")."""
+    from backend.rollout import vllm_engine
+
+    vllm_standin.install(monkeypatch, lag=5)
+    monkeypatch.setattr(vllm_engine, "POLL_S", 0.01)
+    make_engine("vllm", bf16_pair[0]).close()
+    assert vllm_standin.DEVICE.free < vllm_standin.DEVICE.total  # not back yet
+    polls = vllm_standin.DEVICE.polls
+    make_engine("vllm", bf16_pair[1]).close()
+    assert vllm_standin.DEVICE.polls - polls >= 4 and held_engines() == 0
+    monkeypatch.setattr(vllm_engine, "RELEASE_WAIT_S", 0.0)  # no wait: vLLM's own refusal, as before
+    with pytest.raises(ValueError, match="less than desired GPU memory utilization"):
+        make_engine("vllm", bf16_pair[0])
 
 
 def test_chat_on_a_checkpoint_without_a_template_is_refused_in_one_line(vllm, base_checkpoint):
@@ -257,13 +305,15 @@ def test_a_sweep_on_base_checkpoints_stores_plain_and_generates(vllm, base_check
 
 
 def test_chat_format_for_a_sweep_with_a_base_checkpoint_is_refused_before_the_job(
-    vllm, base_checkpoint, bf16_pair, store
+    vllm, base_checkpoint, store, tmp_path
 ):
     from backend.jobs import runner
     from backend.sweep.spec import SweepSpec, validate_spec
 
+    high = make_tiny_checkpoint(tmp_path / "high", seed=4)
+    (high / "chat_template.jinja").unlink()  # the same tokenizer as the base (a template would be refused)
     spec = validate_spec(
-        SweepSpec, {"low": bf16_pair[0], "high": base_checkpoint, "alphas": "0,1", "prompt_format": "chat"}
+        SweepSpec, {"low": base_checkpoint, "high": str(high), "alphas": "0,1", "prompt_format": "chat"}
     )
     with pytest.raises(UserError, match=f"checkpoint {base_checkpoint} has no chat template"):
         runner.create_job(store, spec)

@@ -16,12 +16,24 @@ It keeps vLLM's rules, not only its signatures (file:line in vLLM 0.31.0's wheel
 - the k-th of n child samples gets seed + k (v1/engine/parallel_sampling.py:69-81);
 - the sampling noise depends on the seed alone, not on the prompt (v1/worker/gpu/sample/gumbel.py:
   164-198): every completion shows its `noise=` tag, so two requests that share a seed collide visibly;
-- temperature < 1e-5 is greedy (sampling_params.py:27, 549-554): no noise, and n > 1 refused;
+- 0 < temperature < 0.01 is raised to 0.01 first (sampling_params.py:28, 494-502), so only 0 is
+  greedy (< 1e-5, :27, 549-554): no noise, and n > 1 refused;
+- collective_rpc crosses a process boundary as msgpack (v1/engine/core_client.py:1071-1078 sends it
+  as a utility call; v1/serial_utils.py:190-227 encodes it): its method, args, kwargs and result
+  must be msgpack types, a function is refused with vLLM's TypeError unless
+  VLLM_ALLOW_INSECURE_SERIALIZATION=1, and tuples arrive as lists;
+- the KV cache must hold one max_model_len sequence in what the share leaves after the weights
+  (v1/core/kv_cache_utils.py:898-934, with vLLM's message); a full-attention layer needs
+  ceil(max_model_len / 16) blocks of 16 tokens × KV heads × 2 × head_dim × 2 bytes
+  (v1/kv_cache_interface.py:578-583, config/cache.py:71);
+- a shut-down engine's memory comes back after `Device.lag` further mem_get_info polls (a
+  multiprocess engine's workers exit after shutdown returns), so the next engine must wait for it;
 - chat() needs a chat template (renderers/hf.py:794-799); generate() takes plain prompts.
 
 It stands in for the *model* only: a completion's text is a function of (prompt tokens, noise,
 weights), and the worker holds a Qwen2 in vLLM's fused layout (qkv_proj, gate_up_proj) whose
 load_weights takes Hugging Face names, as vLLM's does. Nothing here is vLLM's code.
+The device ledger, the msgpack wire and the KV check live in vllm_standin_rules.py.
 """
 
 from __future__ import annotations
@@ -41,6 +53,15 @@ from typing import ClassVar
 
 import torch
 
+from tests.rollout.vllm_standin_rules import (  # noqa: F401 (insecure_serialization: for the tests)
+    EVENTS,
+    Device,
+    GiB,
+    check_kv_cache,
+    insecure_serialization,
+    over_the_wire,
+)
+
 ENGINE_ARGS = {"max_model_len", "enable_prefix_caching", "disable_log_stats", "worker_cls", "worker_extension_cls"}
 SAMPLING_FIELDS = {
     "n", "presence_penalty", "frequency_penalty", "repetition_penalty", "temperature", "top_p", "top_k", "min_p",
@@ -48,11 +69,8 @@ SAMPLING_FIELDS = {
     "detokenize", "skip_special_tokens", "spaces_between_special_tokens", "include_stop_str_in_output",
     "output_kind", "structured_outputs", "logit_bias", "allowed_token_ids", "extra_args", "bad_words",
 }  # fmt: skip
-EVENTS: list[tuple] = []  # what the fake engine was asked to do, for the tests
-
-
-GiB = 2**30
 SAMPLING_EPS = 1e-5  # sampling_params.py:27
+MAX_TEMP = 1e-2  # sampling_params.py:28: 0 < T below it is raised to it
 
 
 class VLLMValidationError(Exception):
@@ -61,27 +79,6 @@ class VLLMValidationError(Exception):
 
 class ChatTemplateResolutionError(ValueError):  # entrypoints/chat_utils.py:89
     pass
-
-
-class Device:
-    """One GPU's memory as a ledger: holder -> bytes."""
-
-    def __init__(self, total: int = 140 * GiB):
-        self.total, self.held = total, {}
-
-    @property
-    def free(self) -> int:
-        return self.total - sum(self.held.values())
-
-    def take(self, holder, nbytes: int) -> None:
-        self.held[holder] = self.held.get(holder, 0) + nbytes
-
-    def release(self, holder) -> None:
-        EVENTS.append(("release", holder))
-        self.held.pop(holder, None)
-
-    def mem_get_info(self, device=None) -> tuple[int, int]:
-        return self.free, self.total
 
 
 DEVICE = Device()
@@ -94,6 +91,9 @@ class SamplingParams:
             raise TypeError(f"SamplingParams got unexpected keyword arguments {sorted(unknown)}")
         self.n, self.temperature, self.seed = fields.get("n", 1), fields.get("temperature", 1.0), fields.get("seed")
         self.max_tokens, self.stop = fields.get("max_tokens", 16), fields.get("stop")
+        if 0 < self.temperature < MAX_TEMP:  # sampling_params.py:494-502, before the greedy test
+            EVENTS.append(("temperature_raised", self.temperature))
+            self.temperature = MAX_TEMP
         if self.seed == -1:  # sampling_params.py:504-505
             self.seed = None
         if self.temperature < SAMPLING_EPS and self.n > 1:  # sampling_params.py:549-554, 703-707
@@ -231,10 +231,11 @@ class LLM:
         from safetensors.torch import load_file
         from transformers import AutoTokenizer
 
-        requested = math.ceil(DEVICE.total * gpu_memory_utilization)  # v1/worker/utils.py:539-558
-        if DEVICE.free < requested:
+        free, total = DEVICE.mem_get_info()
+        requested = math.ceil(total * gpu_memory_utilization)  # v1/worker/utils.py:539-558
+        if free < requested:
             raise ValueError(
-                f"Free memory on device cuda:0 ({DEVICE.free / GiB:.2f}/{DEVICE.total / GiB:.2f} GiB) on startup is "
+                f"Free memory on device cuda:0 ({free / GiB:.2f}/{total / GiB:.2f} GiB) on startup is "
                 f"less than desired GPU memory utilization ({gpu_memory_utilization}, {requested / GiB:.2f} GiB). "
                 "Decrease GPU memory utilization or reduce GPU memory used by other processes."
             )
@@ -252,6 +253,12 @@ class LLM:
         state = {}
         for f in sorted(Path(model).glob("*.safetensors")):
             state.update(load_file(str(f)))
+        served = sum(t.numel() * min(t.element_size(), 2) for t in state.values() if t.is_floating_point())
+        try:
+            check_kv_cache(requested - served, config, self.llm_engine.model_config.max_model_len)
+        except ValueError:
+            self.llm_engine.engine_core.shutdown()  # a failed start gives its share back
+            raise
         self.worker.model_runner = _ModelRunner(FusedQwen2(state))
         LLM.instances.append(self)
 
@@ -315,11 +322,12 @@ class LLM:
         self, method, timeout: float | None = None, args: tuple = (), kwargs: dict | None = None
     ) -> list:
         EVENTS.append(("rpc", method))
+        method, timeout, args, kwargs = over_the_wire((method, timeout, args, kwargs))  # to the engine core
         fn = getattr(self.worker, method) if isinstance(method, str) else method.__get__(self.worker)
         result = fn(*args, **(kwargs or {}))
         if method == "flab_load_endpoints":
             self._charge_endpoints(args[2] if len(args) > 2 else "device")
-        return [result]
+        return [over_the_wire(result)]  # and back, as a UtilityResult
 
     def _charge_endpoints(self, place: str) -> None:
         """The worker runs on the CPU here, so what the call asked for says which of its tensors a
@@ -345,16 +353,19 @@ def _worker_extension(qualified: str | None) -> type:
     return getattr(importlib.import_module(module), name)
 
 
-def install(monkeypatch, device_bytes: int = 140 * GiB) -> types.ModuleType:
+def install(monkeypatch, device_bytes: int = 140 * GiB, lag: int = 0) -> types.ModuleType:
     """Make `import vllm` give this stand-in, and CUDA look present with one device of
-    `device_bytes` (an H200's 140 GiB by default) whose memory is the ledger, for one test."""
+    `device_bytes` (an H200's 140 GiB by default) whose memory is the ledger, for one test; a
+    shut-down engine's share shows as free `lag` mem_get_info polls later."""
     global DEVICE
     module = types.ModuleType("vllm")
     module.__spec__ = importlib.machinery.ModuleSpec("vllm", None)
     module.LLM, module.SamplingParams = LLM, SamplingParams
     monkeypatch.setitem(sys.modules, "vllm", module)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    DEVICE = Device(device_bytes)
+    DEVICE = Device(device_bytes, lag)
+    monkeypatch.delenv("VLLM_ALLOW_INSECURE_SERIALIZATION", raising=False)  # vLLM's default: msgpack only
+    monkeypatch.setattr("backend.rollout.vllm_engine._closed", [])  # a new device: no engine closed on it yet
     monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: DEVICE.mem_get_info(device))
     monkeypatch.setattr(torch.cuda, "empty_cache", lambda: EVENTS.append(("empty_cache",)))
     monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: None)  # nothing runs asynchronously here
