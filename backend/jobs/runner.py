@@ -20,14 +20,17 @@ import traceback
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import psutil
 
 from backend.errors import UserError
 from backend.records import Experiment, Job
 from backend.rl.spec import RLSpec
-from backend.store import Store
 from backend.sweep.spec import EvalSpec, SweepSpec, job_folders, validate_spec
+
+if TYPE_CHECKING:  # duckdb and pyarrow load with the first store a command opens, not with `sweep --help`
+    from backend.store import Store
 
 SPECS = {"sweep": SweepSpec, "eval": EvalSpec, "rl": RLSpec}  # job kind → its spec
 
@@ -160,6 +163,7 @@ def run_training(store: Store, spec, experiment_id: str, progress) -> str:
 
 def _train_remote(db: str, spec: dict, experiment_id: str, job_id: str) -> str:
     from backend.rl.trainer import run_rl
+    from backend.store import Store
     from backend.sweep.pipeline import Progress
 
     store = Store(db)

@@ -4,9 +4,12 @@ formulas of trained and merged checkpoints live here and nowhere else."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from backend.records import Checkpoint
-from backend.store import Store
+
+if TYPE_CHECKING:  # duckdb loads with the store a command opens, not with a spec module
+    from backend.store import Store
 
 
 def checkpoint_id(content_hash: str) -> str:

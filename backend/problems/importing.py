@@ -11,12 +11,15 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from backend.errors import UserError
 from backend.grading.special import CheckerCompileError, compile_checker
 from backend.problems import ccplus, lcb
 from backend.records import Problem
-from backend.store import Store
+
+if TYPE_CHECKING:  # duckdb loads with the store a command opens, not with `problems import --help`
+    from backend.store import Store
 
 
 @dataclass

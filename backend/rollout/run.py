@@ -20,10 +20,10 @@ from backend.rollout.extract import extract_code
 from backend.rollout.prompts import conversation, resolve_prompt_format
 from backend.rollout.settings import SettingLimits, run_episodes
 from backend.rollout.spec import EngineChoice, Episode, ProblemSelection, PromptChoice, SamplingSpec, SettingChoice
-from backend.store import Store
 
-if TYPE_CHECKING:  # engines import torch; the CLI reads RolloutSpec from here without it
+if TYPE_CHECKING:  # engines import torch, the store duckdb; the CLI reads RolloutSpec from here without them
     from backend.rollout.engines import Engine
+    from backend.store import Store
 
 PROBLEMS_PER_BATCH = 8
 
