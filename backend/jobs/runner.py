@@ -45,10 +45,12 @@ def log_path(store: Store, job_id: str) -> Path:
 
 
 def _title(spec) -> str:
+    from backend.hub import checkpoint_label
+
     if spec.kind == "sweep":
-        return f"α sweep {Path(spec.low).name} → {Path(spec.high).name}"
+        return f"α sweep {checkpoint_label(spec.low)} → {checkpoint_label(spec.high)}"
     if spec.kind == "rl":
-        return f"GRPO from {Path(spec.base).name} with {spec.reward}"
+        return f"GRPO from {checkpoint_label(spec.base)} with {spec.reward}"
     return f"eval of {len(spec.checkpoints)} checkpoint(s)"
 
 
@@ -56,13 +58,16 @@ def create_job(store: Store, spec, name: str | None = None, note: str | None = N
     """Experiment + queued job rows for a validated spec (its checkpoint folders, prompt format and,
     for a live vLLM switch here, device memory checked first). The stored spec names the prompt
     format the job uses (auto resolved)."""
+    from backend.hub import local_checkpoints, pin_checkpoints
     from backend.merge.io import CheckpointFolder
     from backend.rollout.prompts import resolve_prompt_format
 
-    for folder in job_folders(spec):
+    spec = pin_checkpoints(spec)  # hub names are downloaded now and stored with their commit
+    local = local_checkpoints(spec)
+    for folder in job_folders(local):
         CheckpointFolder(folder).close()  # raises one clear line for a missing or broken folder
-    spec = spec.model_copy(update={"prompt_format": resolve_prompt_format(spec.prompt_format, job_folders(spec))})
-    _check_switch_memory(spec)
+    spec = spec.model_copy(update={"prompt_format": resolve_prompt_format(spec.prompt_format, job_folders(local))})
+    _check_switch_memory(local)
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     exp_id = f"{spec.kind}-{stamp}-{uuid.uuid4().hex[:6]}"
     job = Job(id=f"job-{uuid.uuid4().hex[:10]}", kind=spec.kind, status="queued", experiment_id=exp_id)
@@ -125,6 +130,9 @@ def run_job_here(store: Store, job_id: str) -> None:
     store.update(Experiment, (exp.id,), status="running")
     print(f"[{dt.datetime.now():%H:%M:%S}] job {job_id} started (pid {os.getpid()})", flush=True)
     try:
+        from backend.hub import local_checkpoints
+
+        spec = local_checkpoints(spec)  # pinned hub names -> their snapshots, here on the driver before any task
         if job.kind == "rl":
             summary = {"experiment": run_training(store, spec, exp.id, Progress(store, job_id))}
         else:

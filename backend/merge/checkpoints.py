@@ -25,13 +25,18 @@ def merged_id(merge_key: str) -> str:
 def ensure_registered(store: Store, path: str | Path, kind: str = "trained", label: str | None = None) -> Checkpoint:
     """The row for a checkpoint folder, created on first sight (keyed by its content hash)."""
     # merge.io reads safetensors with torch: imported here, so that the CLI's spec modules stay light
+    from backend.hub import checkpoint_label
     from backend.merge.io import CheckpointFolder, content_hash
 
     digest = content_hash(CheckpointFolder(path))
     row = store.get(Checkpoint, checkpoint_id(digest))
     if row is None:
         row = Checkpoint(
-            id=checkpoint_id(digest), path=str(path), kind=kind, content_hash=digest, label=label or Path(path).name
+            id=checkpoint_id(digest),
+            path=str(path),
+            kind=kind,
+            content_hash=digest,
+            label=label or checkpoint_label(path),
         )
         store.put([row])
     return row

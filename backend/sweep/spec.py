@@ -90,9 +90,9 @@ class SweepSpec(JobSpec):
 
     kind: Literal["sweep"] = Field("sweep", json_schema_extra=HIDDEN)
     low: str = Field(title="θ_low (α = 0)")
-    """θ_low checkpoint folder (α = 0): the low-coverage (lenient-verifier) RL run."""
+    """θ_low checkpoint (α = 0), a folder or a hub name org/name[@revision]: the low-coverage (lenient-verifier) RL run."""
     high: str = Field(title="θ_high (α = 1)")
-    """θ_high checkpoint folder (α = 1): the high-coverage (strict-verifier) RL run."""
+    """θ_high checkpoint (α = 1), a folder or org/name[@revision]: the high-coverage (strict-verifier) RL run."""
     alphas: list[float] = Field(
         "-0.5:1.5:0.25", validate_default=True, title="α grid", json_schema_extra={"text": True}
     )
@@ -142,5 +142,5 @@ class EvalSpec(JobSpec):
     (e.g. independently trained R_k runs) as one job."""
 
     kind: Literal["eval"] = Field("eval", json_schema_extra=HIDDEN)
-    checkpoints: list[str] = Field(min_length=1, title="Checkpoint folders", json_schema_extra={"cli": "--checkpoint"})
-    """Checkpoint folders to evaluate; repeatable (one per line in the form)."""
+    checkpoints: list[str] = Field(min_length=1, title="Checkpoints", json_schema_extra={"cli": "--checkpoint"})
+    """Checkpoints to evaluate, folders or org/name[@revision]; repeatable (one per line in the form)."""
