@@ -149,7 +149,7 @@ def test_a_sweep_on_two_hub_names_then_the_same_sweep_offline(tmp_path, tiny, hu
     store = Store(db_path)
     build_builtin(store, only=[p.split("/")[1] for p in PROBLEMS], progress=False)
     low_sha = hub.repo("lab/low").refs["main"]
-    args = ["sweep", "--low", "lab/low", "--high", f"lab/high@{first}", "--alphas", "0.5", "--n", "1",
+    args = ["sweep", "--low", "lab/low", "--high", f"lab/high@{first}", "--alphas", "0.5", "-n", "1",
             "--max-tokens", "16", "--db", str(db_path)] + [a for p in PROBLEMS for a in ("--problem", p)]  # fmt: skip
     cache = {"FLAB_CACHE": str(tmp_path / "flab-cache")}
     runs = [run_cli(*args, env=hub_env(hub, tmp_path, **cache), timeout=600)]
