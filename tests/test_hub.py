@@ -210,3 +210,14 @@ def test_import_refuses_a_path_and_hub_together_and_an_unknown_config_before_dow
     bad = run_cli("problems", "import", "ccplus", "--hub", "--config", "9x", "--db", str(db_path),
                   env={"HF_ENDPOINT": "http://127.0.0.1:9", "HF_HOME": str(tmp_path)})  # fmt: skip
     assert bad.returncode == 2 and "unknown CodeContests+ config '9x'" in bad.stderr, bad.stderr
+
+
+def test_the_launch_pages_import_tab_offers_the_hub(store, db_path, monkeypatch, tmp_path):
+    from tests.pages.test_apptest import app
+
+    at = app(db_path, monkeypatch, "launch")
+    next(s for s in at.selectbox if s.label == "Source").set_value("lcb")
+    next(c for c in at.checkbox if c.label.startswith("Download the published files from the hub")).check()
+    next(t for t in at.text_input if t.label.startswith("Local path")).set_value(str(tmp_path))
+    next(b for b in at.button if b.label == "Import").click().run()
+    assert [e.value for e in at.error] == ["give the local path of LiveCodeBench or --hub, not both"]
