@@ -221,3 +221,34 @@ def test_the_launch_pages_import_tab_offers_the_hub(store, db_path, monkeypatch,
     next(t for t in at.text_input if t.label.startswith("Local path")).set_value(str(tmp_path))
     next(b for b in at.button if b.label == "Import").click().run()
     assert [e.value for e in at.error] == ["give the local path of LiveCodeBench or --hub, not both"]
+
+
+@pytest.mark.slow  # a CLI run
+def test_ccplus_import_by_name_downloads_only_the_configs_shards(tmp_path, db_path):
+    """ByteDance-Seed/Code-Contests-Plus as published: default shards at the root, one folder per config."""
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from tests.problems.test_loaders import ccplus_rows
+
+    def shard(tests: int) -> bytes:
+        out = io.BytesIO()
+        rows = [r | {"checker": None} for r in ccplus_rows(tests)]  # no testlib compile: not what is tested here
+        pq.write_table(pa.Table.from_pylist(rows), out)
+        return out.getvalue()
+
+    name = "part-00000-of-00001.parquet"
+    with Hub() as hub:
+        hub.repo("ByteDance-Seed/Code-Contests-Plus", "dataset").commit(
+            {name: shard(1), f"ccplus_1x/{name}": shard(2), f"ccplus_2x/{name}": shard(3), "paper.pdf": b"%PDF"}
+        )
+        done = run_cli("problems", "import", "ccplus", "--hub", "--config", "2x", "--db", str(db_path),
+                       env=hub_env(hub, tmp_path))  # fmt: skip
+        fetched = sorted(
+            r.split("/resolve/", 1)[1].split("/", 1)[1] for r in hub.requests if r.startswith("GET /datasets/")
+        )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().endswith("imported 2 CodeContests+ problems (4 tests)")  # 2x: 3 + 1 tests
+    assert fetched == [f"ccplus_2x/{name}"]
