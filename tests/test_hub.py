@@ -252,3 +252,22 @@ def test_ccplus_import_by_name_downloads_only_the_configs_shards(tmp_path, db_pa
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().endswith("imported 2 CodeContests+ problems (4 tests)")  # 2x: 3 + 1 tests
     assert fetched == [f"ccplus_2x/{name}"]
+
+
+@pytest.mark.slow  # two merges in CLI runs
+def test_merge_by_hub_names_writes_the_tensors_of_the_local_merge(tmp_path, tiny, hub_with_tiny):
+    hub, first = hub_with_tiny
+    by_name = run_cli("merge", "--low", "lab/low", "--high", f"lab/high@{first}", "--alphas", "0.5",
+                      "--out", str(tmp_path / "by-name"), env=hub_env(hub, tmp_path))  # fmt: skip
+    local = run_cli("merge", "--low", str(tiny["low"]), "--high", str(tiny["h1"]), "--alphas", "0.5",
+                    "--out", str(tmp_path / "local"))  # fmt: skip
+    assert by_name.returncode == 0 and local.returncode == 0, by_name.stderr[-2000:] + local.stderr[-2000:]
+    weights = sorted(p.name for p in (tmp_path / "local").glob("*.safetensors"))
+    assert weights and weights == sorted(p.name for p in (tmp_path / "by-name").glob("*.safetensors"))
+    import torch
+    from safetensors.torch import load_file
+
+    for name in weights:  # the same tensors, bit for bit (the headers differ: they record the input paths)
+        ours, theirs = load_file(tmp_path / "by-name" / name), load_file(tmp_path / "local" / name)
+        assert ours.keys() == theirs.keys()
+        assert all(ours[k].view(-1).view(torch.uint8).equal(theirs[k].view(-1).view(torch.uint8)) for k in ours)
