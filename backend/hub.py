@@ -141,7 +141,8 @@ def _snapshot(repo: str, repo_type: str, revision: str | None, patterns: list[st
         if constants.HF_HUB_OFFLINE:
             raise UserError(f"{name} is not in the hub cache ({constants.HF_HUB_CACHE}) and HF_HUB_OFFLINE is set; "
                             "download it once online") from None  # fmt: skip
-        raise UserError(f"cannot reach {constants.ENDPOINT} and {name} is not in the hub cache") from None
+        raise UserError(f"{name} is neither a local folder nor in the hub cache, and {constants.ENDPOINT} "
+                        "cannot be reached") from None  # fmt: skip
     except HfHubHTTPError as exc:
         raise UserError(f"{name}: the hub answered {exc.response.status_code}; try again later") from None
     if not Path(folder).is_dir():  # nothing matched: snapshot_download names a folder it never made

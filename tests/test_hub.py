@@ -58,7 +58,12 @@ def test_one_line_errors_unknown_gated_no_safetensors_offline(tmp_path):
         online = resolve(hub_env(hub, tmp_path), "lab/missing", "lab/gated", "lab/old-format", "lab/gated@v9")
         offline = resolve(hub_env(hub, tmp_path, offline=True), "lab/never-fetched")
         requests_before_offline = len(hub.requests)
-    said = {ref: r["error"] for ref, r in {**online, **offline}.items()}
+        unreachable = resolve(hub_env(hub, tmp_path, HF_ENDPOINT="http://127.0.0.1:9"), "lab/typo")  # nothing listens
+    said = {ref: r["error"] for ref, r in {**online, **offline, **unreachable}.items()}
+    assert (
+        said["lab/typo"]
+        == "lab/typo is neither a local folder nor in the hub cache, and http://127.0.0.1:9 cannot be reached"
+    )
     assert said["lab/missing"].startswith(f"no model repo 'lab/missing' on {hub.endpoint} and no local folder")
     assert said["lab/gated"] == "lab/gated is a gated repo: accept its terms on its hub page, then set HF_TOKEN"
     assert said["lab/old-format"].startswith("lab/old-format: the hub repo has no .safetensors weights")
