@@ -2,8 +2,12 @@
 that `make run`/`make test` install, `[gpu]` adds what requirements-gpu.txt adds, `[dev]` holds the
 test tools, and `frontier-lab` is `python -m backend`."""
 
+import subprocess
+import sys
+import sysconfig
 import tomllib
 
+import pytest
 from packaging.requirements import Requirement
 
 from tests.conftest import ROOT
@@ -56,3 +60,23 @@ def test_the_extras_are_the_gpu_additions_and_the_test_tools():
 def test_the_console_script_is_python_m_backend():
     assert declared()["scripts"] == {"frontier-lab": "backend.cli:main"}
     assert (ROOT / "backend" / "__main__.py").read_text().strip() == "from backend.cli import main\n\nmain()"
+
+
+@pytest.mark.slow
+def test_pip_install_e_in_a_fresh_venv_gives_a_working_frontier_lab(tmp_path):
+    """The install itself, offline: the fresh venv reads this environment's packages through a .pth
+    (instead of downloading the pinned set again), and pip installs the clone with --no-deps."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    site = venv / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
+    (site / "shared-packages.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    py = str(venv / "bin" / "python")
+    install = subprocess.run([py, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--no-index", "-e",
+                              str(ROOT)], capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert install.returncode == 0, install.stderr[-2000:]
+    shown = subprocess.run([str(venv / "bin" / "frontier-lab"), "--help"], cwd=tmp_path, capture_output=True, text=True,
+                           timeout=120)  # fmt: skip
+    assert shown.returncode == 0 and "Usage: frontier-lab" in shown.stdout and "sweep" in shown.stdout, shown.stderr
+    where = subprocess.run([py, "-c", "import backend; print(backend.__file__)"], cwd=tmp_path, capture_output=True,
+                           text=True, timeout=60)  # fmt: skip
+    assert where.stdout.strip() == str(ROOT / "backend" / "__init__.py")  # editable: this clone's code
