@@ -142,5 +142,5 @@ class EvalSpec(JobSpec):
     (e.g. independently trained R_k runs) as one job."""
 
     kind: Literal["eval"] = Field("eval", json_schema_extra=HIDDEN)
-    checkpoints: list[str] = Field(min_length=1, title="Checkpoints", json_schema_extra={"cli": "--checkpoint"})
+    checkpoints: list[str] = Field(min_length=1, title="Checkpoint folders", json_schema_extra={"cli": "--checkpoint"})
     """Checkpoints to evaluate, folders or org/name[@revision]; repeatable (one per line in the form)."""
