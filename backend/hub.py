@@ -74,13 +74,18 @@ def pinned(ref: str) -> str:
 
 
 def _map_checkpoints(spec, fn):
+    """The spec with fn applied to each checkpoint field; the same object when nothing changed."""
     update = {}
     for name in CHECKPOINT_FIELDS:
         value = getattr(spec, name, None)
         if isinstance(value, str) and value:
-            update[name] = fn(value)
+            new = fn(value)
         elif isinstance(value, list) and value:
-            update[name] = [fn(v) for v in value]
+            new = [fn(v) for v in value]
+        else:
+            continue
+        if new != value:
+            update[name] = new
     return spec.model_copy(update=update) if update else spec
 
 

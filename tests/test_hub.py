@@ -157,6 +157,9 @@ def test_a_sweep_on_two_hub_names_then_the_same_sweep_offline(tmp_path, tiny, hu
     args = ["sweep", "--low", "lab/low", "--high", f"lab/high@{first}", "--alphas", "0.5", "-n", "1",
             "--max-tokens", "16", "--db", str(db_path)] + [a for p in PROBLEMS for a in ("--problem", p)]  # fmt: skip
     cache = {"FLAB_CACHE": str(tmp_path / "flab-cache")}
+    same = run_cli("sweep", "--low", str(tiny["h1"]), "--high", f"lab/high@{first}", "--db", str(db_path),
+                   env=hub_env(hub, tmp_path, **cache))  # fmt: skip
+    assert same.returncode == 2 and "θ_low and θ_high are the same checkpoint" in same.stderr, same.stderr[-2000:]
     runs = [run_cli(*args, env=hub_env(hub, tmp_path, **cache), timeout=600)]
     asked = len(hub.requests)
     runs.append(run_cli(*args, env=hub_env(hub, tmp_path, offline=True, **cache), timeout=600))

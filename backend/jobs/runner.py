@@ -66,6 +66,8 @@ def create_job(store: Store, spec, name: str | None = None, note: str | None = N
     local = local_checkpoints(spec)
     for folder in job_folders(local):
         CheckpointFolder(folder).close()  # raises one clear line for a missing or broken folder
+    if local is not spec:  # the spec's rules again on the folders: a name and a copy of one content are one checkpoint
+        validate_spec(type(spec), json.loads(local.model_dump_json()))
     spec = spec.model_copy(update={"prompt_format": resolve_prompt_format(spec.prompt_format, job_folders(local))})
     _check_switch_memory(local)
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
