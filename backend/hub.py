@@ -129,6 +129,7 @@ def _snapshot(repo: str, repo_type: str, revision: str | None, patterns: list[st
     )
 
     name = f"{repo}@{revision}" if revision else repo
+    no_folder = " and no local folder by that name" if repo_type == "model" else ""  # a checkpoint field takes both
     try:
         folder = snapshot_download(repo, repo_type=repo_type, revision=revision, allow_patterns=patterns)
     except GatedRepoError:  # before RepositoryNotFoundError, its base class
@@ -138,7 +139,7 @@ def _snapshot(repo: str, repo_type: str, revision: str | None, patterns: list[st
             ) from None
         raise UserError(f"{name} is a gated repo: accept its terms on its hub page, then set HF_TOKEN") from None
     except RepositoryNotFoundError:
-        raise UserError(f"no {repo_type} repo {repo!r} on {constants.ENDPOINT} and no local folder by that name "
+        raise UserError(f"no {repo_type} repo {repo!r} on {constants.ENDPOINT}{no_folder} "
                         "(a private repo needs HF_TOKEN)") from None  # fmt: skip
     except RevisionNotFoundError:
         raise UserError(f"{repo} has no revision {revision!r} (a branch, tag or commit)") from None
@@ -146,8 +147,8 @@ def _snapshot(repo: str, repo_type: str, revision: str | None, patterns: list[st
         if constants.HF_HUB_OFFLINE:
             raise UserError(f"{name} is not in the hub cache ({constants.HF_HUB_CACHE}) and HF_HUB_OFFLINE is set; "
                             "download it once online") from None  # fmt: skip
-        raise UserError(f"{name} is neither a local folder nor in the hub cache, and {constants.ENDPOINT} "
-                        "cannot be reached") from None  # fmt: skip
+        raise UserError(f"{name} is not in the hub cache{no_folder}, and {constants.ENDPOINT} cannot be "
+                        "reached") from None  # fmt: skip
     except HfHubHTTPError as exc:
         raise UserError(f"{name}: the hub answered {exc.response.status_code}; try again later") from None
     if not Path(folder).is_dir():  # nothing matched: snapshot_download names a folder it never made

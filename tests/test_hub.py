@@ -62,7 +62,7 @@ def test_one_line_errors_unknown_gated_no_safetensors_offline(tmp_path):
     said = {ref: r["error"] for ref, r in {**online, **offline, **unreachable}.items()}
     assert (
         said["lab/typo"]
-        == "lab/typo is neither a local folder nor in the hub cache, and http://127.0.0.1:9 cannot be reached"
+        == "lab/typo is not in the hub cache and no local folder by that name, and http://127.0.0.1:9 cannot be reached"
     )
     assert said["lab/missing"].startswith(f"no model repo 'lab/missing' on {hub.endpoint} and no local folder")
     assert said["lab/gated"] == "lab/gated is a gated repo: accept its terms on its hub page, then set HF_TOKEN"
