@@ -2,7 +2,9 @@
 against `python -c pass`, the interpreter's own start, all measured in the same run: the median of
 N runs each, interleaved so that a burst of load on a shared machine hits every command alike. The
 CPU time (user + system) of each run is printed beside it: on a machine that other work keeps busy,
-wall time includes waiting for a core, CPU time much less so.
+wall time includes waiting for a core, CPU time much less so. A second reference, `typer floor`, is
+the `--help` of a Typer app with a dozen empty commands: what Typer and its rich help renderer cost
+before any command of ours is imported.
 
     .venv/bin/python bench/cli_startup.py [--runs 5]
 """
@@ -19,12 +21,20 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+TYPER_FLOOR = """
+import typer
+app = typer.Typer(help="twelve empty commands", no_args_is_help=True)
+for i in range(12):
+    app.command(f"command{i}", help=f"Command {i}.")(lambda: None)
+app()
+"""
 
 
 def commands(db: Path) -> dict[str, list[str]]:
     py = sys.executable
     return {
         "python -c pass": [py, "-c", "pass"],
+        "typer floor": [py, "-c", TYPER_FLOOR, "--help"],
         "--help": [py, "-m", "backend", "--help"],
         "sweep --help": [py, "-m", "backend", "sweep", "--help"],
         "db info": [py, "-m", "backend", "db", "info", "--db", str(db)],
