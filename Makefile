@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 # docker.io: the docker sandbox backend (its tests start their own daemon); chromium + fonts:
 # kaleido's PNG/SVG/PDF export and the Playwright tests (never a downloaded browser).
 DEB_PACKAGES := bubblewrap python3-minimal g++ docker.io chromium fonts-liberation
-REQ_HASH := $(shell cat requirements.txt | sha256sum | cut -c1-16)
+REQ_HASH := $(shell cat requirements.txt pyproject.toml | sha256sum | cut -c1-16)
 STAMP := $(VENV)/.installed-$(REQ_HASH)
 PORT ?= 8501
 HOST ?= 127.0.0.1
@@ -49,12 +49,15 @@ setup: debs $(STAMP)
 debs:
 	@scripts/ensure_debs.sh $(DEB_PACKAGES)
 
-# The stamp is keyed on the hash of requirements.txt: nothing is reinstalled when it is unchanged.
+# The stamp is keyed on the hash of requirements.txt and pyproject.toml: nothing is reinstalled when
+# they are unchanged. requirements.txt's exact pins first, then this clone itself, editable and
+# without resolving again (pyproject.toml declares the same pins): it adds the `frontier-lab` command.
 $(STAMP):
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "frontier-lab needs Python 3.11+; set PYTHON=python3.11")'
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r requirements.txt
+	$(PY) -m pip install -q --no-deps -e .
 	rm -f $(VENV)/.installed-*
 	touch $@
 

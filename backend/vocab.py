@@ -29,3 +29,8 @@ DIFFICULTIES = choices(Difficulty)
 BACKENDS = choices(SandboxBackend)
 ENGINES = choices(EngineName)
 OUTCOME_CLASSES = choices(OutcomeClass)
+
+# A checkpoint solves a problem when at least this share of its samples is correct. One lucky
+# sample in 16 is what pass@k measures, not a solve; "most samples correct" is stable under
+# resampling, so churn, unique solves and the lab's findings all count solves this way.
+SOLVED_AT = 0.5

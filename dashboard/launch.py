@@ -6,7 +6,7 @@ import streamlit as st
 from backend.errors import UserError
 from backend.jobs import runner
 from backend.problems.ccplus import CCPlusFilter
-from backend.problems.importing import run_import
+from backend.problems.importing import HUB_REPOS, run_import
 from backend.problems.lcb import LCBFilter
 from backend.rl.spec import RLSpec
 from backend.specs import extra, form_label, help_text, under_current_names, validate_spec
@@ -37,7 +37,7 @@ def checkpoint_field(model, name: str, key: str, value: str | None = None) -> st
     index = options.index(value) if value in registered else 0
     pick = st.selectbox(label, options, index=index, key=f"{key}-pick", format_func=lambda p: registered.get(p, p))
     typed = st.text_input(f"{label}: path", "" if index or not value else value, key=f"{key}-path",
-                          placeholder="/path/to/checkpoint")  # fmt: skip
+                          placeholder="/path/to/checkpoint or org/name[@revision]")  # fmt: skip
     return typed.strip() or ("" if pick == options[0] else pick)
 
 
@@ -137,6 +137,7 @@ with rl_tab:
             submit(RLSpec, {"base": base, **options, **carried})
 with import_tab, st.form("import"):
     source = st.selectbox("Source", choices(ImportSource), format_func=SOURCES.get)
+    hub = st.checkbox(f"Download the published files from the hub ({' / '.join(HUB_REPOS.values())})")
     path = st.text_input("Local path (LiveCodeBench / CodeContests+)").strip()
     filters = {}
     for name, model in (("lcb", LCBFilter), ("ccplus", CCPlusFilter)):
@@ -146,7 +147,7 @@ with import_tab, st.form("import"):
         try:
             flt = None if source == "builtin" else validate_spec(FILTERS[source], filters[source], form_label)
             with st.spinner("Importing…"):
-                st.success(run_import(store, source, path, flt, progress=False))
+                st.success(run_import(store, source, path, flt, progress=False, hub=hub))
             data.forget_problem_index()  # the new set is offered at once
         except UserError as err:
             st.error(str(err))

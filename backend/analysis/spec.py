@@ -4,11 +4,11 @@ spec is the CLI's boundary."""
 
 from __future__ import annotations
 
-from pydantic import ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from backend.analysis.frame import SOLVED_AT
+from backend.merge.grid import parse_alpha_grid
 from backend.problems.spec import DifficultyChoice, PlatformChoice
-from backend.vocab import Averaging, Setting
+from backend.vocab import SOLVED_AT, Averaging, Setting
 
 
 class AnalysisSpec(DifficultyChoice, PlatformChoice):
@@ -26,3 +26,46 @@ class AnalysisSpec(DifficultyChoice, PlatformChoice):
     unique solves); 0.5: most samples, so one lucky sample is pass@k's business, not a solve."""
     pool: list[str] = Field([], title="Custom pools")
     """ensembles: a custom pool as comma-separated checkpoint ids; repeatable."""
+
+
+class PowerSpec(BaseModel):
+    """A planned sweep and the effect sizes its findings are powered for."""
+
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True, extra="forbid")
+
+    problems: int = Field(12, ge=2, le=2000, title="Problems")
+    """Problems the findings are measured on (for the miniature lab: its separating problems)."""
+    n: int = Field(16, ge=2, le=1024, title="Samples per problem")
+    """Samples per (problem, α) cell."""
+    alphas: list[float] = Field("-0.5:1.5:0.25", validate_default=True, title="α grid",
+                                json_schema_extra={"text": True})  # fmt: skip
+    """The swept α, written as for `sweep`; it must hold 0 and 1 (the endpoints every finding compares)."""
+    solve_rate: float = Field(0.5, gt=0, lt=1, title="Typical solve rate")
+    """The median problem's solve rate at the centre of its swing along α (logit⁻¹ of its b_p)."""
+    problem_sd: float = Field(1.0, ge=0, le=10, title="Problem spread (logit sd)")
+    """How much problems differ in difficulty, on the logit scale (1.0: the middle 68 % of problems
+    between about 27 % and 73 % when the typical rate is 50 %)."""
+    opt_share_low: float = Field(0.7, gt=0, lt=1, title="Optimization share of failures at α = 0")
+    """Share of θ_low's failures that are optimization failures (TLE/MLE)."""
+    opt_share_high: float = Field(0.3, gt=0, lt=1, title="Optimization share of failures at α = 1")
+    """Share of θ_high's failures that are optimization failures; equal to the α = 0 share means no frontier."""
+    churn: float = Field(1.0, ge=0, le=100, title="Churn (logit amplitude along α)")
+    """How far each problem's solve rate swings along α around its own best α: 0 is no churn (every α
+    alike); 1 swings a 50 % problem between 27 % and 73 %."""
+    runs: int = Field(200, ge=1, le=100_000, title="Simulated sweeps")
+    """Each run is one simulated sweep tested by the findings module; 200 puts a power of 0.8
+    within about ±0.06 (95 %)."""
+    seed: int = Field(0, title="Seed")
+    """Seeds the simulated sweeps (the findings' own resampling keeps FindingsSpec's seed)."""
+
+    @field_validator("alphas", mode="before")
+    @classmethod
+    def _grid(cls, v):
+        grid = parse_alpha_grid(v) if isinstance(v, str) else sorted(set(float(a) for a in v))
+        if 0.0 not in grid or 1.0 not in grid:
+            raise ValueError("the α grid must hold both endpoints, 0 and 1: every finding compares them")
+        return grid
+
+    def null(self) -> PowerSpec:
+        """The same design with no effect: no frontier, no churn."""
+        return self.model_copy(update={"opt_share_high": self.opt_share_low, "churn": 0.0})

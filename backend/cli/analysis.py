@@ -8,15 +8,9 @@ import json
 import sys
 from typing import Annotated
 
-import polars as pl
 import typer
 
-from backend.analysis.churn import churn_stats, solve_matrix
-from backend.analysis.ensembles import gain_ks, gain_table, greedy_pool, passk_curves, standard_pools, unique_solves
-from backend.analysis.frame import to_outcomes
-from backend.analysis.frontier import frontier_table
-from backend.analysis.power import PowerSpec
-from backend.analysis.spec import AnalysisSpec
+from backend.analysis.spec import AnalysisSpec, PowerSpec
 from backend.cli.options import AS_CSV, AS_JSON, DB, open_store, spec_command
 from backend.errors import UserError
 from backend.records import Experiment
@@ -32,6 +26,12 @@ ANALYSIS = inspect.Parameter(
 @spec_command(AnalysisSpec, ANALYSIS, AS_JSON, AS_CSV, DB)
 def analyze_command(spec: AnalysisSpec, what: str, as_json: bool, as_csv: bool, db) -> None:
     """Frontier table, churn, pass@k curves, matched-budget ensembles or the paper's four findings of one experiment."""
+    # numpy and polars load here, not with the module: `--help` answers at once (tests/test_cli_startup.py)
+    from backend.analysis.churn import churn_stats, solve_matrix
+    from backend.analysis.ensembles import passk_curves
+    from backend.analysis.frame import to_outcomes
+    from backend.analysis.frontier import frontier_table
+
     if what not in WHAT:
         raise UserError(f"unknown analysis {what!r}; choose one of {', '.join(WHAT)}")
     store = open_store(db)
@@ -67,6 +67,8 @@ def analyze_command(spec: AnalysisSpec, what: str, as_json: bool, as_csv: bool, 
 
 
 def _ensembles(o, spec: AnalysisSpec, as_json: bool, as_csv: bool) -> None:
+    from backend.analysis.ensembles import gain_ks, gain_table, greedy_pool, standard_pools, unique_solves
+
     pools = standard_pools(o, 1)
     pools["greedy"] = greedy_pool(o, gain_ks(o)[-1])
     for i, members in enumerate(spec.pool):
@@ -84,7 +86,9 @@ def _ensembles(o, spec: AnalysisSpec, as_json: bool, as_csv: bool) -> None:
         _emit(table, False, as_csv)
 
 
-def _emit(frame: pl.DataFrame, as_json: bool, as_csv: bool) -> None:
+def _emit(frame, as_json: bool, as_csv: bool) -> None:
+    import polars as pl
+
     if as_json:
         typer.echo(json.dumps(frame.to_dicts()))
     elif as_csv:

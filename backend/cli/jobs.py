@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
 from backend.cli.options import DB, DETACH, JOB_SKIP, DbOption, DetachOption, JsonOption, open_store, spec_command
 from backend.errors import UserError
 from backend.jobs import runner
 from backend.records import Job
-from backend.store import Store
 from backend.sweep.spec import EvalSpec, SweepSpec
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
+
+    from backend.store import Store
 
 jobs_app = typer.Typer(help="Jobs: list, show, logs, cancel, resume.", no_args_is_help=True)
 
@@ -41,6 +44,8 @@ def launch(store: Store, spec, detach: bool) -> None:
 
 def watch(store: Store, job_id: str) -> None:
     """Progress bars per stage until the job ends. Ctrl-C stops watching, not the job."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
     columns = (TextColumn("{task.description:<8}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                TimeRemainingColumn())  # fmt: skip
     try:

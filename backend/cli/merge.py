@@ -18,16 +18,18 @@ def alpha_folder(alpha: float) -> str:
 def merge_command(req: MergeRequest, db=None) -> None:
     """Average checkpoints: θ_α = α·θ_high + (1−α)·θ_low for any real α, streamed tensor by tensor."""
     # torch only once a merge runs, so that `--help` and argument errors answer at once
+    from backend.hub import local_checkpoints, resolve_checkpoint
     from backend.merge.cache import register_merged
     from backend.merge.engine import sweep
 
+    req = local_checkpoints(req)  # hub names (--low, --high, --base) -> their snapshot folders
     out, kw = req.output_dir, {"dtype": req.dtype, "allow_nonfinite": req.allow_nonfinite}
     if req.alphas:
         specs = [MergeSpec.alpha(req.low, req.high, a, req.merge_method, **kw) for a in req.alphas]
         outs = [out] if len(specs) == 1 else [out / alpha_folder(a) for a in req.alphas]
     elif req.models:
         pairs = [parse_model_weight(m) for m in req.models]
-        paths, weights = [p for p, _ in pairs], [w for _, w in pairs]
+        paths, weights = [str(resolve_checkpoint(p)) for p, _ in pairs], [w for _, w in pairs]
         base = req.base
         specs = [
             MergeSpec.task_vectors(base, paths, weights, **kw)

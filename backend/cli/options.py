@@ -9,7 +9,7 @@ import inspect
 import typing
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from pydantic import BaseModel
@@ -25,7 +25,9 @@ from backend.specs import (
     unwrap,
     validate_spec,
 )
-from backend.store import Store, default_db_path
+
+if TYPE_CHECKING:  # the store imports duckdb and pyarrow: only a command that opens it loads them
+    from backend.store import Store
 
 # The options below are declared by hand, once, and shared: no spec can hold them, because they
 # say where the data lives, how to print a result or whether to wait for a job, never what the
@@ -77,6 +79,8 @@ def job_commands() -> dict:
 
 
 def open_store(db: Path | None) -> Store:
+    from backend.store import Store, default_db_path
+
     return Store(db or default_db_path())
 
 

@@ -13,7 +13,7 @@ import typer
 from backend.cli.options import AS_JSON, DB, EXPORT_SKIP, DbOption, keyword, open_store, spec_command
 from backend.errors import UserError
 from backend.problems.ccplus import CCPlusFilter
-from backend.problems.importing import run_import
+from backend.problems.importing import HUB_REPOS, run_import
 from backend.problems.lcb import LCBFilter
 from backend.problems.spec import BuiltinChoice, CalibrateSpec
 from backend.records import Problem, Test
@@ -22,7 +22,9 @@ from backend.rollout.spec import ProblemQuery
 app = typer.Typer(help="Problem sets: builtin tiered benchmark, LiveCodeBench, CodeContests+.", no_args_is_help=True)
 # no spec can hold this: where the files go, like --db, not which problems are exported
 OUT = keyword("out", Annotated[Path, typer.Option("--out", help="Folder for problems.jsonl and tests/<id>.jsonl")], ...)
-import_app = typer.Typer(help="Import a public set from local files.", no_args_is_help=True)
+import_app = typer.Typer(
+    help="Import a public set: by name from the hub (--hub) or from local files.", no_args_is_help=True
+)
 app.add_typer(import_app, name="import")
 
 
@@ -68,24 +70,30 @@ def calibrate_command(spec: CalibrateSpec, db=None) -> None:
 
 def path_argument(what: str) -> inspect.Parameter:
     # no spec can hold this: where the files to import are, like --db, not which problems are kept
-    return inspect.Parameter("path", inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                             annotation=Annotated[Path, typer.Argument(help=what)])  # fmt: skip
+    return inspect.Parameter("path", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None,
+                             annotation=Annotated[Path | None, typer.Argument(help=what)])  # fmt: skip
+
+
+# no spec can hold this: where the files come from, like PATH, not which problems are kept
+HUB = keyword("hub", Annotated[bool, typer.Option("--hub", help=f"Download the published files from the hub "
+                                                  f"({' or '.join(HUB_REPOS.values())}) instead of PATH.")], False)  # fmt: skip
 
 
 @import_app.command("lcb")
-@spec_command(LCBFilter, path_argument("Folder with test*.jsonl (or a datasets folder, or one file)."), DB)
-def import_lcb(flt: LCBFilter, path: Path, db=None) -> None:
+@spec_command(LCBFilter, path_argument("Folder with test*.jsonl (or a datasets folder, or one file)."), HUB, DB)
+def import_lcb(flt: LCBFilter, path: Path | None = None, hub: bool = False, db=None) -> None:
     """Import LiveCodeBench code_generation_lite (stdin and functional problems), judged by LCB's rules."""
-    typer.echo(run_import(open_store(db), "lcb", path, flt))
+    typer.echo(run_import(open_store(db), "lcb", path, flt, hub=hub))
 
 
 @import_app.command("ccplus")
 @spec_command(
-    CCPlusFilter, path_argument("The dataset root (ccplus_1x … ccplus_5x folders), a config folder or a shard."), DB
-)
-def import_ccplus(flt: CCPlusFilter, path: Path, db=None) -> None:
+    CCPlusFilter, path_argument("The dataset root (ccplus_1x … ccplus_5x folders), a config folder or a shard."), HUB,
+    DB,
+)  # fmt: skip
+def import_ccplus(flt: CCPlusFilter, path: Path | None = None, hub: bool = False, db=None) -> None:
     """Import CodeContests+ with its limits; every testlib checker is compiled now (cached)."""
-    typer.echo(run_import(open_store(db), "ccplus", path, flt))
+    typer.echo(run_import(open_store(db), "ccplus", path, flt, hub=hub))
 
 
 @app.command("list")

@@ -20,14 +20,17 @@ import traceback
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import psutil
 
 from backend.errors import UserError
 from backend.records import Experiment, Job
 from backend.rl.spec import RLSpec
-from backend.store import Store
 from backend.sweep.spec import EvalSpec, SweepSpec, driver_paths, job_folders, validate_spec
+
+if TYPE_CHECKING:  # duckdb and pyarrow load with the first store a command opens, not with `sweep --help`
+    from backend.store import Store
 
 SPECS = {"sweep": SweepSpec, "eval": EvalSpec, "rl": RLSpec}  # job kind → its spec
 
@@ -42,10 +45,12 @@ def log_path(store: Store, job_id: str) -> Path:
 
 
 def _title(spec) -> str:
+    from backend.hub import checkpoint_label
+
     if spec.kind == "sweep":
-        return f"α sweep {Path(spec.low).name} → {Path(spec.high).name}"
+        return f"α sweep {checkpoint_label(spec.low)} → {checkpoint_label(spec.high)}"
     if spec.kind == "rl":
-        return f"GRPO from {Path(spec.base).name} with {spec.reward}"
+        return f"GRPO from {checkpoint_label(spec.base)} with {spec.reward}"
     return f"eval of {len(spec.checkpoints)} checkpoint(s)"
 
 
@@ -53,14 +58,18 @@ def create_job(store: Store, spec, name: str | None = None, note: str | None = N
     """Experiment + queued job rows for a validated spec (its checkpoint folders, prompt format and,
     for a live vLLM switch here, device memory checked first). The stored spec names the prompt
     format the job uses (auto resolved)."""
+    from backend.hub import local_checkpoints, pin_checkpoints
     from backend.merge.io import CheckpointFolder
     from backend.rollout.prompts import resolve_prompt_format
 
-    spec = driver_paths(spec)  # stored absolute: the job and its Ray tasks run in other directories
-    for folder in job_folders(spec):
+    spec = pin_checkpoints(driver_paths(spec))  # absolute folders, hub names pinned to their commit: stored so
+    local = local_checkpoints(spec)  # the job and its Ray tasks run in other directories, on the same weights
+    for folder in job_folders(local):
         CheckpointFolder(folder).close()  # raises one clear line for a missing or broken folder
-    spec = spec.model_copy(update={"prompt_format": resolve_prompt_format(spec.prompt_format, job_folders(spec))})
-    _check_switch_memory(spec)
+    if local is not spec:  # the spec's rules again on the folders: a name and a copy of one content are one checkpoint
+        validate_spec(type(spec), json.loads(local.model_dump_json()))
+    spec = spec.model_copy(update={"prompt_format": resolve_prompt_format(spec.prompt_format, job_folders(local))})
+    _check_switch_memory(local)
     _check_gpus_free(store, spec)
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     exp_id = f"{spec.kind}-{stamp}-{uuid.uuid4().hex[:6]}"
@@ -126,6 +135,9 @@ def run_job_here(store: Store, job_id: str) -> None:
     lease = None
     try:
         lease = _lease(store, job, spec)  # before anything initialises CUDA
+        from backend.hub import local_checkpoints
+
+        spec = local_checkpoints(spec)  # pinned hub names -> their snapshots, here on the driver before any task
         if job.kind == "rl":
             summary = {"experiment": run_training(store, spec, exp.id, Progress(store, job_id))}
         else:
@@ -194,6 +206,7 @@ def run_training(store: Store, spec, experiment_id: str, progress) -> str:
 
 def _train_remote(db: str, spec: dict, experiment_id: str, job_id: str) -> str:
     from backend.rl.trainer import run_rl
+    from backend.store import Store
     from backend.sweep.pipeline import Progress
 
     store = Store(db)

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from backend.errors import UserError
 from backend.records import Checkpoint, Evaluation, Experiment, Metric, Sample
-from backend.store import Store
+
+if TYPE_CHECKING:  # `lab --help` names ARTIFACTS as a default without loading duckdb
+    from backend.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "artifacts" / "lab"

@@ -4,9 +4,12 @@ formulas of trained and merged checkpoints live here and nowhere else."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from backend.records import Checkpoint
-from backend.store import Store
+
+if TYPE_CHECKING:  # duckdb loads with the store a command opens, not with a spec module
+    from backend.store import Store
 
 
 def checkpoint_id(content_hash: str) -> str:
@@ -22,13 +25,18 @@ def merged_id(merge_key: str) -> str:
 def ensure_registered(store: Store, path: str | Path, kind: str = "trained", label: str | None = None) -> Checkpoint:
     """The row for a checkpoint folder, created on first sight (keyed by its content hash)."""
     # merge.io reads safetensors with torch: imported here, so that the CLI's spec modules stay light
+    from backend.hub import checkpoint_label
     from backend.merge.io import CheckpointFolder, content_hash
 
     digest = content_hash(CheckpointFolder(path))
     row = store.get(Checkpoint, checkpoint_id(digest))
     if row is None:
         row = Checkpoint(
-            id=checkpoint_id(digest), path=str(path), kind=kind, content_hash=digest, label=label or Path(path).name
+            id=checkpoint_id(digest),
+            path=str(path),
+            kind=kind,
+            content_hash=digest,
+            label=label or checkpoint_label(path),
         )
         store.put([row])
     return row

@@ -22,14 +22,14 @@ class MergeRequest(BaseModel):
     output_dir: Path = Field(title="Output folder", json_schema_extra={"cli": "--out"})
     """Output folder (with several α: one alpha_<α>/ per value)."""
     low: str | None = Field(None, title="θ_low (α = 0)")
-    """θ_low checkpoint folder (α = 0): the α form, with --high and --alphas."""
+    """θ_low checkpoint (α = 0), a folder or org/name[@revision]: the α form, with --high and --alphas."""
     high: str | None = Field(None, title="θ_high (α = 1)")
-    """θ_high checkpoint folder (α = 1)."""
+    """θ_high checkpoint (α = 1), a folder or org/name[@revision]."""
     alphas: list[float] = Field([], title="α grid", json_schema_extra={"aliases": ["--alpha"]})
     """Any real α, one merge each in one pass: a grid as for `sweep` ("-1:2:0.25", "-0.5,0,1.5", or
     both mixed), or repeat the option."""
     models: list[str] = Field([], title="Models", json_schema_extra={"cli": "--model"})
-    """DIR:WEIGHT, repeatable: the general form Σ w_i·θ_i."""
+    """DIR:WEIGHT (DIR a folder or org/name[@revision]), repeatable: the general form Σ w_i·θ_i."""
     base: str | None = Field(None, title="Base / SFT checkpoint")
     """With --model: task vectors θ_base + Σ λ(θ_i − θ_base)."""
     method: MethodName | None = Field(None, title="Merge method")

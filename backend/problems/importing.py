@@ -11,12 +11,15 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from backend.errors import UserError
 from backend.grading.special import CheckerCompileError, compile_checker
 from backend.problems import ccplus, lcb
 from backend.records import Problem
-from backend.store import Store
+
+if TYPE_CHECKING:  # duckdb loads with the store a command opens, not with `problems import --help`
+    from backend.store import Store
 
 
 @dataclass
@@ -81,17 +84,40 @@ def import_ccplus(store: Store, path: str | Path, flt: ccplus.CCPlusFilter, prog
 
 
 NAMES = {"lcb": "LiveCodeBench", "ccplus": "CodeContests+"}
+# where each set is published, and which of its files a filter needs: LiveCodeBench has one JSONL
+# file per release at the root (test.jsonl, test2.jsonl, …); CodeContests+ one folder of Parquet
+# shards per config (ccplus_1x/part-00000-of-00020.parquet, …) beside the default shards
+HUB_REPOS = {"lcb": "livecodebench/code_generation_lite", "ccplus": "ByteDance-Seed/Code-Contests-Plus"}
 
 
-def run_import(store: Store, source: str, path: str | Path | None, flt=None, progress: bool = True) -> str:
-    """The one import path of the CLI and the Launch page: one line saying what was stored."""
+def hub_files(source: str, flt) -> list[str]:
+    """The published files `flt` selects: a version's release files, or a config's shards."""
+    if source == "lcb":
+        return flt.files()
+    if flt.config not in ccplus.CONFIGS:  # refused before any download
+        raise UserError(f"unknown CodeContests+ config {flt.config!r}; choose one of {', '.join(ccplus.CONFIGS)}")
+    return [f"ccplus_{flt.config}/*.parquet"]
+
+
+def run_import(store: Store, source: str, path: str | Path | None, flt=None, progress: bool = True,
+               hub: bool = False) -> str:  # fmt: skip
+    """The one import path of the CLI and the Launch page: one line saying what was stored. With
+    `hub`, the published files are downloaded first (only those the filter needs) and read by the
+    same loader as a local copy."""
     if source == "builtin":
         from backend.problems.build import build_builtin
 
         built = build_builtin(store, progress=progress)
         return f"imported {len(built)} builtin problems ({sum(len(t) for _, t in built)} tests)"
+    flt = flt or (lcb.LCBFilter() if source == "lcb" else ccplus.CCPlusFilter())
+    if hub and path:
+        raise UserError(f"give the local path of {NAMES[source]} or --hub, not both")
+    if hub:
+        from backend.hub import download_dataset
+
+        path = download_dataset(HUB_REPOS[source], hub_files(source, flt))
     if not path:
-        raise UserError(f"importing {NAMES[source]} needs the local path of the dataset")
+        raise UserError(f"importing {NAMES[source]} needs the local path of the dataset, or --hub to download it")
     if source == "lcb":
-        return import_lcb(store, path, flt or lcb.LCBFilter(), progress).line(NAMES[source])
-    return import_ccplus(store, path, flt or ccplus.CCPlusFilter(), progress).line(NAMES[source])
+        return import_lcb(store, path, flt, progress).line(NAMES[source])
+    return import_ccplus(store, path, flt, progress).line(NAMES[source])

@@ -20,10 +20,10 @@ from backend.rollout.extract import extract_code
 from backend.rollout.prompts import conversation, resolve_prompt_format
 from backend.rollout.settings import SettingLimits, run_episodes
 from backend.rollout.spec import EngineChoice, Episode, ProblemSelection, PromptChoice, SamplingSpec, SettingChoice
-from backend.store import Store
 
-if TYPE_CHECKING:  # engines import torch; the CLI reads RolloutSpec from here without it
+if TYPE_CHECKING:  # engines import torch, the store duckdb; the CLI reads RolloutSpec from here without them
     from backend.rollout.engines import Engine
+    from backend.store import Store
 
 PROBLEMS_PER_BATCH = 8
 
@@ -31,8 +31,8 @@ PROBLEMS_PER_BATCH = 8
 class RolloutSpec(ProblemSelection, SettingChoice, PromptChoice, EngineChoice, SandboxChoice):
     """`python -m backend rollout`: sample one checkpoint on a problem set, store the samples."""
 
-    checkpoint: str = Field(title="Checkpoint folder")
-    """Hugging Face checkpoint folder (config.json + safetensors)."""
+    checkpoint: str = Field(title="Checkpoint")
+    """Hugging Face checkpoint: a folder (config.json + safetensors) or a hub name, org/name[@revision]."""
     sampling: SamplingSpec = SamplingSpec()
     limits: SettingLimits = SettingLimits()
 
@@ -83,13 +83,17 @@ def to_sample(exp: str, ckpt: str, problem: Problem, idx: int, ep: Episode, sett
 
 def run_rollout(store: Store, spec: RolloutSpec, engine: Engine | None = None, progress: bool = True) -> str:
     """Sample every selected problem spec.sampling.n times; returns the experiment id."""
+    from backend.hub import local_checkpoints, pin_checkpoints
+
     problems = select_problems(store, spec)
+    pinned = pin_checkpoints(spec)  # a hub name is stored with the commit it resolved to
+    spec = local_checkpoints(pinned)
     prompt_format = resolve_prompt_format(spec.prompt_format, [spec.checkpoint])
     ckpt = ensure_registered(store, spec.checkpoint)
     exp = experiment_id(spec, ckpt.content_hash)
     if store.get(Experiment, exp) is None:
         note = f"rollout of {ckpt.label}, {spec.setting} setting, n={spec.sampling.n}"
-        stored = json.loads(spec.model_dump_json()) | {"prompt_format": prompt_format}  # the format used, not "auto"
+        stored = json.loads(pinned.model_dump_json()) | {"prompt_format": prompt_format}  # the format used, not "auto"
         store.put([Experiment(id=exp, kind="rollout", name=note, spec=stored)])
     from backend.rollout.engines import make_engine
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 from backend.grading.judge import JudgeResult, JudgeTest, Program, judge_setup
 from backend.grading.pool import JudgeJob
+from backend.hub import checkpoint_label
 from backend.merge.cache import merge_key, register_merged
 from backend.merge.checkpoints import ensure_registered, merged_id
 from backend.merge.io import CheckpointFolder, content_hash
@@ -123,7 +123,8 @@ def sweep_points(store: Store, spec: SweepSpec, progress: Progress, merge) -> li
 
 
 def eval_points(store: Store, folders: list[str]) -> list[Point]:
-    return [Point(ensure_registered(store, p).id, p, label=Path(p).name) for p in folders]
+    # a hub snapshot's folder is named by its commit: its label says org/name@sha7
+    return [Point(ensure_registered(store, p).id, p, label=checkpoint_label(p)) for p in folders]
 
 
 def make_executor(spec: SweepSpec | EvalSpec):

@@ -50,8 +50,10 @@ def driver_paths(spec):
     place where a job's checkpoint references become paths (a hub name's resolution goes here too);
     called where a job is created, before any task runs."""
 
-    def local(ref: str) -> str:
-        return str(Path(ref).expanduser().absolute()) if ref.strip() else ref
+    from backend.hub import hub_ref
+
+    def local(ref: str) -> str:  # a hub name stays a name: backend/hub.py pins and downloads it
+        return str(Path(ref).expanduser().absolute()) if ref.strip() and hub_ref(ref) is None else ref
 
     update = {}
     for name in PATH_FIELDS:
@@ -121,9 +123,9 @@ class SweepSpec(JobSpec):
 
     kind: Literal["sweep"] = Field("sweep", json_schema_extra=HIDDEN)
     low: str = Field(title="θ_low (α = 0)")
-    """θ_low checkpoint folder (α = 0): the low-coverage (lenient-verifier) RL run."""
+    """θ_low checkpoint (α = 0), a folder or a hub name org/name[@revision]: the low-coverage (lenient-verifier) RL run."""
     high: str = Field(title="θ_high (α = 1)")
-    """θ_high checkpoint folder (α = 1): the high-coverage (strict-verifier) RL run."""
+    """θ_high checkpoint (α = 1), a folder or org/name[@revision]: the high-coverage (strict-verifier) RL run."""
     alphas: list[float] = Field(
         "-0.5:1.5:0.25", validate_default=True, title="α grid", json_schema_extra={"text": True}
     )
@@ -179,4 +181,4 @@ class EvalSpec(JobSpec):
 
     kind: Literal["eval"] = Field("eval", json_schema_extra=HIDDEN)
     checkpoints: list[str] = Field(min_length=1, title="Checkpoint folders", json_schema_extra={"cli": "--checkpoint"})
-    """Checkpoint folders to evaluate; repeatable (one per line in the form)."""
+    """Checkpoints to evaluate, folders or org/name[@revision]; repeatable (one per line in the form)."""
