@@ -63,8 +63,9 @@ class MergeOrInspect(TyperGroup):
 
 @spec_command(InspectRequest, keyword("as_json", JsonOption, False))
 def inspect_command(req: InspectRequest, as_json: bool = False) -> None:
-    """How two endpoints differ: share of weights that differ, share one ulp of their dtype apart,
-    ‖θ_high − θ_low‖ / ‖θ_low‖ and cos(θ_low, θ_high); then whether an α sweep has anything to scale."""
+    """How two endpoints differ: share of weights that differ, share one ulp of their dtype apart
+    (where both share a dtype), ‖θ_high − θ_low‖ / ‖θ_low‖ and cos(θ_low, θ_high); then whether an
+    α sweep has anything to scale."""
     import json
 
     from backend.merge.diff import inspect, verdict
