@@ -4,6 +4,7 @@ then `lab import` into a fresh database and `lab report` on it; and the committe
 import json
 import shutil
 from collections import Counter
+from dataclasses import replace
 
 import pyarrow.parquet as pq
 import pytest
@@ -41,6 +42,11 @@ def test_smoke_build_produces_every_kind_of_row(smoke):
         assert report["limit_s"] == round(max(0.05, 3 * report["reference_cpu_s"]), 3)
         assert report["separating"] == (not report["reasons"])
         assert 0 <= report["brute_large_sized"] <= report["brute_large_tle"] <= 3  # three tier-5 tests
+        # as the rewards see it: each variant's first failing tier, never above its highest failing one
+        assert len(report["buggy_first_fail_tiers"]) == len(report["buggy_fail_tiers"])
+        for first, highest in zip(report["buggy_first_fail_tiers"], report["buggy_fail_tiers"], strict=True):
+            assert highest is None or (first is not None and first <= highest)
+        assert report["brute_first_fail_tier"] is None or report["brute_first_fail_tier"] >= 1
     assert manifest["separating"] == sorted(pid for pid, r in reports.items() if r["separating"])
     samples = pq.read_table(out / "results" / "samples.parquet").to_pylist()
     per_point = {}
@@ -67,9 +73,15 @@ def test_smoke_build_produces_every_kind_of_row(smoke):
     assert {pid: sum(kinds.values()) for pid, kinds in manifest["sft"]["mix"].items()} == {
         pid: recipe.sft_epochs * sum(recipe.mix_for(d).values()) for pid, d in difficulty.items()
     }
-    # the findings, apart on each problem set: all held-in problems, then the separating ones
+    # the withheld half of the separating held-in problems
+    # is taught no reference program, in as many rows; the kept half keeps its mix
+    separating = [pid for pid in manifest["held_in"] if pid in manifest["separating"]]
+    withheld, kept = manifest.get("withheld", []), manifest.get("kept", [])
+    assert sorted(withheld + kept) == sorted(separating) and len(withheld) == len(separating) // 2
+    assert all(manifest["sft"]["mix"][pid].get("reference", 0) == 0 for pid in withheld)
+    # the findings, apart on each problem set: all held-in problems, the separating ones, then the two halves
     report = json.loads((out / "report.json").read_text())
-    assert list(report) == ["held-in", "separating"][: 1 + bool(manifest["separating"])]
+    assert list(report) == ["held-in", *(["separating", "withheld", "kept"] if len(separating) > 1 else [])]
     assert all(
         [r["finding"] for r in rows] == ["frontier", "extrapolation", "churn", "ensemble"] for rows in report.values()
     )
@@ -142,9 +154,9 @@ def test_committed_lab_artifacts_import(tmp_path):
     manifest = json.loads((ARTIFACTS / "recipe.json").read_text())
     store = Store(db)
     assert store.count(Sample, {"experiment_id": manifest["sweep_experiment"]}) == manifest["rows"]["samples"]
-    # committed results come from the third design, as docs/lab.md describes it: LabRecipe() itself,
-    # each problem judged under the limit its separation stage measured and recorded
-    assert LabRecipe.from_dict(manifest["recipe"]) == LabRecipe()
+    # committed results come from the third design, as docs/lab.md describes it: LabRecipe() without
+    # the fourth design's withheld set, each problem judged under the limit its separation stage recorded
+    assert LabRecipe.from_dict(manifest["recipe"]) == replace(LabRecipe(), withheld_share=0.0)
     recorded = {pid: report["limit_s"] for pid, report in manifest["problems"].items()}
     assert {p.id: p.time_limit_s for p in store.select(Problem)} == recorded
     assert manifest["separating"] == [pid for pid, report in manifest["problems"].items() if report["separating"]]
