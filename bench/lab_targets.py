@@ -217,7 +217,7 @@ def program_tiers(manifest: dict, rejudge: bool) -> None:
         reports, source = rejudged(manifest), "judged now under the build's recorded limits (not recorded by it)"
     print(f"first failing tier per problem, brute force / buggy-fast variants, and which reward tells each variant "
           f"from the brute force ({source}):")  # fmt: skip
-    told = Counter()
+    told, separating = Counter(), set(manifest.get("separating") or [])
     for pid, r in sorted(reports.items()):
         by = {reward: told_apart(r, reward) for reward in ("R_3", "R_inf")}
         told.update({reward: sum(v) for reward, v in by.items()})
@@ -225,7 +225,7 @@ def program_tiers(manifest: dict, rejudge: bool) -> None:
         tiers = ", ".join("-" if t is None else str(t) for t in r["buggy_first_fail_tiers"])
         print(f"  {pid:<34} {r['brute_first_fail_tier'] or '-'} / {tiers:<10} R_3: "
               f"{' '.join('yes' if t else 'no' for t in by['R_3']):<12} R_inf: {' '.join('yes' if t else 'no' for t in by['R_inf'])}"
-              f"{'' if r['separating'] else '   (not separating)'}")  # fmt: skip
+              f"{'' if pid in separating else '   (not separating)'}")  # fmt: skip
     print(f"  variants told from the brute force: R_3 {told['R_3']} of {told['variants']}, R_inf {told['R_inf']} of "
           f"{told['variants']}")  # fmt: skip
 
@@ -245,7 +245,7 @@ def withheld_tests(store: Store, manifest: dict, evals: list[Evaluation]) -> Non
     if not manifest.get("withheld"):
         print("withheld-set tests (fourth design): not tested, this build has no withheld set")
         return
-    from backend.analysis.did import difference_in_differences, endpoint_change
+    from backend.analysis.did import DidSpec, difference_in_differences, endpoint_change
     from backend.analysis.frame import to_outcomes
     from backend.lab.report import findings_by_subset
 
@@ -257,16 +257,27 @@ def withheld_tests(store: Store, manifest: dict, evals: list[Evaluation]) -> Non
     counts = store.outcome_counts(manifest["sweep_experiment"])
     for name, rows in findings_by_subset(counts, sets, manifest["recipe"]["seed"]).items():
         frontier = next(r for r in rows if r["finding"] == "frontier")
-        print(f"  frontier on the {name} set: {frontier['status']}")
+        print(f"  frontier on the {name} set (the findings module: {frontier['status']}); each part's pre-registered "
+              f"status from its CI, needed effect {DidSpec().needed:+g}:")  # fmt: skip
         for part in frontier["parts"]:
-            trivially = " (pre-registered as trivially met: nothing is solved)" if "flat" in part["name"] else ""
-            print(f"    {part['name']}: {part['status']}, {fmt(part['statistic'])} "
-                  f"[{fmt(part['ci_low'])}, {fmt(part['ci_high'])}]{trivially}")  # fmt: skip
+            flat = "flat" in part["name"]
+            status = "trivially met (pre-registered: nothing is solved)" if flat else preregistered(part)
+            print(f"    {part['name']}: {status}; {fmt(part['statistic'])} [{fmt(part['ci_low'])}, "
+                  f"{fmt(part['ci_high'])}] (findings module: {part['status']})")  # fmt: skip
     o = to_outcomes(counts)
     did = difference_in_differences(endpoint_change(o, sets["withheld"]), endpoint_change(o, sets["kept"]))
     print(f"  difference-in-differences of the correctness-failure change (withheld − kept): {did.status}, "
           f"{fmt(did.statistic)} [{fmt(did.ci_low)}, {fmt(did.ci_high)}] (withheld {fmt(did.withheld_change)}, "
           f"kept {fmt(did.kept_change)}; {did.criterion})")  # fmt: skip
+
+
+def preregistered(part: dict) -> str:
+    """A frontier part's status by the fourth design's rule (did.status_of) on the findings module's CI."""
+    from backend.analysis.did import DidSpec, status_of
+
+    if part["ci_low"] is None or part["ci_high"] is None:
+        return "not_tested"
+    return status_of(part["ci_low"], part["ci_high"], DidSpec().needed)
 
 
 def fmt(value: float | None) -> str:
