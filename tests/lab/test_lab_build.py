@@ -2,9 +2,11 @@
 then `lab import` into a fresh database and `lab report` on it; and the committed artifacts import."""
 
 import json
+import re
 import shutil
 from collections import Counter
 from dataclasses import replace
+from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
@@ -86,6 +88,34 @@ def test_smoke_build_produces_every_kind_of_row(smoke):
         [r["finding"] for r in rows] == ["frontier", "extrapolation", "churn", "ensemble"] for rows in report.values()
     )
     assert "| finding |" in stdout and (out / "report.md").read_text().startswith(f"### held-in ({problems} problems)")
+
+
+@pytest.mark.slow
+def test_lab_targets_reports_the_first_failing_tiers_and_the_withheld_set_tests(smoke):
+    """bench/lab_targets.py on a build with a withheld set: the per-problem first failing tiers the
+    build recorded, n on the withheld set, and the pre-registered tests with their statuses."""
+    import subprocess
+    import sys
+
+    out, _ = smoke
+    manifest = json.loads((out / "recipe.json").read_text())
+    done = subprocess.run([sys.executable, "bench/lab_targets.py", "--artifacts", str(out)], capture_output=True,
+                          text=True, timeout=600, cwd=Path(__file__).resolve().parents[2])  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    text = done.stdout
+    assert "first failing tier of the failing held-in samples" in text and "(recorded by the build)" in text
+    for pid in manifest["problems"]:
+        assert re.search(rf"^  {re.escape(pid)} +(\d|-) / ", text, re.M), pid
+    if manifest.get("withheld"):
+        n = LabRecipe.smoke().sweep["n"]
+        assert f"withheld set: {len(manifest['withheld'])} problems, kept set {len(manifest['kept'])}" in text
+        assert f"at least {n} (target ≥ 16: {'met' if n >= 16 else 'NOT met'})" in text
+        statuses = "shows|does_not_show|underpowered|not_tested"
+        assert re.search(rf"difference-in-differences of the correctness-failure change .*: ({statuses}),", text)
+        # the frontier's parts on each set, by the pre-registered rule (flatness marked trivially met)
+        assert len(re.findall(rf"^    .+: ({statuses}); ", text, re.M)) == 4
+    else:
+        assert "not tested, this build has no withheld set" in text
 
 
 @pytest.mark.slow

@@ -115,6 +115,26 @@ def test_build_fs_recipe_reads_back_without_a_withheld_set_and_draws_its_recorde
     assert drawn_mix(examples([(p, None) for p in problems], recipe)) == manifest["sft"]["mix"]
 
 
+def test_without_a_withheld_set_the_completion_only_rows_draw_as_build_f_drew_them():
+    """Build F's rule, written out: one seeded choice among every (problem, program) of every kind,
+    then the program augmented from the same generator. A withheld set changes only its own problems."""
+    import random
+
+    from backend.lab.augment import augment
+    from backend.lab.sft import as_completion
+
+    recipe = replace(LabRecipe(), withheld_share=0.0, code_sequences=60)
+    problems = [p for p, _ in build_builtin(None, only=SLUGS, progress=False)]
+    rng = random.Random(recipe.seed + 1)
+    sources = [(p, s) for p in problems for kind in solutions(p).values() for s in kind]
+    expected = []
+    for _ in range(recipe.code_sequences):
+        problem, source = rng.choice(sources)
+        expected.append((f"Problem: {problem.title}.\n", as_completion(augment(source, rng, 0.0))))
+    assert [(r["context"], r["completion"]) for r in code_rows(problems, recipe)] == expected
+    assert code_rows(problems, recipe, withheld=()) == code_rows(problems, recipe)
+
+
 @pytest.mark.parametrize(
     "values, message",
     [({"withheld_share": 1.0}, "withheld_share is the share of separating held-in problems trained without their "
