@@ -192,6 +192,9 @@ def first_failing_tiers(store: Store, manifest: dict, evals: list[Evaluation]) -
             style = styles[e.checkpoint_id, e.problem_id, e.sample_idx]
             tiers.setdefault(style, Counter())[e.first_failing_tier] += 1
     top = max((t for c in tiers.values() for t in c), default=0)
+    if not top:
+        print("first failing tier of the failing held-in samples: none ran a failing test")
+        return
     print("first failing tier of the failing held-in samples, every α, by SFT style (R_3 scores a sample 0 iff it first "
           "fails at tier ≤ 3; R_inf scores every failing sample 0):")  # fmt: skip
     print("  style       " + "".join(f"tier {t:<4}" for t in range(1, top + 1)) + "  tier ≤ 3 (both 0)   R_3 pays")
@@ -260,8 +263,12 @@ def withheld_tests(store: Store, manifest: dict, evals: list[Evaluation]) -> Non
         print(f"  frontier on the {name} set (the findings module: {frontier['status']}); each part's pre-registered "
               f"status from its CI, needed effect {DidSpec().needed:+g}:")  # fmt: skip
         for part in frontier["parts"]:
-            flat = "flat" in part["name"]
-            status = "trivially met (pre-registered: nothing is solved)" if flat else preregistered(part)
+            if "flat" not in part["name"]:
+                status = preregistered(part)
+            elif name == "withheld":  # marked in advance as trivially met there alone
+                status = "trivially met (pre-registered: nothing is solved)"
+            else:
+                status = part["status"]  # an equivalence test: the findings module's own rule
             print(f"    {part['name']}: {status}; {fmt(part['statistic'])} [{fmt(part['ci_low'])}, "
                   f"{fmt(part['ci_high'])}] (findings module: {part['status']})")  # fmt: skip
     o = to_outcomes(counts)

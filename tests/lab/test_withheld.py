@@ -87,9 +87,11 @@ def test_withheld_problems_sft_rows_hold_no_reference_program_and_as_many_rows()
     drawn = drawn_mix(rows)
     for p in problems:
         assert sum(drawn[p.id].values()) == epochs * sum(recipe.mix_for(p.difficulty).values())
-    for pid in withheld:  # brute : buggy drawn 6 : 4, within 4 binomial sd
-        share = drawn[pid]["brute"] / sum(drawn[pid].values())
-        assert abs(share - 0.6) <= 4 * (0.24 / (epochs * 10)) ** 0.5, share
+    for p in problems:  # each kind as its mix weighs it (withheld: 0 : 6 : 4), within 4 binomial sd
+        weights = recipe.withheld_mix if p.id in withheld else recipe.mix_for(p.difficulty)
+        for kind, weight in weights.items():
+            share, expected = drawn[p.id].get(kind, 0) / (epochs * 10), weight / sum(weights.values())
+            assert abs(share - expected) <= 4 * (expected * (1 - expected) / (epochs * 10)) ** 0.5, (p.id, kind)
     corpus = tokenizer_corpus(problems, recipe, withheld)
     titles = {p.id: p.title for p in problems}
     for pid in withheld:
