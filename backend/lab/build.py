@@ -23,7 +23,16 @@ import typer
 from backend.errors import UserError
 from backend.jobs import runner
 from backend.lab.artifacts import export_results
-from backend.lab.problems import BENCH, HELD_IN, lab_problems, split_of, store_lab_problems, with_limits, withheld_sets
+from backend.lab.problems import (
+    BENCH,
+    HELD_IN,
+    lab_problems,
+    split_of,
+    store_lab_problems,
+    with_limits,
+    withheld_and_kept,
+    withheld_sets,
+)
 from backend.lab.recipe import LAB_LABEL, LabRecipe
 from backend.lab.report import findings_by_subset, subsets, subsets_markdown
 from backend.lab.sft import train_sft
@@ -82,7 +91,7 @@ def build(
     with stage("sweep", timings):
         sweep_exp = _sweep(store, recipe, endpoints, sft, [p.id for p, _ in built], held_in, watch_job)
     with stage("report", timings):
-        sets = subsets(problem_sets) | {k: problem_sets[k] for k in ("withheld", "kept") if problem_sets.get(k)}
+        sets = subsets(problem_sets) | withheld_and_kept(problem_sets)
         report = findings_by_subset(store.outcome_counts(sweep_exp), sets, recipe.seed)
         (staging / "report.md").write_text(subsets_markdown(report, sets) + "\n")
         (staging / "report.json").write_text(json.dumps(report, indent=1))

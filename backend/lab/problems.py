@@ -57,6 +57,11 @@ def withheld_sets(held_in: list[Problem], separating: list[str], share: float, s
     return {"withheld": withheld, "kept": [p.id for p in candidates if p.id not in withheld]}
 
 
+def withheld_and_kept(manifest: dict) -> dict[str, list[str]]:
+    """The fourth design's two halves, as report sets, from a build's problem sets (none before build G)."""
+    return {name: manifest[name] for name in ("withheld", "kept") if manifest.get(name)}
+
+
 Built = list[tuple[Problem, list[Test]]]
 
 
