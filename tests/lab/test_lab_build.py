@@ -157,6 +157,11 @@ def test_import_into_a_fresh_database_and_report(smoke, tmp_path):
         assert [(r["status"], r["statistic"]) for r in json.loads(mine.stdout)] == [
             (r["status"], r["statistic"]) for r in built
         ]
+    if manifest.get("withheld"):  # the fourth design's halves, as the build reported them
+        half = run_cli("lab", "report", "--from", str(out), "--db", str(db), "--json", "--subset", "withheld")
+        assert half.returncode == 0, half.stderr[-2000:]
+        built = json.loads((out / "report.json").read_text())["withheld"]
+        assert [r["status"] for r in json.loads(half.stdout)] == [r["status"] for r in built]
     missing = run_cli("lab", "report", "--from", str(out), "--db", str(db), "--subset", "held-out")
     assert missing.returncode == 2 and "this lab has no held-out problems" in missing.stderr
 
