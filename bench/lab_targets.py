@@ -15,12 +15,20 @@
   measure this, and says so;
 - the same confusion on the SFT checkpoint (the sweep's overlay), printed, so what SFT leaves can
   be told from what GRPO removes;
+- as the rewards see it (issue #49): the first failing tier of the held-in samples that fail, by
+  the SFT program they are a variant of, and whether R_3 and R_inf both score them 0; per problem,
+  the first failing tier of its brute force and buggy-fast variants and which reward tells them
+  apart (recorded by builds from G on; `--rejudge` judges the builtin programs now, under the
+  build's recorded limits, for a build that did not record them);
+- the fourth design's pre-registered tests (docs/lab-preregistration.md, build G), for a build with
+  a withheld set: n on it, the frontier's parts on the withheld and kept sets, and the
+  difference-in-differences of the correctness-failure change between them;
 - and, printed, not targeted: for the endpoints' reason to differ, the share of brute-force-style
   programs per α (backend/lab/styles.py); for the confusion's cause, the share of samples that
   restate their own problem's title, and how often a sample is broken with the title right and
   with it wrong.
 
-    .venv/bin/python bench/lab_targets.py [--artifacts artifacts/lab]
+    .venv/bin/python bench/lab_targets.py [--artifacts artifacts/lab] [--rejudge]
 """
 
 from __future__ import annotations
@@ -37,7 +45,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from backend.lab.artifacts import import_results
 from backend.lab.recipe import LabRecipe
 from backend.lab.report import reward_disagreement
-from backend.lab.styles import confusion_shares, restates_title, style_shares
+from backend.lab.separation import told_apart
+from backend.lab.styles import STYLES, confusion_shares, restates_title, sample_styles, style_shares
 from backend.records import Checkpoint, Evaluation, Metric, Problem, Sample
 from backend.store import Store
 
@@ -56,15 +65,16 @@ def broken(e: Evaluation) -> bool:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--artifacts", type=Path, default=Path("artifacts/lab"))
-    folder = parser.parse_args().artifacts
-    manifest = json.loads((folder / "recipe.json").read_text())
+    parser.add_argument("--rejudge", action="store_true", help="judge the programs' first failing tiers now")
+    args = parser.parse_args()
+    manifest = json.loads((args.artifacts / "recipe.json").read_text())
     with tempfile.TemporaryDirectory() as tmp:  # the artifacts as `make run` sees them
         store = Store(Path(tmp) / "lab.duckdb")
-        import_results(store, folder)
-        report(store, manifest)
+        import_results(store, args.artifacts)
+        report(store, manifest, args.rejudge)
 
 
-def report(store: Store, manifest: dict) -> None:
+def report(store: Store, manifest: dict, rejudge: bool = False) -> None:
     sweep = manifest["sweep_experiment"]
     alphas = {c.id: c.alpha for c in store.select(Checkpoint)}
     evals = store.select(Evaluation, {"experiment_id": sweep})
@@ -99,6 +109,9 @@ def report(store: Store, manifest: dict) -> None:
     pressure_targets(store, manifest)
     confusion_targets(store, manifest)
     title_diagnostics(store, manifest, evals)
+    first_failing_tiers(store, manifest, evals)
+    program_tiers(manifest, rejudge)
+    withheld_tests(store, manifest, evals)
 
 
 def pressure_targets(store: Store, manifest: dict) -> None:
@@ -166,6 +179,116 @@ def separation_targets(manifest: dict, evals: list[Evaluation]) -> None:
     per_cell = Counter((e.problem_id, e.checkpoint_id) for e in evals if e.problem_id in chosen)
     n = min(per_cell.values(), default=0)
     print(f"samples per α on each separating problem: at least {n} (target ≥ 16: {'met' if n >= 16 else 'NOT met'})")
+
+
+def first_failing_tiers(store: Store, manifest: dict, evals: list[Evaluation]) -> None:
+    """The failing held-in samples at every α, by the SFT program they are a variant of and the tier
+    of their first failing test: R_3 pays a sample that first fails above tier 3, R_inf none."""
+    points = {c.id for c in store.select(Checkpoint) if c.alpha is not None}
+    styles = sample_styles(store, manifest["sweep_experiment"], points)
+    held_in, tiers = set(manifest["held_in"]), {}
+    for e in evals:
+        if e.checkpoint_id in points and e.problem_id in held_in and e.first_failing_tier is not None:
+            style = styles[e.checkpoint_id, e.problem_id, e.sample_idx]
+            tiers.setdefault(style, Counter())[e.first_failing_tier] += 1
+    top = max((t for c in tiers.values() for t in c), default=0)
+    if not top:
+        print("first failing tier of the failing held-in samples: none ran a failing test")
+        return
+    print("first failing tier of the failing held-in samples, every α, by SFT style (R_3 scores a sample 0 iff it first "
+          "fails at tier ≤ 3; R_inf scores every failing sample 0):")  # fmt: skip
+    print("  style       " + "".join(f"tier {t:<4}" for t in range(1, top + 1)) + "  tier ≤ 3 (both 0)   R_3 pays")
+    for style in (s for s in STYLES if s in tiers):
+        c, total = tiers[style], sum(tiers[style].values())
+        low = sum(n for t, n in c.items() if t <= 3)
+        print(f"  {style:<11} " + "".join(f"{c[t]:<9}" for t in range(1, top + 1))
+              + f"  {low:>5} of {total:<5} ({low / total:5.1%})   {total - low:>5}")  # fmt: skip
+
+
+def program_tiers(manifest: dict, rejudge: bool) -> None:
+    """Per problem: the first failing tier of its brute force and buggy-fast variants, and whether
+    R_3 and R_inf tell each variant from the brute force (lab/separation.py)."""
+    reports = manifest.get("problems") or {}
+    if not reports:
+        return
+    source = "recorded by the build"
+    if any("brute_first_fail_tier" not in r for r in reports.values()):
+        if not rejudge:
+            print("first failing tier of each program: not recorded by this build (run with --rejudge to judge the "
+                  "builtin programs now, under its recorded limits)")  # fmt: skip
+            return
+        reports, source = rejudged(manifest), "judged now under the build's recorded limits (not recorded by it)"
+    print(f"first failing tier per problem, brute force / buggy-fast variants, and which reward tells each variant "
+          f"from the brute force ({source}):")  # fmt: skip
+    told, separating = Counter(), set(manifest.get("separating") or [])
+    for pid, r in sorted(reports.items()):
+        by = {reward: told_apart(r, reward) for reward in ("R_3", "R_inf")}
+        told.update({reward: sum(v) for reward, v in by.items()})
+        told["variants"] += len(r["buggy_first_fail_tiers"])
+        tiers = ", ".join("-" if t is None else str(t) for t in r["buggy_first_fail_tiers"])
+        print(f"  {pid:<34} {r['brute_first_fail_tier'] or '-'} / {tiers:<10} R_3: "
+              f"{' '.join('yes' if t else 'no' for t in by['R_3']):<12} R_inf: {' '.join('yes' if t else 'no' for t in by['R_inf'])}"
+              f"{'' if pid in separating else '   (not separating)'}")  # fmt: skip
+    print(f"  variants told from the brute force: R_3 {told['R_3']} of {told['variants']}, R_inf {told['R_inf']} of "
+          f"{told['variants']}")  # fmt: skip
+
+
+def rejudged(manifest: dict) -> dict[str, dict]:
+    """Build F and before did not record first failing tiers: the builtin programs judged now."""
+    from backend.lab.problems import lab_problems
+    from backend.lab.separation import separation
+
+    limits = {pid: r["limit_s"] for pid, r in manifest["problems"].items()}
+    built = lab_problems(LabRecipe.from_dict(manifest["recipe"]), progress=False)
+    return {r.problem_id: r.as_dict() for r in separation(built, runs=1, limits=limits)}
+
+
+def withheld_tests(store: Store, manifest: dict, evals: list[Evaluation]) -> None:
+    """The fourth design's pre-registered tests (docs/lab-preregistration.md, build G)."""
+    if not manifest.get("withheld"):
+        print("withheld-set tests (fourth design): not tested, this build has no withheld set")
+        return
+    from backend.analysis.did import DidSpec, difference_in_differences, endpoint_change
+    from backend.analysis.frame import to_outcomes
+    from backend.lab.report import findings_by_subset
+
+    sets = {"withheld": manifest["withheld"], "kept": manifest["kept"]}
+    per_cell = Counter((e.problem_id, e.checkpoint_id) for e in evals if e.problem_id in set(sets["withheld"]))
+    n = min(per_cell.values(), default=0)
+    print(f"withheld set: {len(sets['withheld'])} problems, kept set {len(sets['kept'])}; samples per α on each "
+          f"withheld problem: at least {n} (target ≥ 16: {'met' if n >= 16 else 'NOT met'})")  # fmt: skip
+    counts = store.outcome_counts(manifest["sweep_experiment"])
+    for name, rows in findings_by_subset(counts, sets, manifest["recipe"]["seed"]).items():
+        frontier = next(r for r in rows if r["finding"] == "frontier")
+        print(f"  frontier on the {name} set (the findings module: {frontier['status']}); each part's pre-registered "
+              f"status from its CI, needed effect {DidSpec().needed:+g}:")  # fmt: skip
+        for part in frontier["parts"]:
+            if "flat" not in part["name"]:
+                status = preregistered(part)
+            elif name == "withheld":  # marked in advance as trivially met there alone
+                status = "trivially met (pre-registered: nothing is solved)"
+            else:
+                status = part["status"]  # an equivalence test: the findings module's own rule
+            print(f"    {part['name']}: {status}; {fmt(part['statistic'])} [{fmt(part['ci_low'])}, "
+                  f"{fmt(part['ci_high'])}] (findings module: {part['status']})")  # fmt: skip
+    o = to_outcomes(counts)
+    did = difference_in_differences(endpoint_change(o, sets["withheld"]), endpoint_change(o, sets["kept"]))
+    print(f"  difference-in-differences of the correctness-failure change (withheld − kept): {did.status}, "
+          f"{fmt(did.statistic)} [{fmt(did.ci_low)}, {fmt(did.ci_high)}] (withheld {fmt(did.withheld_change)}, "
+          f"kept {fmt(did.kept_change)}; {did.criterion})")  # fmt: skip
+
+
+def preregistered(part: dict) -> str:
+    """A frontier part's status by the fourth design's rule (did.status_of) on the findings module's CI."""
+    from backend.analysis.did import DidSpec, status_of
+
+    if part["ci_low"] is None or part["ci_high"] is None:
+        return "not_tested"
+    return status_of(part["ci_low"], part["ci_high"], DidSpec().needed)
+
+
+def fmt(value: float | None) -> str:
+    return "–" if value is None else f"{value:+.3f}"
 
 
 if __name__ == "__main__":

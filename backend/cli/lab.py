@@ -67,7 +67,10 @@ def lab_report(
     source: FromOption = ARTIFACTS,
     # no spec can hold this: which of the lab manifest's problem sets, like --from names the manifest
     subset: Annotated[
-        str | None, typer.Option("--subset", help="held-in, separating or held-out (default: every problem swept).")
+        str | None,
+        typer.Option(
+            "--subset", help="held-in, separating, held-out, withheld or kept (default: every problem swept)."
+        ),
     ] = None,
     as_json: JsonOption = False,
     db: DbOption = None,
@@ -99,9 +102,10 @@ def _manifest(source: Path) -> dict:
 
 
 def _subset(manifest: dict, name: str) -> list[str]:
+    from backend.lab.problems import withheld_and_kept
     from backend.lab.report import subsets
 
-    found = subsets(manifest)
+    found = subsets(manifest) | withheld_and_kept(manifest)
     if name not in found:
         raise UserError(f"this lab has no {name} problems; it has: {', '.join(found)}")
     return found[name]

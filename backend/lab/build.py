@@ -23,7 +23,16 @@ import typer
 from backend.errors import UserError
 from backend.jobs import runner
 from backend.lab.artifacts import export_results
-from backend.lab.problems import BENCH, HELD_IN, lab_problems, split_of, store_lab_problems, with_limits
+from backend.lab.problems import (
+    BENCH,
+    HELD_IN,
+    lab_problems,
+    split_of,
+    store_lab_problems,
+    with_limits,
+    withheld_and_kept,
+    withheld_sets,
+)
 from backend.lab.recipe import LAB_LABEL, LabRecipe
 from backend.lab.report import findings_by_subset, subsets, subsets_markdown
 from backend.lab.sft import train_sft
@@ -64,9 +73,14 @@ def build(
         held_in = [p for p, _ in built if split_of(p) == HELD_IN]
         problem_sets = {"held_in": [p.id for p in held_in], "held_out": [p.id for p, _ in built if split_of(p) != HELD_IN],
                         "separating": [r.problem_id for r in separations if r.separating]}  # fmt: skip
+        problem_sets |= withheld_sets(held_in, problem_sets["separating"], recipe.withheld_share, recipe.seed)
+        if "withheld" in problem_sets:
+            typer.echo(f"   {len(problem_sets['withheld'])} of the separating held-in problems trained without their "
+                       f"reference, {len(problem_sets['kept'])} with it")  # fmt: skip
     with stage("SFT", timings):
         sft = staging / "checkpoints" / "sft"
-        sft_info = train_sft(recipe, [(p, public_example(store, p)) for p in held_in], sft, progress)
+        examples = [(p, public_example(store, p)) for p in held_in]
+        sft_info = train_sft(recipe, examples, sft, progress, problem_sets.get("withheld", ()))
         sft_id = ensure_registered(store, sft, label="SFT").id
     endpoints, rl_experiments = {}, []
     for name, reward in (("low", recipe.low_reward), ("high", recipe.high_reward)):
@@ -77,7 +91,7 @@ def build(
     with stage("sweep", timings):
         sweep_exp = _sweep(store, recipe, endpoints, sft, [p.id for p, _ in built], held_in, watch_job)
     with stage("report", timings):
-        sets = subsets(problem_sets)
+        sets = subsets(problem_sets) | withheld_and_kept(problem_sets)
         report = findings_by_subset(store.outcome_counts(sweep_exp), sets, recipe.seed)
         (staging / "report.md").write_text(subsets_markdown(report, sets) + "\n")
         (staging / "report.json").write_text(json.dumps(report, indent=1))

@@ -9,6 +9,7 @@ stores the limits the results were judged under instead of measuring them again.
 from __future__ import annotations
 
 import hashlib
+import math
 from dataclasses import replace
 
 from backend.errors import UserError
@@ -32,6 +33,33 @@ def held_out_slugs(slugs: list[str], per_difficulty: int, seed: int) -> set[str]
         ranked = sorted(group, key=lambda s: hashlib.sha256(f"{seed}/{s}".encode()).hexdigest())
         chosen |= set(ranked[:per_difficulty])
     return chosen
+
+
+def withheld_ids(problems: list[Problem], share: float, seed: int) -> list[str]:
+    """A seeded, difficulty-stratified `share` of `problems` (the separating held-in ones), whose SFT
+    holds no reference program (LabRecipe.withheld_share): the problems sorted by difficulty, then
+    by a seeded hash within it, and every position where the running count of floor(share × i)
+    steps up taken, so each difficulty gets its share within one problem and the total is
+    floor(share × len(problems)). Ids in the order given."""
+    ranked = sorted(problems, key=lambda p: (p.difficulty or "", hashlib.sha256(f"withheld/{seed}/{p.id}".encode()).hexdigest()))  # fmt: skip
+    steps = [math.floor(share * i + 1e-9) for i in range(len(ranked) + 1)]  # 1e-9: 0.29 × 100 is 28.999…
+    chosen = {p.id for i, p in enumerate(ranked) if steps[i + 1] > steps[i]}
+    return [p.id for p in problems if p.id in chosen]
+
+
+def withheld_sets(held_in: list[Problem], separating: list[str], share: float, seed: int) -> dict[str, list[str]]:
+    """The separating held-in problems trained without their reference ("withheld") and the rest of
+    them ("kept"), when `share` withholds any (recipe.json records both; no build before G has them)."""
+    if not share:
+        return {}
+    candidates = [p for p in held_in if p.id in set(separating)]
+    withheld = withheld_ids(candidates, share, seed)
+    return {"withheld": withheld, "kept": [p.id for p in candidates if p.id not in withheld]}
+
+
+def withheld_and_kept(manifest: dict) -> dict[str, list[str]]:
+    """The fourth design's two halves, as report sets, from a build's problem sets (none before build G)."""
+    return {name: manifest[name] for name in ("withheld", "kept") if manifest.get(name)}
 
 
 Built = list[tuple[Problem, list[Test]]]

@@ -1,10 +1,12 @@
 """The miniature lab's recipe: every setting of `lab build` in one dataclass (TRL-style config); the
 RL and sweep settings are RLSpec and SweepSpec values, checked by those specs.
 
-`LabRecipe()` is the third design (issue #29: per-problem limits, an SFT mix graded by
-difficulty, title-copy and swapped-title rows, T = 0.4 over α in [-0.5, 1.5]; build F), built and committed under
-`artifacts/lab/`, whose `recipe.json` holds it (`LabRecipe.from_dict` reads it back; a test
-checks that it equals `LabRecipe()`). `--smoke` uses
+`LabRecipe()` is the fourth design (issue #49, planned, not built: the third design with half of
+the separating problems taught without their reference, `withheld_share`). The committed build F
+under `artifacts/lab/` is the third design (issue #29: per-problem limits, an SFT mix graded by
+difficulty, title-copy and swapped-title rows, T = 0.4 over α in [-0.5, 1.5]), which its
+`recipe.json` holds (`LabRecipe.from_dict` reads it back; a test checks that it equals
+`LabRecipe()` without the withheld set). `--smoke` uses
 `LabRecipe.smoke()`, the same pipeline scaled down so it runs end to end in CI; `--pilot` uses
 `LabRecipe.pilot()`, the checks to run before the full build.
 """
@@ -54,6 +56,17 @@ class LabRecipe:
         "easy": {"reference": 4, "brute": 4, "buggy": 2}, "medium": {"reference": 2, "brute": 5, "buggy": 3},
         "hard": {"reference": 1, "brute": 6, "buggy": 3},
     })  # fmt: skip
+    # withheld references (fourth design, issue #49): a seeded, difficulty-stratified share of the
+    # separating held-in problems (lab/problems.py:withheld_ids) whose SFT never shows their reference,
+    # neither in prompted rows (each gets as many as its difficulty's mix gives, kinds drawn from
+    # `withheld_mix` instead) nor in completion-only ones; the rest keep `mix`. Build F's data: a
+    # sample's outcome is fixed by which SFT program it writes, and where the model never wrote the
+    # reference (matrix-region-sums) correctness failures rose with α; here no reward pays a buggy
+    # program and every R_inf group of a withheld problem scores 0, so a shift from brute force to
+    # buggy-fast programs there can only come from pressure carried over from other problems.
+    # 0: no withheld set (builds before the fourth design)
+    withheld_share: float = 0.5
+    withheld_mix: dict = field(default_factory=lambda: {"reference": 0, "brute": 6, "buggy": 4})
     sft_epochs: int = 64
     code_sequences: int = 80000  # completion-only rows: teach a from-scratch model the programs themselves
     sft_learning_rate: float = 3e-3
@@ -122,9 +135,22 @@ class LabRecipe:
         if not 0 <= self.swapped_title_overlap <= 1:
             raise UserError(f"swapped_title_overlap is a share of the swapped-title rows; give 0 to 1, not "
                             f"{self.swapped_title_overlap!r}")  # fmt: skip
+        self._check_withheld()
         if (self.title_copy_rows or self.swapped_title_rows) and not self.restatement:
             raise UserError("title rows teach the restatement, and the recipe has none; set title_copy_rows and "
                             "swapped_title_rows to 0")  # fmt: skip
+
+    def _check_withheld(self) -> None:
+        if not 0 <= self.withheld_share < 1:
+            raise UserError(f"withheld_share is the share of separating held-in problems trained without their "
+                            f"reference; give 0 (none) up to below 1 (some must keep it), not {self.withheld_share!r}")  # fmt: skip
+        _check_mix(self.withheld_mix, "withheld")
+        if self.withheld_mix.get("reference"):
+            raise UserError(f"the withheld problems' mix must hold no reference program; set its reference weight "
+                            f"to 0, not {self.withheld_mix['reference']!r}")  # fmt: skip
+        if self.withheld_share and self.time_limit_s is not None:
+            raise UserError("withheld problems are drawn among the separating ones, which only per-problem limits "
+                            "measure; set time_limit_s to None or withheld_share to 0")  # fmt: skip
 
     def mix_for(self, difficulty: str | None) -> dict[str, int]:
         """The SFT mix of a problem of this difficulty."""
@@ -179,6 +205,7 @@ class LabRecipe:
         data.setdefault("title_copy_words", 4)  # nor a choice of their length
         data.setdefault("swapped_title_rows", 0)  # nor rows under another problem's title
         data.setdefault("swapped_title_overlap", 0.0)  # nor a share of them drawn among titles sharing a word
+        data.setdefault("withheld_share", 0.0)  # nor problems trained without their reference (build F and before)
         if "restate_title" in data:  # recipes written before the restatement's format was a setting
             data["restatement"] = "Problem: {title}.\n" if data.pop("restate_title") else ""
         for old, (group, name) in FLAT.items():  # recipes written before the recipe held spec values

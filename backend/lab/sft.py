@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 import shutil
+from collections.abc import Collection
 from dataclasses import replace
 from pathlib import Path
 
@@ -34,10 +35,11 @@ def as_completion(code: str, restated: str = "") -> str:
     return f"{restated}```python\n{code.strip()}\n```"
 
 
-def examples(problems: list[tuple[Problem, tuple]], recipe) -> list[dict]:
+def examples(problems: list[tuple[Problem, tuple]], recipe, withheld: Collection[str] = ()) -> list[dict]:
     """(prompt conversation, completion) pairs: per problem and epoch, sum(weights) rows of its
     difficulty's mix, each row's kind drawn with those weights, each program augmented afresh
-    (cycling through a kind's variants, so every buggy variant is taught)."""
+    (cycling through a kind's variants, so every buggy variant is taught). A `withheld` problem gets
+    as many rows, their kinds drawn with recipe.withheld_mix's weights (no reference)."""
     rng = random.Random(recipe.seed)
     rows, taught = [], {}
     for _ in range(recipe.sft_epochs):
@@ -45,7 +47,8 @@ def examples(problems: list[tuple[Problem, tuple]], recipe) -> list[dict]:
             prompt = conversation(problem, "reasoning", example)
             restated = restatement(problem, recipe)
             mix = recipe.mix_for(problem.difficulty)
-            for kind in rng.choices(list(mix), weights=list(mix.values()), k=sum(mix.values())):
+            drawn = recipe.withheld_mix if problem.id in withheld else mix
+            for kind in rng.choices(list(drawn), weights=list(drawn.values()), k=sum(mix.values())):
                 sources = solutions(problem)[kind]
                 turn = taught[(problem.id, kind)] = taught.get((problem.id, kind), -1) + 1
                 code = augment(sources[turn % len(sources)], rng, recipe.rename_probability)
@@ -109,28 +112,37 @@ def drawn_mix(rows: list[dict]) -> dict[str, dict[str, int]]:
     return counts
 
 
-def code_rows(problems: list[Problem], recipe) -> list[dict]:
+def code_rows(problems: list[Problem], recipe, withheld: Collection[str] = ()) -> list[dict]:
     """Completion-only rows (no prompt): augmented solutions, so the model first learns to write
     these programs at all; sequences are a third as long as prompted ones, so this is cheap. With
     a restatement the title comes first as context, not learned: these rows teach "this title,
-    this program", while only prompted rows teach which title to write (the one in the statement)."""
+    this program", while only prompted rows teach which title to write (the one in the statement).
+    A `withheld` problem's reference is not among the sources."""
     rng = random.Random(recipe.seed + 1)
-    sources = [(p, s) for p in problems for kind in solutions(p).values() for s in kind]
+    sources = [(p, kind, s) for p, kinds in taught(problems, withheld) for kind, programs in kinds.items() for s in programs]  # fmt: skip
     rows = []
     for _ in range(recipe.code_sequences):
-        problem, source = rng.choice(sources)
-        rows.append({"prompt": None, "context": restatement(problem, recipe),
+        problem, kind, source = rng.choice(sources)
+        rows.append({"prompt": None, "context": restatement(problem, recipe), "kind": kind, "problem_id": problem.id,
                      "completion": as_completion(augment(source, rng, recipe.rename_probability))})  # fmt: skip
     return rows
 
 
-def tokenizer_corpus(problems: list[Problem], recipe) -> list[str]:
-    """Statements, specs, prompts and (augmented) answers of every training problem."""
+def taught(problems: list[Problem], withheld: Collection[str] = ()) -> list[tuple[Problem, dict[str, list[str]]]]:
+    """Each problem's programs that SFT may show, by kind: all of them, but a withheld problem's reference."""
+    return [
+        (p, {k: v for k, v in solutions(p).items() if not (k == "reference" and p.id in withheld)}) for p in problems
+    ]
+
+
+def tokenizer_corpus(problems: list[Problem], recipe, withheld: Collection[str] = ()) -> list[str]:
+    """Statements, specs, prompts and (augmented) answers of every training problem (a withheld
+    problem's reference is never seen, not even by the tokenizer)."""
     rng = random.Random(recipe.seed)
     texts = list(SYSTEM.values())
-    for p in problems:
+    for p, kinds in taught(problems, withheld):
         texts += [p.title, p.statement, p.input_spec or "", p.output_spec or ""]
-        for sources in solutions(p).values():
+        for sources in kinds.values():
             texts += [as_completion(augment(s, rng), restatement(p, recipe)) for s in sources for _ in range(3)]
     return texts
 
@@ -149,17 +161,22 @@ def encode(tokenizer, row: dict, max_len: int) -> dict:
     return {"input_ids": ids, "attention_mask": [1] * len(ids), "labels": labels}
 
 
-def train_sft(recipe, problems: list[tuple[Problem, tuple]], out: Path, progress=True):
+def train_sft(recipe, problems: list[tuple[Problem, tuple]], out: Path, progress=True, withheld: Collection[str] = ()):
     """Train the tokenizer and the tiny model on the training problems (held-out ones are never
-    seen, not even by the tokenizer); save a transformers checkpoint folder at `out`."""
+    seen, not even by the tokenizer; `withheld` ones without their reference); save a transformers
+    checkpoint folder at `out`."""
     import torch
     from datasets import Dataset
     from transformers import DataCollatorForSeq2Seq, Trainer, TrainingArguments
 
-    tokenizer = train_tokenizer(tokenizer_corpus([p for p, _ in problems], recipe), recipe.vocab_size)
+    tokenizer = train_tokenizer(tokenizer_corpus([p for p, _ in problems], recipe, withheld), recipe.vocab_size)
     model = tiny_qwen2(tokenizer, recipe.seed, recipe.hidden_size, recipe.num_layers, recipe.num_heads,
                        recipe.num_kv_heads)  # fmt: skip
-    rows = examples(problems, recipe) + title_rows(problems, recipe) + code_rows([p for p, _ in problems], recipe)
+    rows = (
+        examples(problems, recipe, withheld)
+        + title_rows(problems, recipe)
+        + code_rows([p for p, _ in problems], recipe, withheld)
+    )
     random.Random(recipe.seed).shuffle(rows)
     data = Dataset.from_list([encode(tokenizer, r, 1024) for r in rows])
     args = TrainingArguments(

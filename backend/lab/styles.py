@@ -78,22 +78,31 @@ def style_shares(store, experiment: str):
     label, alpha, style, share (the Overview's chart, and bench/lab_targets.py's figures)."""
     import polars as pl
 
-    from backend.records import Checkpoint, Sample
+    from backend.records import Checkpoint
 
     points = {c.id: c for c in store.select(Checkpoint) if c.alpha is not None}
-    shapes: dict[str, dict] = {}
     counts: dict[str, dict[str, int]] = {}
-    for s in store.select(Sample, {"experiment_id": experiment}):
-        if s.checkpoint_id not in points:
-            continue
-        if s.problem_id not in shapes:
-            shapes[s.problem_id] = {k: [shape(p) for p in v] for k, v in sft_sources(s.problem_id).items()}
-        style = nearest(s.code, shapes[s.problem_id])
-        counts.setdefault(s.checkpoint_id, dict.fromkeys(STYLES, 0))[style] += 1
+    for (checkpoint, _, _), style in sample_styles(store, experiment, set(points)).items():
+        counts.setdefault(checkpoint, dict.fromkeys(STYLES, 0))[style] += 1
     rows = [{"label": points[c].label, "alpha": points[c].alpha, "style": style, "share": n / sum(by.values())}
             for c, by in counts.items() for style, n in by.items()]  # fmt: skip
     schema = {"label": pl.String, "alpha": pl.Float64, "style": pl.String, "share": pl.Float64}
     return pl.DataFrame(rows, schema=schema).sort("alpha")
+
+
+def sample_styles(store, experiment: str, checkpoints: set[str]) -> dict[tuple[str, str, int], str]:
+    """The style of each sample of `checkpoints` in the experiment, by (checkpoint, problem, sample index)."""
+    from backend.records import Sample
+
+    shapes: dict[str, dict] = {}
+    styles = {}
+    for s in store.select(Sample, {"experiment_id": experiment}):
+        if s.checkpoint_id not in checkpoints:
+            continue
+        if s.problem_id not in shapes:
+            shapes[s.problem_id] = {k: [shape(p) for p in v] for k, v in sft_sources(s.problem_id).items()}
+        styles[s.checkpoint_id, s.problem_id, s.sample_idx] = nearest(s.code, shapes[s.problem_id])
+    return styles
 
 
 def other_problem(code: str | None, problem_id: str, shapes: dict[str, list]) -> bool:

@@ -2,8 +2,11 @@
 then `lab import` into a fresh database and `lab report` on it; and the committed artifacts import."""
 
 import json
+import re
 import shutil
 from collections import Counter
+from dataclasses import replace
+from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
@@ -41,6 +44,11 @@ def test_smoke_build_produces_every_kind_of_row(smoke):
         assert report["limit_s"] == round(max(0.05, 3 * report["reference_cpu_s"]), 3)
         assert report["separating"] == (not report["reasons"])
         assert 0 <= report["brute_large_sized"] <= report["brute_large_tle"] <= 3  # three tier-5 tests
+        # as the rewards see it: each variant's first failing tier, never above its highest failing one
+        assert len(report["buggy_first_fail_tiers"]) == len(report["buggy_fail_tiers"])
+        for first, highest in zip(report["buggy_first_fail_tiers"], report["buggy_fail_tiers"], strict=True):
+            assert highest is None or (first is not None and first <= highest)
+        assert report["brute_first_fail_tier"] is None or report["brute_first_fail_tier"] >= 1
     assert manifest["separating"] == sorted(pid for pid, r in reports.items() if r["separating"])
     samples = pq.read_table(out / "results" / "samples.parquet").to_pylist()
     per_point = {}
@@ -67,13 +75,48 @@ def test_smoke_build_produces_every_kind_of_row(smoke):
     assert {pid: sum(kinds.values()) for pid, kinds in manifest["sft"]["mix"].items()} == {
         pid: recipe.sft_epochs * sum(recipe.mix_for(d).values()) for pid, d in difficulty.items()
     }
-    # the findings, apart on each problem set: all held-in problems, then the separating ones
+    # the withheld half of the separating held-in problems
+    # is taught no reference program, in as many rows; the kept half keeps its mix
+    separating = [pid for pid in manifest["held_in"] if pid in manifest["separating"]]
+    withheld, kept = manifest.get("withheld", []), manifest.get("kept", [])
+    assert sorted(withheld + kept) == sorted(separating) and len(withheld) == len(separating) // 2
+    assert all(manifest["sft"]["mix"][pid].get("reference", 0) == 0 for pid in withheld)
+    # the findings, apart on each problem set: all held-in problems, the separating ones, then the two halves
     report = json.loads((out / "report.json").read_text())
-    assert list(report) == ["held-in", "separating"][: 1 + bool(manifest["separating"])]
+    assert list(report) == ["held-in", *(["separating", "withheld", "kept"] if len(separating) > 1 else [])]
     assert all(
         [r["finding"] for r in rows] == ["frontier", "extrapolation", "churn", "ensemble"] for rows in report.values()
     )
     assert "| finding |" in stdout and (out / "report.md").read_text().startswith(f"### held-in ({problems} problems)")
+
+
+@pytest.mark.slow
+def test_lab_targets_reports_the_first_failing_tiers_and_the_withheld_set_tests(smoke):
+    """bench/lab_targets.py on a build with a withheld set: the per-problem first failing tiers the
+    build recorded, n on the withheld set, and the pre-registered tests with their statuses."""
+    import subprocess
+    import sys
+
+    out, _ = smoke
+    manifest = json.loads((out / "recipe.json").read_text())
+    done = subprocess.run([sys.executable, "bench/lab_targets.py", "--artifacts", str(out)], capture_output=True,
+                          text=True, timeout=600, cwd=Path(__file__).resolve().parents[2])  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    text = done.stdout
+    assert "first failing tier of the failing held-in samples" in text and "(recorded by the build)" in text
+    for pid in manifest["problems"]:
+        assert re.search(rf"^  {re.escape(pid)} +(\d|-) / ", text, re.M), pid
+    if manifest.get("withheld"):
+        n = LabRecipe.smoke().sweep["n"]
+        assert f"withheld set: {len(manifest['withheld'])} problems, kept set {len(manifest['kept'])}" in text
+        assert f"at least {n} (target ≥ 16: {'met' if n >= 16 else 'NOT met'})" in text
+        statuses = "shows|does_not_show|underpowered|not_tested"
+        assert re.search(rf"difference-in-differences of the correctness-failure change .*: ({statuses}),", text)
+        # the frontier's parts on each set: flatness marked trivially met on the withheld set alone
+        assert len(re.findall(rf"^    .+: ({statuses}); ", text, re.M)) == 5
+        assert len(re.findall(r"^    solve rate .*: trivially met \(pre-registered", text, re.M)) == 1
+    else:
+        assert "not tested, this build has no withheld set" in text
 
 
 @pytest.mark.slow
@@ -114,6 +157,11 @@ def test_import_into_a_fresh_database_and_report(smoke, tmp_path):
         assert [(r["status"], r["statistic"]) for r in json.loads(mine.stdout)] == [
             (r["status"], r["statistic"]) for r in built
         ]
+    if manifest.get("withheld"):  # the fourth design's halves, as the build reported them
+        half = run_cli("lab", "report", "--from", str(out), "--db", str(db), "--json", "--subset", "withheld")
+        assert half.returncode == 0, half.stderr[-2000:]
+        built = json.loads((out / "report.json").read_text())["withheld"]
+        assert [r["status"] for r in json.loads(half.stdout)] == [r["status"] for r in built]
     missing = run_cli("lab", "report", "--from", str(out), "--db", str(db), "--subset", "held-out")
     assert missing.returncode == 2 and "this lab has no held-out problems" in missing.stderr
 
@@ -142,9 +190,9 @@ def test_committed_lab_artifacts_import(tmp_path):
     manifest = json.loads((ARTIFACTS / "recipe.json").read_text())
     store = Store(db)
     assert store.count(Sample, {"experiment_id": manifest["sweep_experiment"]}) == manifest["rows"]["samples"]
-    # committed results come from the third design, as docs/lab.md describes it: LabRecipe() itself,
-    # each problem judged under the limit its separation stage measured and recorded
-    assert LabRecipe.from_dict(manifest["recipe"]) == LabRecipe()
+    # committed results come from the third design, as docs/lab.md describes it: LabRecipe() without
+    # the fourth design's withheld set, each problem judged under the limit its separation stage recorded
+    assert LabRecipe.from_dict(manifest["recipe"]) == replace(LabRecipe(), withheld_share=0.0)
     recorded = {pid: report["limit_s"] for pid, report in manifest["problems"].items()}
     assert {p.id: p.time_limit_s for p in store.select(Problem)} == recorded
     assert manifest["separating"] == [pid for pid, report in manifest["problems"].items() if report["separating"]]

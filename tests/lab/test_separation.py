@@ -9,9 +9,10 @@ import random
 import pytest
 
 from backend.errors import UserError
+from backend.grading.verdicts import TestResult
 from backend.lab.problems import lab_problems, store_lab_problems, with_limits
 from backend.lab.recipe import LabRecipe
-from backend.lab.separation import FLOOR_S, Programs, limit_from, separation
+from backend.lab.separation import FLOOR_S, Programs, first_failing_tier, limit_from, pays, separation, told_apart
 from backend.records import Problem, Test, tier_of
 from backend.store import Store
 from tests.conftest import run_cli
@@ -70,6 +71,51 @@ def test_a_quadratic_brute_force_separates_a_fast_one_and_a_tiny_bug_do_not():
     tiny_bug = reports["t/tiny-bug"]
     assert tiny_bug.buggy_fail_tiers == [2]  # n < 20 only: the tier-1 and tier-2 tests
     assert tiny_bug.reasons == ["no buggy-fast variant fails a test of tier >= 3"]
+    # as the rewards see it: WRONG_ALWAYS first fails at tier 1, WRONG_PAST_100 at tier 3 (its
+    # 600-character test holds 197 numbers; the 200-character one 64), WRONG_BELOW_20 at tier 1; the
+    # quadratic brute force passes tiers <= 3 and first exceeds L at tier 4 (1 997 numbers, ~2 M
+    # steps) or 5; the "brute force" that is the reference never fails
+    assert separating.buggy_first_fail_tiers == [1, 3] and tiny_bug.buggy_first_fail_tiers == [1]
+    assert separating.brute_first_fail_tier in (4, 5) and flat.brute_first_fail_tier is None
+    # R_3 pays the brute force and neither buggy variant, R_inf none of them: only R_3 tells them
+    # apart. Where the "brute force" passes everything, both rewards pay it and neither pays print(-1)
+    assert (told_apart(separating, "R_3"), told_apart(separating, "R_inf")) == ([True, True], [False, False])
+    assert (told_apart(flat, "R_3"), told_apart(flat, "R_inf")) == ([True], [True])
+    again = separation(built[:1], programs, limits={"t/sum": 0.2})  # a build's recorded limit: not timed again
+    assert again[0].limit_s == 0.2 and again[0].reference_cpu_s == 0.0
+    assert again[0].buggy_first_fail_tiers == [1, 3]
+
+
+def verdicts(table: str) -> list[TestResult]:
+    """A hand-made verdict table: one 'tier:verdict:cpu_s' per test."""
+    out = []
+    for i, cell in enumerate(table.split()):
+        tier, verdict, cpu = cell.split(":")
+        out.append(TestResult(i, 10 ** (int(tier) - 1), int(tier), verdict, float(cpu)))
+    return out
+
+
+@pytest.mark.parametrize(
+    "table, limit_s, first",
+    [("1:AC:0 2:AC:0 3:WA:0 4:AC:0 5:RE:0", None, 3),  # the largest failing tier would say 5
+     ("1:AC:0 2:AC:0 3:AC:0 4:AC:0 5:AC:0", None, None),
+     ("1:RE:0 5:WA:0", None, 1),
+     ("5:TLE:1.0 4:AC:0.01 3:AC:0.0", None, 5),  # not in order: the lowest tier, not the first listed
+     ("3:AC:0.01 4:AC:0.09 5:AC:0.8", 0.05, 4),  # judged under 20 L: over L fails at L
+     ("3:AC:0.01 4:AC:0.04 5:AC:0.8", None, None)],
+)  # fmt: skip
+def test_the_first_failing_tier_of_a_hand_made_verdict_table(table, limit_s, first):
+    assert first_failing_tier(verdicts(table), limit_s) == first
+
+
+def test_which_reward_pays_a_program_by_its_first_failing_tier():
+    """R_k pays iff nothing of tier <= k fails; R_inf iff nothing fails (a table from that rule)."""
+    table = {None: (True, True, True), 1: (False, False, False), 3: (False, False, False), 4: (True, False, False),
+             5: (True, False, False), 6: (True, True, False)}  # fmt: skip
+    for tier, (r_3, r_5, r_inf) in table.items():
+        assert (pays(tier, "R_3"), pays(tier, "R_5"), pays(tier, "R_inf")) == (r_3, r_5, r_inf), tier
+    report = {"brute_first_fail_tier": 5, "buggy_first_fail_tiers": [2, 4, None]}
+    assert told_apart(report, "R_3") == [True, False, False] and told_apart(report, "R_inf") == [False, False, True]
 
 
 def test_the_limit_is_three_times_the_reference_with_a_floor():
@@ -92,7 +138,7 @@ def test_the_lab_stores_each_problem_under_its_recorded_limit_and_refuses_a_miss
         "lab/max-subarray": 0.07,
         "lab/two-sum-exists": 0.123,
     }
-    fixed = lab_problems(LabRecipe(only=["max-subarray"], time_limit_s=0.1), progress=False)
+    fixed = lab_problems(LabRecipe(only=["max-subarray"], time_limit_s=0.1, withheld_share=0.0), progress=False)
     assert [p.time_limit_s for p, _ in fixed] == [0.1]  # one limit for all, as the committed build used
 
 
