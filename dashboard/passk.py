@@ -40,13 +40,16 @@ if len(curves):
         "A pool spends k samples: ⌊k/M⌋ from each of its M members, the rest to random members."
     )
 
-st.subheader("Gain over the best single checkpoint (matched sample budget)")
+st.subheader("Gain over the best single checkpoint at each k (matched sample budget)")
 gains = data.gains(exp, f["difficulty"], f["platform"], f["setting"], tuple((k, tuple(v)) for k, v in pools.items()))
 st.dataframe(gains.to_pandas(), hide_index=True, width="stretch")
 table_downloads(gains, "ensemble_gains")
 st.caption(
-    "⌊k/M⌋ samples from each of M members, the remainder to uniformly random members (exact expectation); "
-    "paired bootstrap 95% CIs over problems."
+    "⌊k/M⌋ samples from each of M members, the remainder to uniformly random members (exact expectation). "
+    "*baseline*: the sweep's checkpoint with the highest pass@k at that k. The gain is cross-fitted: the best "
+    "single (and the greedy pool) is chosen on one random half of each cell's samples and scored with the pool on "
+    "the other, halves swapped and averaged, so it is not flattered by its own choice; hence k stops below half "
+    "the samples. 95% CIs over problems, the choice made again in every bootstrap replicate (docs/analysis.md)."
 )
 st.subheader("Unique solves of extrapolated checkpoints")
 st.caption(

@@ -12,7 +12,14 @@ import polars as pl
 import typer
 
 from backend.analysis.churn import churn_stats, solve_matrix
-from backend.analysis.ensembles import gain_ks, gain_table, greedy_pool, passk_curves, standard_pools, unique_solves
+from backend.analysis.ensembles import (
+    gain_table,
+    greedy_pool,
+    headline_ks,
+    passk_curves,
+    standard_pools,
+    unique_solves,
+)
 from backend.analysis.frame import to_outcomes
 from backend.analysis.frontier import frontier_table
 from backend.analysis.power import PowerSpec
@@ -67,21 +74,22 @@ def analyze_command(spec: AnalysisSpec, what: str, as_json: bool, as_csv: bool, 
 
 
 def _ensembles(o, spec: AnalysisSpec, as_json: bool, as_csv: bool) -> None:
-    pools = standard_pools(o, 1)
-    pools["greedy"] = greedy_pool(o, gain_ks(o)[-1])
+    pools = standard_pools(o)
     for i, members in enumerate(spec.pool):
         ids = [m.strip() for m in members.split(",") if m.strip()]
         unknown = [m for m in ids if m not in o.checkpoints]
         if unknown:
             raise UserError(f"--pool names {unknown[0]!r}, which this experiment has not evaluated")
         pools[f"custom {i + 1}"] = ids
-    table = gain_table(o, pools)
+    table = gain_table(o, pools, greedy=True)
+    kmax = int(table["k"].max())
+    pools["greedy"] = greedy_pool(o, kmax)  # the members the greedy rows' pass@k is of (its gain re-chooses per half)
     if as_json:
         typer.echo(
             json.dumps({"gains": table.to_dicts(), "pools": pools, "unique_solves": unique_solves(o, spec.threshold)})
         )
-    else:
-        _emit(table, False, as_csv)
+    else:  # every k to --json/--csv; the terminal gets k ∈ {1, 10, 100, max}
+        _emit(table if as_csv else table.filter(pl.col("k").is_in(headline_ks(kmax))), False, as_csv)
 
 
 def _emit(frame: pl.DataFrame, as_json: bool, as_csv: bool) -> None:
