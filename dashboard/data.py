@@ -147,7 +147,7 @@ def optimization_tiers(exp: str, difficulty, platform, setting) -> pl.DataFrame:
 @st.cache_data(ttl=30, show_spinner="Checking the paper's four findings…")
 def findings(exp: str) -> list[dict]:
     """The four findings (backend/analysis/findings.py) of one experiment, unfiltered."""
-    from backend.lab.report import findings as compute
+    from backend.analysis.findings import findings as compute
 
     return compute(outcomes(exp, None, None, None))
 

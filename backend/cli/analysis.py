@@ -50,10 +50,10 @@ def analyze_command(spec: AnalysisSpec, what: str, as_json: bool, as_csv: bool, 
                                   setting=spec.setting)  # fmt: skip
     o = to_outcomes(counts)
     if what == "findings":
-        from backend.analysis.findings import findings_table
-        from backend.lab.report import findings
+        from backend.analysis.findings import FindingsSpec, findings
+        from backend.analysis.findings_text import findings_table
 
-        rows = findings(o)
+        rows = findings(o, FindingsSpec(solved_at=spec.threshold))
         typer.echo(json.dumps(rows) if as_json else findings_table(rows))
     elif what == "frontier":
         table = frontier_table(o, spec.averaging)

@@ -1,6 +1,7 @@
 """Every page renders on an empty and on a populated database; forms validate; links are URLs."""
 
 import json
+import re
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -197,8 +198,11 @@ def test_overview_states_the_lab_findings(store, db_path, monkeypatch):
     assert any("Miniature lab" in s.value for s in at.subheader)
     assert any("four findings" in s.value for s in at.subheader)
     table = at.dataframe[1].value  # the selected experiment's findings, after the experiments table
-    assert list(table["finding"]) == ["frontier", "extrapolation", "churn", "ensemble"]
-    assert set(table["status"]) <= {"shows", "does_not_show", "underpowered"}
+    assert list(table["finding"]) == ["F1 frontier", "F2 extrapolation", "F3 churn", "F4 ensemble"]
+    assert set(table["status"]) <= {"shows", "does not show", "underpowered", "not tested"}  # words, not snake case
+    number = r"[+-]\d\.\d{3}"
+    assert all(re.fullmatch(rf"{number} \[{number}, {number}\]|–", e) for e in table["estimate [CI]"])
+    assert all(len(c) > 40 for c in table["criterion"])  # in full
     styles = next(t for t in traces(at) if "brute-force-style" in t)  # program styles along α
     assert styles == ["brute-force-style", "reference-style", "buggy-fast-style", "like no SFT program", "no program"]
 
