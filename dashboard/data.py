@@ -249,6 +249,17 @@ def _job_specs(path: str) -> dict[str, dict]:
     return {e.id: e.spec for e in _store(path).select(Experiment)}
 
 
+@st.cache_data(ttl=300, show_spinner=False)
+def shares_seeds(exp: str) -> bool:
+    """Whether the experiment's checkpoints drew common seeds (sample k of problem i: the same
+    sampling noise at every checkpoint): its stored spec says so, as do sweeps and evals stored
+    before the option existed."""
+    from backend.sweep.spec import stored_spec
+
+    row = _store(db_path()).get(Experiment, exp)
+    return bool(row and row.spec and stored_spec(row.kind, row.spec).get("common_seeds", False))
+
+
 def experiment_picker() -> str | None:
     """The experiment select box, bound to the view's experiment (?exp= in the URL)."""
     frame = result_experiments()

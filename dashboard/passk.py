@@ -51,6 +51,13 @@ st.caption(
     "the other, halves swapped and averaged, so it is not flattered by its own choice; hence k stops below half "
     "the samples. 95% CIs over problems, the choice made again in every bootstrap replicate (docs/analysis.md)."
 )
+if data.shares_seeds(exp):
+    st.info(
+        "This experiment's checkpoints drew **common seeds**: sample k of a problem used the same sampling noise at "
+        "every checkpoint (it was stored before the `common_seeds` option existed, or launched with it). A pool's "
+        "members therefore share seeds, their samples are more alike than independent draws, and a matched-budget "
+        "pool's pass@k and gain can read low. New sweeps draw disjoint seeds per checkpoint."
+    )
 st.subheader("Unique solves of extrapolated checkpoints")
 st.caption(
     f"Problems an extrapolated checkpoint solves and no interpolated one does ({data.solved_words(f['solved_at'])})."

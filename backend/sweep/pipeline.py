@@ -9,7 +9,7 @@ executor decides where points are sampled (backend/sweep/executors.py, backend/s
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from backend.grading.judge import JudgeResult, JudgeTest, Program, judge_setup
@@ -97,6 +97,7 @@ class Point:
     path: str
     alpha_switch: tuple[str, str, float] | None = None
     label: str = ""
+    index: int = 0  # its place among the job's points: with disjoint seeds, its block of seeds
 
 
 def sweep_points(store: Store, spec: SweepSpec, progress: Progress, merge) -> list[Point]:
@@ -148,6 +149,7 @@ def run_pipeline(store: Store, job_id: str, experiment_id: str, spec: SweepSpec 
             points = sweep_points(store, spec, progress, executor.merge) + eval_points(store, spec.independent)
         else:
             points = eval_points(store, spec.checkpoints)
+        points = [replace(p, index=i) for i, p in enumerate(points)]
         progress.set_total("rollout", len(points) * len(problems) * spec.n)
         progress.set_total("judge", len(points) * len(problems) * spec.n)
         for point in points:
@@ -187,7 +189,10 @@ class Work:
                 "prompt_format": self.prompt_format}  # fmt: skip
 
     def todo(self, point: Point) -> list[Batch]:
-        return missing_batches(self.store, self.exp, point.checkpoint_id, self.problems, self.spec.n)
+        """The point's missing batches; checkpoint c takes seeds S + c·P·n + i·n + k (P problems)
+        unless the spec asks for common seeds (every checkpoint S + i·n + k, a paired design)."""
+        block = 0 if self.spec.common_seeds else point.index * len(self.problems)
+        return missing_batches(self.store, self.exp, point.checkpoint_id, self.problems, self.spec.n, block)
 
     def conversations(self, batch: Batch) -> list[list[dict]]:
         return conversations(self.store, batch, self.spec.setting)

@@ -34,6 +34,12 @@ class RunOptions(EngineChoice, ExecutorChoice, SandboxChoice, LimitOverrides):
     for one GPU. 1: one engine per GPU."""
 
 
+def stored_spec(kind: str, data: dict) -> dict:
+    """A stored experiment's spec as it ran: sweeps and evals stored before `common_seeds` existed
+    drew common seeds, and resuming one must go on drawing them."""
+    return {"common_seeds": True, **data} if kind in ("sweep", "eval") else data
+
+
 def job_folders(spec) -> list[str]:
     """The checkpoint folders a job (sweep, eval or RL) reads; one prompt format serves them all."""
     if spec.kind == "sweep":
@@ -61,6 +67,13 @@ class JobSpec(ProblemSelection, SettingChoice, PromptChoice, SamplingSpec, RunOp
     name: str | None = Field(None, title="Experiment name", json_schema_extra={"none": "from the endpoints"})
     """The stored experiment's name, shown by every page and export; none: named after its checkpoints
     ("α sweep low → high")."""
+
+    common_seeds: bool = Field(False, title="Common seeds across checkpoints")
+    """Sample k of problem i draws the same sampling noise at every checkpoint (seed S + i·n + k), a
+    paired design; off: checkpoint c draws S + c·P·n + i·n + k (P problems), so no two samples of the
+    experiment share noise. Shared noise makes neighbouring α write the same program far more often
+    than the models alone would, biases matched-budget pools low and breaks the churn test's
+    independent-cells null; experiments stored before this option drew common seeds."""
 
     @field_validator("name")
     @classmethod

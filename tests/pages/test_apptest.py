@@ -62,6 +62,7 @@ def test_pages_show_the_populated_database(populated, db_path, monkeypatch):
     at = app(db_path, monkeypatch, "passk", {"exp": "exp-dash"})
     names = traces(at)[0]
     assert {"m0", "m1"} <= set(names) and "pool: all interpolated" in names  # endpoints shown by default
+    assert any("common seeds" in i.value for i in at.info)  # a spec stored without common_seeds drew them
     at = app(db_path, monkeypatch, "problem", {"exp": "exp-dash", "problem": "t/p0"})
     assert any(s.value == "Samples compared across α" for s in at.subheader)
     assert any(len(d.value) == 6 for d in at.dataframe)  # one row per checkpoint
@@ -70,6 +71,15 @@ def test_pages_show_the_populated_database(populated, db_path, monkeypatch):
         assert at.info[0].value.startswith(EMPTY[page])  # the fixture has no RL run and no job
     for page in PAGES:
         assert not app(db_path, monkeypatch, page, {"exp": "exp-dash"}).exception
+
+
+def test_passk_says_nothing_of_seeds_when_the_checkpoints_drew_disjoint_ones(populated, db_path, monkeypatch):
+    from backend.records import Experiment
+
+    spec = populated.get(Experiment, "exp-dash").spec
+    populated.update(Experiment, ("exp-dash",), spec={**spec, "common_seeds": False})
+    at = app(db_path, monkeypatch, "passk", {"exp": "exp-dash"})
+    assert not at.exception and not any("common seeds" in i.value for i in at.info)
 
 
 def test_query_params_select_experiment_and_filters(populated, db_path, monkeypatch):
