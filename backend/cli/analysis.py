@@ -21,9 +21,11 @@ from backend.analysis.ensembles import (
     unique_solves,
 )
 from backend.analysis.frame import to_outcomes
-from backend.analysis.frontier import frontier_table
+from backend.analysis.frontier import format_causes, frontier_table
 from backend.analysis.power import PowerSpec
+from backend.analysis.recovery import recovery
 from backend.analysis.spec import AnalysisSpec
+from backend.analysis.trend import trend
 from backend.cli.options import AS_CSV, AS_JSON, DB, open_store, spec_command
 from backend.errors import UserError
 from backend.records import Experiment
@@ -38,7 +40,8 @@ ANALYSIS = inspect.Parameter(
 
 @spec_command(AnalysisSpec, ANALYSIS, AS_JSON, AS_CSV, DB)
 def analyze_command(spec: AnalysisSpec, what: str, as_json: bool, as_csv: bool, db) -> None:
-    """Frontier table, churn, pass@k curves, matched-budget ensembles or the paper's four findings of one experiment."""
+    """Frontier table, churn, pass@k curves, matched-budget ensembles, the paper's four findings, the recovery of
+    independent checkpoints or the failure shares' trend along α, of one experiment."""
     if what not in WHAT:
         raise UserError(f"unknown analysis {what!r}; choose one of {', '.join(WHAT)}")
     store = open_store(db)
@@ -46,9 +49,8 @@ def analyze_command(spec: AnalysisSpec, what: str, as_json: bool, as_csv: bool, 
         raise UserError(
             f"no experiment {spec.experiment!r} in {store.path}; `python -m backend db info` counts what is there"
         )
-    counts = store.outcome_counts(spec.experiment, difficulty=spec.difficulty, platform=spec.platform,
-                                  setting=spec.setting)  # fmt: skip
-    o = to_outcomes(counts)
+    where = {"difficulty": spec.difficulty, "platform": spec.platform, "setting": spec.setting}
+    o = to_outcomes(store.outcome_counts(spec.experiment, **where, opt_min_tier=spec.opt_min_tier))
     if what == "findings":
         from backend.analysis.findings import FindingsSpec, findings
         from backend.analysis.findings_text import findings_table
@@ -56,11 +58,20 @@ def analyze_command(spec: AnalysisSpec, what: str, as_json: bool, as_csv: bool, 
         rows = findings(o, FindingsSpec(solved_at=spec.threshold))
         typer.echo(json.dumps(rows) if as_json else findings_table(rows))
     elif what == "frontier":
-        table = frontier_table(o, spec.averaging)
+        causes = format_causes(store.format_causes(spec.experiment, **where), spec.averaging)
+        table = frontier_table(o, spec.averaging).join(causes, on="checkpoint_id", how="left")
+        table = table.with_columns(pl.lit(spec.opt_min_tier, pl.Int64).alias("opt_min_tier"))  # the rule used
         if not (as_json or as_csv):  # the terminal gets the headline columns; --json/--csv get all
             table = table.select("label", "alpha", "point_kind", "correct", "optimization_failure", "correctness_failure",
                                  "format_failure", "solve_rate", "solve_rate_lo", "solve_rate_hi")  # fmt: skip
         _emit(table, as_json, as_csv)
+    elif what == "recovery":
+        _emit(pl.DataFrame(recovery(o)), as_json, as_csv)
+    elif what == "trend":
+        result = trend(o)
+        typer.echo(
+            json.dumps(result) if as_json else f"{pl.DataFrame(result['slopes'])}\n{pl.DataFrame(result['bands'])}"
+        )
     elif what == "passk":
         _emit(passk_curves(o), as_json, as_csv)
     elif what == "churn":
