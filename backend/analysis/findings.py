@@ -132,11 +132,11 @@ def verdict(met: bool, lo: float, hi: float, needed: tuple[float, float]) -> str
     so underpowered is then exactly "the CI holds both no effect and the needed effect"."""
     if met:
         return "shows"
-    return "underpowered" if lo < needed[1] and hi >= needed[0] else "does_not_show"
+    return "underpowered" if lo < needed[1] and hi > needed[0] else "does_not_show"
 
 
 def above_zero(name: str, point: float, reps: np.ndarray, spec: FindingsSpec, criterion: str) -> Part:
-    """Shows when the CI's lower bound is above 0; the effect it needs is at least min_effect."""
+    """Shows when the CI's lower bound is above 0; the effect it needs is more than min_effect."""
     lo, hi = _ci(reps, spec.ci_level)
     status = verdict(lo > 0, lo, hi, (spec.min_effect, np.inf))
     return Part(name, status, float(point), lo, hi, f"{criterion}: {spec.ci_level:.0%} CI lower bound > 0")

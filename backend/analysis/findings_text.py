@@ -39,7 +39,9 @@ def estimate_text(r: dict) -> str:
 
 
 def _criterion(r: dict) -> str:
-    return f"not tested: {r['reason']}. {r['criterion']}" if r["status"] == "not_tested" else r["criterion"]
+    return (
+        f"not tested: {r['reason']}. The criterion: {r['criterion']}" if r["status"] == "not_tested" else r["criterion"]
+    )
 
 
 def _num(v: float | None) -> str:

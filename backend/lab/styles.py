@@ -73,9 +73,10 @@ def sft_sources(problem_id: str) -> dict[str, list[str]]:
     return get(problem_id.split("/", 1)[1]).programs()
 
 
-def style_shares(store, experiment: str):
+def style_shares(store, experiment: str, problems: set[str] | None = None):
     """Per checkpoint on the α axis, the share of its samples in each style: a polars frame with
-    label, alpha, style, share (the Overview's chart, and bench/lab_targets.py's figures)."""
+    label, alpha, style, share (the Overview's chart, and bench/lab_targets.py's figures); with
+    `problems`, on those problems only (the held-in ones, where a figure says so)."""
     import polars as pl
 
     from backend.records import Checkpoint, Sample
@@ -84,7 +85,7 @@ def style_shares(store, experiment: str):
     shapes: dict[str, dict] = {}
     counts: dict[str, dict[str, int]] = {}
     for s in store.select(Sample, {"experiment_id": experiment}):
-        if s.checkpoint_id not in points:
+        if s.checkpoint_id not in points or (problems is not None and s.problem_id not in problems):
             continue
         if s.problem_id not in shapes:
             shapes[s.problem_id] = {k: [shape(p) for p in v] for k, v in sft_sources(s.problem_id).items()}
