@@ -49,8 +49,11 @@ def recovery(o: Outcomes, replicates: int = 1000, seed: int = 0) -> list[dict]:
     for c in (i for i, kind in enumerate(o.kinds) if kind == "independent"):
         gap, seg, t = distance_to_curve(xy[:, c], xy[:, on_curve])
         lo, hi = percentile_ci(gap[1:])
-        nearest = alphas[seg[0]] + t[0] * (alphas[seg[0] + 1] - alphas[seg[0]])
+        a, b = seg[0], seg[0] + 1
+        nearest = xy[0, on_curve[a]] + t[0] * (xy[0, on_curve[b]] - xy[0, on_curve[a]])
         rows.append({"checkpoint_id": o.checkpoints[c], "label": o.labels[c], "optimization_share": float(opt[0, c]),
                      "correctness_share": float(corr[0, c]), "distance": float(gap[0]), "distance_lo": float(lo),
-                     "distance_hi": float(hi), "nearest_alpha": float(nearest)})  # fmt: skip
+                     "distance_hi": float(hi), "nearest_alpha": float(alphas[a] + t[0] * (alphas[b] - alphas[a])),
+                     "nearest_optimization_share": float(nearest[0]),
+                     "nearest_correctness_share": float(nearest[1])})  # fmt: skip
     return rows

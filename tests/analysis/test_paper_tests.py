@@ -38,6 +38,10 @@ def test_recovery_is_zero_on_the_curve_and_the_hand_distance_off_it():
     assert rows["off"]["distance_lo"] <= rows["off"]["distance"] <= rows["off"]["distance_hi"]
     # the nearest point: a + t·(b − a), t = (0, 0.4)·(−0.3, 0.2) / 0.13 of the way from α = 0 to 0.5
     assert rows["off"]["nearest_alpha"] == pytest.approx(0.5 * 0.08 / 0.13)
+    t = 0.08 / 0.13
+    assert (rows["off"]["nearest_optimization_share"], rows["off"]["nearest_correctness_share"]) == pytest.approx(
+        (0.8 - 0.3 * t, 0.1 + 0.2 * t)
+    )
 
 
 def test_trend_slope_and_simultaneous_bands_against_the_simulated_truth():

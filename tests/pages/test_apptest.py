@@ -51,7 +51,9 @@ def test_pages_show_the_populated_database(populated, db_path, monkeypatch):
     assert list(at.dataframe[0].value["id"]) == ["exp-dash"]
     assert len(traces(at)[0]) == 4  # the four outcome classes
     at = app(db_path, monkeypatch, "frontier", {"exp": "exp-dash"})
-    assert [len(t) for t in traces(at)] == [4, 2, 2]
+    # outcomes (4 classes), scatter (merged, independent, its distance to the interpolation), solve rate,
+    # trend (a band and a line per failure class)
+    assert [len(t) for t in traces(at)] == [4, 3, 2, 4]
     assert len(at.dataframe[0].value) == 6  # one frontier row per checkpoint
     at = app(db_path, monkeypatch, "churn", {"exp": "exp-dash"})
     (heatmap,) = at.get("plotly_chart")
@@ -80,6 +82,21 @@ def test_passk_says_nothing_of_seeds_when_the_checkpoints_drew_disjoint_ones(pop
     populated.update(Experiment, ("exp-dash",), spec={**spec, "common_seeds": False})
     at = app(db_path, monkeypatch, "passk", {"exp": "exp-dash"})
     assert not at.exception and not any("common seeds" in i.value for i in at.info)
+
+
+def test_frontier_shows_recovery_trend_bands_and_format_causes(populated, db_path, monkeypatch):
+    """The independent checkpoint r3's distance to the interpolation curve on the scatter and in a
+    table, the failure shares' simultaneous bands, and format failures by cause (all format
+    failures of the fixture hold no code: its samples end with finish reason None, verdict FORMAT)."""
+    at = app(db_path, monkeypatch, "frontier", {"exp": "exp-dash"})
+    assert not at.exception, at.exception
+    names = [n for fig in traces(at) for n in fig]
+    assert "r3: distance to interpolation" in names and any("simultaneous 95% band" in n for n in names)
+    headers = [s.value for s in at.subheader]
+    assert any("recover" in h for h in headers) and any("Format failures by cause" in h for h in headers)
+    causes = next(d.value for d in at.dataframe if "format_no_code" in d.value.columns)
+    assert (causes["format_truncated"] == 0).all() and (causes["format_no_code"] > 0).all()
+    assert any("--opt-min-tier" in c.value for c in at.caption)  # the page says which rule its numbers use
 
 
 def test_query_params_select_experiment_and_filters(populated, db_path, monkeypatch):
