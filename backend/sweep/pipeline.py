@@ -24,7 +24,7 @@ from backend.rollout.run import Batch, batch_sampling, conversations, missing_ba
 from backend.rollout.settings import SettingLimits
 from backend.store import Store
 from backend.sweep.executors import LocalExecutor, engine_options
-from backend.sweep.spec import EvalSpec, SweepSpec, job_folders
+from backend.sweep.spec import EvalSpec, SweepSpec, job_folders, labelled
 
 
 class Progress:
@@ -123,8 +123,16 @@ def sweep_points(store: Store, spec: SweepSpec, progress: Progress, merge) -> li
             for f, s in zip(folders, specs, strict=True)]  # fmt: skip
 
 
-def eval_points(store: Store, folders: list[str]) -> list[Point]:
-    return [Point(ensure_registered(store, p).id, p, label=Path(p).name) for p in folders]
+def eval_points(store: Store, entries: list[str]) -> list[Point]:
+    """Existing checkpoints (FOLDER or LABEL=FOLDER): registered, a given label stored as theirs."""
+    points = []
+    for entry in entries:
+        path, label = labelled(entry)
+        row = ensure_registered(store, path, label=label)
+        if label and row.label != label:  # first seen under its folder name: the spec names it now
+            store.update(Checkpoint, (row.id,), label=label)
+        points.append(Point(row.id, path, label=label or Path(path).name))
+    return points
 
 
 def make_executor(spec: SweepSpec | EvalSpec):

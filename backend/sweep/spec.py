@@ -43,8 +43,16 @@ def stored_spec(kind: str, data: dict) -> dict:
 def job_folders(spec) -> list[str]:
     """The checkpoint folders a job (sweep, eval or RL) reads; one prompt format serves them all."""
     if spec.kind == "sweep":
-        return [spec.low, spec.high, *spec.independent]
-    return [spec.base] if spec.kind == "rl" else list(spec.checkpoints)
+        return [spec.low, spec.high, *(labelled(e)[0] for e in spec.independent)]
+    return [spec.base] if spec.kind == "rl" else [labelled(e)[0] for e in spec.checkpoints]
+
+
+def labelled(entry: str) -> tuple[str, str | None]:
+    """An extra checkpoint as a spec names it: "R_2=runs/r2" is the folder runs/r2 labelled R_2 (its
+    reward, so the pages and the recovery statistic name it by what trained it); a bare folder keeps
+    its folder name."""
+    label, sep, path = entry.partition("=")
+    return (path, label) if sep and label and path and "/" not in label else (entry, None)
 
 
 def same_checkpoint(a: str, b: str) -> bool:
@@ -121,7 +129,8 @@ class SweepSpec(JobSpec):
     """A sweep between identical endpoints shows one model at every α, so it is refused unless asked
     for (the lab's CI-sized smoke build, whose RL runs may leave the weights where SFT put them)."""
     independent: list[str] = Field([], title="Independent checkpoints", json_schema_extra={"form": False})
-    """Independently trained checkpoint evaluated alongside and overlaid on the frontier; repeatable."""
+    """Independently trained checkpoint evaluated alongside and overlaid on the frontier, as FOLDER or LABEL=FOLDER
+    (e.g. R_2=runs/r2: its reward); repeatable."""
 
     @model_validator(mode="before")
     @classmethod
@@ -156,4 +165,5 @@ class EvalSpec(JobSpec):
 
     kind: Literal["eval"] = Field("eval", json_schema_extra=HIDDEN)
     checkpoints: list[str] = Field(min_length=1, title="Checkpoint folders", json_schema_extra={"cli": "--checkpoint"})
-    """Checkpoint folders to evaluate; repeatable (one per line in the form)."""
+    """Checkpoint folders to evaluate, as FOLDER or LABEL=FOLDER (e.g. R_4=runs/r4); repeatable (one per line in
+    the form)."""
