@@ -224,10 +224,12 @@ def _cross_fitted_gains(o, named, candidates, ks, greedy: bool, splits: int, W, 
                 pools[name] = _pool_values(score, idx, ks)  # split × problem × k
         for j in range(len(ks)):
             chosen = _weighted(weights, 1.0 - choose[..., j + 1][:, candidates])  # replicate × split × candidate
-            best = np.argmax(np.round(chosen, 12), axis=-1)[..., None]
-            base = np.take_along_axis(_weighted(weights, 1.0 - score[..., j + 1][:, candidates]), best, axis=-1)
+            best = np.argmax(np.round(chosen, 12), axis=-1)
+            # only the chosen single is scored: its per-problem values, gathered (replicate × split × problem)
+            single = (1.0 - score[..., j + 1][:, candidates])[np.arange(splits), best]
+            base = np.einsum("rp,rsp->rs", weights, single)
             for name, pool in pools.items():
-                total[name][:, j] += (weights @ pool[:, :, j].T - base[..., 0]).mean(axis=1) / 2
+                total[name][:, j] += (weights @ pool[:, :, j].T - base).mean(axis=1) / 2
     return total
 
 
