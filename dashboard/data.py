@@ -144,32 +144,6 @@ def optimization_tiers(exp: str, difficulty, platform, setting) -> pl.DataFrame:
     return optimization_by_tier(tiers)
 
 
-@st.cache_data(ttl=30, show_spinner=False)
-def format_causes(exp: str, difficulty, platform, setting, averaging: str) -> pl.DataFrame:
-    """Format failures by cause and completion length per checkpoint (analysis.frontier.format_causes), labelled."""
-    from backend.analysis.frontier import format_causes as by_cause
-
-    o = outcomes(exp, difficulty, platform, setting)
-    frame = by_cause(_store(db_path()).format_causes(exp, difficulty=difficulty, platform=platform, setting=setting),
-                     averaging)  # fmt: skip
-    order = pl.DataFrame({"checkpoint_id": o.checkpoints, "label": o.labels, "alpha": o.alphas})
-    return order.join(frame, on="checkpoint_id", how="left").drop("checkpoint_id")
-
-
-@st.cache_data(show_spinner="Measuring how far independent checkpoints lie from the interpolation…")
-def recovery(exp: str, difficulty, platform, setting) -> list[dict]:
-    from backend.analysis.recovery import recovery as measure
-
-    return measure(outcomes(exp, difficulty, platform, setting))
-
-
-@st.cache_data(show_spinner="Testing the trend along α…")
-def trend(exp: str, difficulty, platform, setting) -> dict:
-    from backend.analysis.trend import trend as test
-
-    return test(outcomes(exp, difficulty, platform, setting))
-
-
 @st.cache_data(ttl=30, show_spinner="Checking the paper's four findings…")
 def findings(exp: str) -> list[dict]:
     """The four findings (backend/analysis/findings.py) of one experiment, unfiltered."""
@@ -273,16 +247,6 @@ def job_specs(experiment_ids: list[str]) -> dict[str, dict]:
 def _job_specs(path: str) -> dict[str, dict]:
     # a spec never changes once stored: the Jobs page's 2 s poll then opens the database once, not twice
     return {e.id: e.spec for e in _store(path).select(Experiment)}
-
-
-def shares_seeds(exp: str) -> bool:
-    """Whether the experiment's checkpoints drew common seeds (sample k of problem i: the same
-    sampling noise at every checkpoint): its stored spec says so, as do sweeps and evals stored
-    before the option existed."""
-    from backend.sweep.spec import stored_spec
-
-    row = _store(db_path()).get(Experiment, exp)  # one row by key: cheap enough not to cache past a spec change
-    return bool(row and row.spec and stored_spec(row.kind, row.spec).get("common_seeds", False))
 
 
 def experiment_picker() -> str | None:

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from dashboard import data
+from dashboard import data, evidence
 from dashboard.exports import all_figures_zip, figure_downloads, samples_download, table_downloads
 from dashboard.paper_views import recovery_overlay, trend_bands
 from dashboard.plots import failure_scatter, outcome_fractions, solve_rate
@@ -33,12 +33,12 @@ figures = {
     "solve_rate": solve_rate(shown, experiment=label),
 }
 recovered = (
-    [] if others or averaging != "per_problem" else data.recovery(exp, f["difficulty"], f["platform"], f["setting"])
+    [] if others or averaging != "per_problem" else evidence.recovery(exp, f["difficulty"], f["platform"], f["setting"])
 )
 if recovered:  # the recovery statistic is per problem, then averaged: drawn where the scatter is too
     recovery_overlay(figures["frontier_scatter"], recovered)
 if not others:
-    figures["trend_bands"] = trend_bands(data.trend(exp, f["difficulty"], f["platform"], f["setting"]))
+    figures["trend_bands"] = trend_bands(evidence.trend(exp, f["difficulty"], f["platform"], f["setting"]))
 if others:
     st.caption("Overlaid: " + "; ".join(f"**{name}**" for name in shown) + ". Each experiment has its own colour.")
 for name, fig in figures.items():
@@ -64,7 +64,7 @@ if recovered:
     )
     st.dataframe(recovered, hide_index=True, width="stretch")
 if not others:
-    trend_result = data.trend(exp, f["difficulty"], f["platform"], f["setting"])
+    trend_result = evidence.trend(exp, f["difficulty"], f["platform"], f["setting"])
     st.caption(
         "Trend: least-squares slope of each failure share on α over the whole grid, with bootstrap CIs; the bands on "
         "its figure hold at every α at once (max-statistic bootstrap), where the per-α CIs above hold at each alone."
@@ -76,5 +76,5 @@ st.caption(
     "that do not compile (CE), or that hold no code; they add up to its format failures. Mean completion tokens."
 )
 st.dataframe(
-    data.format_causes(exp, f["difficulty"], f["platform"], f["setting"], averaging).to_pandas(), hide_index=True
+    evidence.format_causes(exp, f["difficulty"], f["platform"], f["setting"], averaging).to_pandas(), hide_index=True
 )

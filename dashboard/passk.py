@@ -5,7 +5,7 @@ import streamlit as st
 
 from backend.analysis.ensembles import unique_solves
 from backend.analysis.frame import default_passk_selection
-from dashboard import data, view
+from dashboard import data, evidence, view
 from dashboard.exports import figure_downloads, table_downloads
 from dashboard.plots import passk_curves as passk_figure
 
@@ -51,7 +51,7 @@ st.caption(
     "the other, halves swapped and averaged, so it is not flattered by its own choice; hence k stops below half "
     "the samples. 95% CIs over problems, the choice made again in every bootstrap replicate (docs/analysis.md)."
 )
-if data.shares_seeds(exp):
+if evidence.shares_seeds(exp):
     st.info(
         "This experiment's checkpoints drew **common seeds**: sample k of a problem used the same sampling noise at "
         "every checkpoint (it was stored before the `common_seeds` option existed, or launched with it). A pool's "
