@@ -41,3 +41,22 @@ def trend_bands(result: dict, title: str = "Failure shares along α, with simult
                                  line=dict(color=COLORS[cls])))  # fmt: skip
     fig.update_layout(title=title, xaxis_title="α", yaxis_title="share of samples", **LAYOUT)
     return fig
+
+
+def gain_curves(gains, title: str = "Gain over the best single at each k, with 95% CI bands") -> go.Figure:
+    """Each pool's cross-fitted gain over the best single (ensembles.gain_table) against k, its CI as a band."""
+    fig = go.Figure()
+    palette = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9"]
+    pools = [p for p in gains["pool"].unique(maintain_order=True) if p != "best single"]
+    for i, pool in enumerate(pools):
+        rows = gains.filter(gains["pool"] == pool).sort("k")
+        k, color = rows["k"].to_list(), palette[i % len(palette)]
+        fig.add_trace(go.Scatter(x=k + k[::-1], y=rows["gain_hi"].to_list() + rows["gain_lo"].to_list()[::-1],
+                                 fill="toself", fillcolor=_rgba(color, 0.15), line=dict(width=0), hoverinfo="skip",
+                                 name=f"{pool}: 95% CI", showlegend=False))  # fmt: skip
+        fig.add_trace(
+            go.Scatter(x=k, y=rows["gain"].to_list(), mode="lines+markers", name=pool, line=dict(color=color))
+        )
+    fig.add_hline(y=0, line=dict(color="#999999", width=1, dash="dash"))
+    fig.update_layout(title=title, xaxis_title="k (samples)", yaxis_title="pass@k − best single's pass@k", **LAYOUT)
+    return fig

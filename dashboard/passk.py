@@ -7,6 +7,7 @@ from backend.analysis.ensembles import unique_solves
 from backend.analysis.frame import default_passk_selection
 from dashboard import data, evidence, view
 from dashboard.exports import figure_downloads, table_downloads
+from dashboard.paper_views import gain_curves
 from dashboard.plots import passk_curves as passk_figure
 
 exp, f, o = data.page_header("pass@k and ensembles")
@@ -42,6 +43,7 @@ if len(curves):
 
 st.subheader("Gain over the best single checkpoint at each k (matched sample budget)")
 gains = data.gains(exp, f["difficulty"], f["platform"], f["setting"], tuple((k, tuple(v)) for k, v in pools.items()))
+st.plotly_chart(gain_curves(gains), width="stretch", key="gains")
 st.dataframe(gains.to_pandas(), hide_index=True, width="stretch")
 table_downloads(gains, "ensemble_gains")
 st.caption(

@@ -65,6 +65,7 @@ def test_pages_show_the_populated_database(populated, db_path, monkeypatch):
     names = traces(at)[0]
     assert {"m0", "m1"} <= set(names) and "pool: all interpolated" in names  # endpoints shown by default
     assert any("common seeds" in i.value for i in at.info)  # a spec stored without common_seeds drew them
+    assert {"all interpolated", "greedy"} <= set(traces(at)[1])  # the gain curves, one per pool with its band
     at = app(db_path, monkeypatch, "problem", {"exp": "exp-dash", "problem": "t/p0"})
     assert any(s.value == "Samples compared across α" for s in at.subheader)
     assert any(len(d.value) == 6 for d in at.dataframe)  # one row per checkpoint
