@@ -80,13 +80,20 @@ def _map_checkpoints(spec, fn):
         value = getattr(spec, name, None)
         if isinstance(value, str) and value:
             new = fn(value)
-        elif isinstance(value, list) and value:
-            new = [fn(v) for v in value]
+        elif isinstance(value, list) and value:  # extra checkpoints may be LABEL=REF: the label stays
+            new = [_keep_label(fn, v) for v in value]
         else:
             continue
         if new != value:
             update[name] = new
     return spec.model_copy(update=update) if update else spec
+
+
+def _keep_label(fn, entry: str) -> str:
+    from backend.sweep.spec import labelled
+
+    ref, label = labelled(entry)
+    return f"{label}={fn(ref)}" if label else fn(ref)
 
 
 def pin_checkpoints(spec):

@@ -226,19 +226,25 @@ class Store:
         difficulty: str | None = None,
         platform: str | None = None,
         setting: str | None = None,
+        opt_min_tier: int | None = None,
     ):
         """One row per (checkpoint, problem): sample counts per outcome class, with the
         checkpoint's α/kind/label and the problem's difficulty/platform/title (a Polars frame).
-        Sandbox errors are not the program's fault, so they count in no class and not in n."""
+        Sandbox errors are not the program's fault, so they count in no class and not in n.
+        opt_min_tier T: a time or memory failure first failing at tier < T counts as a correctness
+        failure (a program too slow on a tiny input is stuck, not inefficient at scale)."""
         import polars as pl
 
         filters, params, join_samples = self._evaluation_filters(experiment_id, difficulty, platform, setting)
+        tiny = f"e.outcome = 'optimization_failure' AND e.first_failing_tier < {int(opt_min_tier or 0)}"
         sql = f"""
             SELECT e.checkpoint_id, e.problem_id,
                    count(*)::INTEGER AS n,
                    count(*) FILTER (WHERE e.outcome = 'correct')::INTEGER AS correct,
-                   count(*) FILTER (WHERE e.outcome = 'optimization_failure')::INTEGER AS optimization_failure,
-                   count(*) FILTER (WHERE e.outcome = 'correctness_failure')::INTEGER AS correctness_failure,
+                   count(*) FILTER (WHERE e.outcome = 'optimization_failure' AND NOT coalesce({tiny}, false))::INTEGER
+                       AS optimization_failure,
+                   count(*) FILTER (WHERE e.outcome = 'correctness_failure' OR coalesce({tiny}, false))::INTEGER
+                       AS correctness_failure,
                    count(*) FILTER (WHERE e.outcome = 'format_failure')::INTEGER AS format_failure,
                    any_value(c.alpha) AS alpha, any_value(c.kind) AS kind,
                    any_value(coalesce(c.label, e.checkpoint_id)) AS label,
@@ -267,6 +273,33 @@ class Store:
             "LEFT JOIN samples s USING (experiment_id, checkpoint_id, problem_id, sample_idx)" if setting else ""
         )
         return filters, params, join_samples
+
+    def format_causes(self, experiment_id: str, *, difficulty=None, platform=None, setting=None):
+        """Per (checkpoint, problem): judged samples, format failures by cause — cut at the token
+        limit (finish_reason 'length'), else a program that does not compile (verdict CE), else no
+        code at all — and the completions' token counts (sum and number counted), as a Polars frame."""
+        import polars as pl
+
+        filters, params, _ = self._evaluation_filters(experiment_id, difficulty, platform, setting)
+        fmt = "e.outcome = 'format_failure'"
+        cut = f"{fmt} AND s.finish_reason = 'length'"
+        sql = f"""
+            SELECT e.checkpoint_id, e.problem_id, count(*)::INTEGER AS n,
+                   count(*) FILTER (WHERE {cut})::INTEGER AS truncated,
+                   count(*) FILTER (WHERE {fmt} AND NOT coalesce({cut}, false) AND e.verdict = 'CE')::INTEGER
+                       AS compile_error,
+                   count(*) FILTER (WHERE {fmt} AND NOT coalesce({cut}, false) AND e.verdict IS DISTINCT FROM 'CE')::INTEGER
+                       AS no_code,
+                   coalesce(sum(s.completion_tokens), 0)::BIGINT AS tokens,
+                   count(s.completion_tokens)::INTEGER AS with_tokens
+            FROM evaluations e
+            LEFT JOIN problems p ON p.id = e.problem_id
+            LEFT JOIN samples s USING (experiment_id, checkpoint_id, problem_id, sample_idx)
+            WHERE {" AND ".join(filters)}
+            GROUP BY e.checkpoint_id, e.problem_id
+        """  # fmt: skip
+        with self.connect(read_only=True) as con:
+            return pl.from_arrow(con.sql(sql, params=params).to_arrow_table())
 
     def optimization_tiers(self, experiment_id: str, *, difficulty=None, platform=None, setting=None):
         """Per checkpoint, its judged samples and its optimization failures by first failing tier

@@ -17,7 +17,7 @@ LossType = Literal["dapo", "grpo", "bnpo", "dr_grpo"]
 VllmMode = Literal["colocate", "server"]  # TRL's GRPOConfig.vllm_mode
 ImportSource = Literal["builtin", "lcb", "ccplus"]
 Averaging = Literal["per_problem", "per_sample"]
-Analysis = Literal["frontier", "churn", "passk", "ensembles", "findings"]
+Analysis = Literal["frontier", "churn", "passk", "ensembles", "findings", "recovery", "trend"]
 
 
 def choices(alias) -> tuple[str, ...]:

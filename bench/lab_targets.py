@@ -24,7 +24,7 @@
   a withheld set: n on it, the frontier's parts on the withheld and kept sets, and the
   difference-in-differences of the correctness-failure change between them;
 - and, printed, not targeted: for the endpoints' reason to differ, the share of brute-force-style
-  programs per α (backend/lab/styles.py); for the confusion's cause, the share of samples that
+  programs per α on the held-in problems (backend/lab/styles.py); for the confusion's cause, the share of samples that
   restate their own problem's title, and how often a sample is broken with the title right and
   with it wrong.
 
@@ -78,13 +78,12 @@ def report(store: Store, manifest: dict, rejudge: bool = False) -> None:
     sweep = manifest["sweep_experiment"]
     alphas = {c.id: c.alpha for c in store.select(Checkpoint)}
     evals = store.select(Evaluation, {"experiment_id": sweep})
-    brute = {
-        row["alpha"]: row["share"] for row in style_shares(store, sweep).filter(style="brute").iter_rows(named=True)
-    }
+    held_in = set(manifest["held_in"])
+    styles = style_shares(store, sweep, held_in).filter(style="brute")  # printed beside the held-in broken shares
+    brute = {row["alpha"]: row["share"] for row in styles.iter_rows(named=True)}
     print(
         f"lab build {manifest['fingerprint']}: {manifest['timings_s']['total'] / 60:.1f} min on {manifest['machine']}"
     )
-    held_in = set(manifest["held_in"])
     print("broken programs (CE, NameError, UnboundLocalError) per α on the held-in problems — target ≤ 15 % for α in "
           "[−0.5, 1.5]; held-out problems (never trained on) apart:")  # fmt: skip
     worst = 0.0

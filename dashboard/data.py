@@ -13,7 +13,7 @@ import polars as pl
 import streamlit as st
 
 from backend.analysis.churn import churn_stats, flipping_problems, order_problems
-from backend.analysis.ensembles import gain_ks, gain_table, greedy_pool, pool_bands, standard_pools
+from backend.analysis.ensembles import gain_table, greedy_pool, merged, pool_bands, pool_curve, standard_pools
 from backend.analysis.frame import SOLVED_AT, Outcomes, to_outcomes
 from backend.analysis.frontier import frontier_table
 from backend.errors import UserError
@@ -91,13 +91,18 @@ def frontier(exp: str, difficulty, platform, setting, averaging: str) -> pl.Data
     return frontier_table(outcomes(exp, difficulty, platform, setting), averaging)
 
 
+GREEDY = "greedy (max pass@max)"
+
+
 @st.cache_data(show_spinner="Choosing pools…")
 def passk_pools(exp: str, difficulty, platform, setting) -> dict[str, list[str]]:
-    """The standard pools (best single, all interpolated, + extrapolated) and the greedy one."""
+    """The best single at pass@max, the standard pools (all interpolated, + extrapolated) and the greedy
+    one (max pass@max), all of the sweep's own checkpoints: the curves the overlay draws per experiment."""
     o = outcomes(exp, difficulty, platform, setting)
-    pools = standard_pools(o, 1)
-    pools["greedy (max pass@max)"] = greedy_pool(o, gain_ks(o)[-1])
-    return pools
+    own = merged(o)
+    kmax = int(o.n[:, [o.checkpoints.index(c) for c in own]].min())
+    best = max(own, key=lambda c: pool_curve(o, [c], [kmax]).mean())
+    return {"best single": [best], **standard_pools(o), GREEDY: greedy_pool(o, kmax)}
 
 
 @st.cache_data(show_spinner="Computing pass@k bands…")
@@ -111,7 +116,9 @@ def passk_bands(
 
 @st.cache_data(show_spinner=False)
 def gains(exp: str, difficulty, platform, setting, pools) -> pl.DataFrame:
-    return gain_table(outcomes(exp, difficulty, platform, setting), dict(pools))
+    """Gains over the best single at every k; the greedy pool is chosen again on each half (gain_table)."""
+    fixed = {name: list(members) for name, members in pools if name not in (GREEDY, "best single")}
+    return gain_table(outcomes(exp, difficulty, platform, setting), fixed, greedy=True)
 
 
 @st.cache_data(show_spinner=False)
@@ -140,7 +147,7 @@ def optimization_tiers(exp: str, difficulty, platform, setting) -> pl.DataFrame:
 @st.cache_data(ttl=30, show_spinner="Checking the paper's four findings…")
 def findings(exp: str) -> list[dict]:
     """The four findings (backend/analysis/findings.py) of one experiment, unfiltered."""
-    from backend.lab.report import findings as compute
+    from backend.analysis.findings import findings as compute
 
     return compute(outcomes(exp, None, None, None))
 

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from backend.analysis.findings import findings_table
+from backend.analysis.findings_text import findings_table, overview_rows
 from backend.errors import UserError
 from backend.lab.styles import MATCH
 from dashboard import data
@@ -31,18 +31,19 @@ else:
 if not experiments.empty and (exp := data.experiment_picker()):
     st.subheader("The paper's four findings in this experiment")
     st.caption(
-        "Each finding has a criterion fixed in advance, a statistic with its CI over problems, and a verdict: shows, "
-        "does not show, or underpowered (the CI is wider than the effect the criterion needs). Churn and the ensemble "
-        "choose on one half of each cell's samples and measure on the other. docs/findings.md explains each test. "
-        "Pick another experiment in the sidebar."
+        "Each finding has a criterion fixed in advance, a statistic with its CI over problems, and a status: "
+        "**shows** (the criterion holds), **underpowered** (it does not, but the CI still reaches the effect the "
+        "criterion needs), **does not show** (the CI rules that effect out), or **not tested** (with the reason, e.g. "
+        "extrapolation is tested only where the frontier's direction holds). Churn and the ensemble choose on one half "
+        "of each cell's samples and measure on the other. docs/findings.md states every rule. Pick another experiment "
+        "in the sidebar."
     )
     try:
         rows = data.findings(exp)
     except UserError as err:
         st.info(f"Not checked: {err}")
     else:
-        st.dataframe([{k: r[k] for k in ("finding", "status", "statistic", "ci_low", "ci_high", "criterion")} for r in rows],
-                     hide_index=True, width="stretch")  # fmt: skip
+        st.dataframe(overview_rows(rows), hide_index=True, width="stretch")
         with st.expander("Every part of every finding"):
             st.markdown(findings_table(rows))
 

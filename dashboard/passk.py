@@ -5,8 +5,9 @@ import streamlit as st
 
 from backend.analysis.ensembles import unique_solves
 from backend.analysis.frame import default_passk_selection
-from dashboard import data, view
+from dashboard import data, evidence, view
 from dashboard.exports import figure_downloads, table_downloads
+from dashboard.paper_views import gain_curves
 from dashboard.plots import passk_curves as passk_figure
 
 exp, f, o = data.page_header("pass@k and ensembles")
@@ -40,14 +41,25 @@ if len(curves):
         "A pool spends k samples: ⌊k/M⌋ from each of its M members, the rest to random members."
     )
 
-st.subheader("Gain over the best single checkpoint (matched sample budget)")
+st.subheader("Gain over the best single checkpoint at each k (matched sample budget)")
 gains = data.gains(exp, f["difficulty"], f["platform"], f["setting"], tuple((k, tuple(v)) for k, v in pools.items()))
+st.plotly_chart(gain_curves(gains), width="stretch", key="gains")
 st.dataframe(gains.to_pandas(), hide_index=True, width="stretch")
 table_downloads(gains, "ensemble_gains")
 st.caption(
-    "⌊k/M⌋ samples from each of M members, the remainder to uniformly random members (exact expectation); "
-    "paired bootstrap 95% CIs over problems."
+    "⌊k/M⌋ samples from each of M members, the remainder to uniformly random members (exact expectation). "
+    "*baseline*: the sweep's checkpoint with the highest pass@k at that k. The gain is cross-fitted: the best "
+    "single (and the greedy pool) is chosen on one random half of each cell's samples and scored with the pool on "
+    "the other, halves swapped and averaged, so it is not flattered by its own choice; hence k stops below half "
+    "the samples. 95% CIs over problems, the choice made again in every bootstrap replicate (docs/analysis.md)."
 )
+if evidence.shares_seeds(exp):
+    st.info(
+        "This experiment's checkpoints drew **common seeds**: sample k of a problem used the same sampling noise at "
+        "every checkpoint (it was stored before the `common_seeds` option existed, or launched with it). A pool's "
+        "members therefore share seeds, their samples are more alike than independent draws, and a matched-budget "
+        "pool's pass@k and gain can read low. New sweeps draw disjoint seeds per checkpoint."
+    )
 st.subheader("Unique solves of extrapolated checkpoints")
 st.caption(
     f"Problems an extrapolated checkpoint solves and no interpolated one does ({data.solved_words(f['solved_at'])})."

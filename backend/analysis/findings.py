@@ -1,10 +1,10 @@
 """The paper's four findings (PAPER.md), checked on any experiment: pure functions of `Outcomes`.
 
-Each finding has a pre-set criterion, a statistic with a CI, and one of three verdicts: shows,
-does_not_show, or underpowered (the criterion was not met and the CI's half-width is larger than
-the effect the criterion needs, so a real effect of that size could have been missed). A finding
-made of several parts shows when every part shows; it does not show when some part clearly does
-not; otherwise it is underpowered. docs/findings.md explains each statistic.
+Each finding has a pre-set criterion, a statistic with a CI, and one of four statuses (`verdict`
+and `combine`, the rule docs/findings.md writes as one table): shows (the criterion holds),
+underpowered (it does not, but the CI still reaches the effect the criterion needs),
+does_not_show (the CI rules that effect out) and not_tested (with the reason: e.g. F2 is tested
+only where F1's direction holds). docs/findings.md explains each statistic.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from backend.analysis.resampling import fit_additive_logit, half_correct, null_d
 from backend.errors import UserError
 
 FINDINGS = ("frontier", "extrapolation", "churn", "ensemble")
-STATUSES = ("shows", "does_not_show", "underpowered")
+STATUSES = ("shows", "does_not_show", "underpowered", "not_tested")
 
 
 class FindingsSpec(BaseModel):
@@ -29,15 +29,18 @@ class FindingsSpec(BaseModel):
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
 
     margin: float = Field(0.10, gt=0, le=1, title="Equivalence margin")
-    """Solve rates (pass@1) within ±margin count as equal: 10 points is a difference a user would act on; smaller
-    differences need more problems than most sweeps have to be told apart from zero."""
+    """Solve rates (pass@1) within ±margin count as equal (and F2's extrapolated point as not worse when at most
+    margin below its endpoint): 10 points is a difference a user would act on; smaller differences need more
+    problems than most sweeps have to be told apart from zero."""
     equivalence_level: float = Field(0.90, gt=0, lt=1, title="Equivalence CI level")
-    """Flatness is shown when this CI of the difference lies inside ±margin; 90 % is the two one-sided 5 % tests."""
+    """Flatness is shown when this CI of the difference lies inside ±margin (the two one-sided 5 % tests at 90 %), and
+    non-inferiority when its lower bound is above −margin (one one-sided 5 % test)."""
     ci_level: float = Field(0.95, gt=0, lt=1, title="CI level")
     """Level of every other CI: a difference shows when this CI's lower bound is above 0."""
     min_effect: float = Field(0.02, gt=0, le=1, title="Smallest effect of interest")
-    """A share change or pass@k gain below 2 points is not worth reporting; a CI half-width above it means the run
-    could not have shown an effect of that size (underpowered)."""
+    """A share change or pass@k gain below 2 points is not worth reporting: a criterion "above 0" needs at least this
+    effect, so a CI that stops below it rules the effect out (does not show) and one that reaches it does not
+    (underpowered)."""
     replicates: int = Field(2000, ge=50, title="Bootstrap replicates")
     """Problems resampled with replacement, the same draw for both sides of every difference (paired)."""
     null_replicates: int = Field(500, ge=20, title="Null replicates (churn)")
@@ -67,6 +70,7 @@ class Part:
     ci_low: float | None
     ci_high: float | None
     criterion: str
+    reason: str = ""  # why a part is not_tested
 
 
 @dataclass
@@ -78,6 +82,7 @@ class Finding:
     ci_high: float | None
     criterion: str
     parts: list[Part] = field(default_factory=list)
+    reason: str = ""  # why a finding is not_tested
 
     def to_dict(self) -> dict:
         """JSON-ready: an undefined number (NaN, e.g. a share of zero failures) is None."""
@@ -90,6 +95,11 @@ def _no_nan(value):
     if isinstance(value, list):
         return [_no_nan(v) for v in value]
     return None if isinstance(value, float) and np.isnan(value) else value
+
+
+def findings(o: Outcomes, spec: FindingsSpec | None = None) -> list[dict]:
+    """The four findings as JSON-ready dicts: what `analyze findings`, the Overview and the lab report print."""
+    return [f.to_dict() for f in check_findings(o, spec)]
 
 
 def check_findings(o: Outcomes, spec: FindingsSpec | None = None) -> list[Finding]:
@@ -114,34 +124,46 @@ def _ci(reps: np.ndarray, level: float) -> tuple[float, float]:
     return float(np.nanpercentile(reps, tail)), float(np.nanpercentile(reps, 100 - tail))
 
 
+def verdict(met: bool, lo: float, hi: float, needed: tuple[float, float]) -> str:
+    """The one rule (docs/findings.md, "Statuses"): shows when the criterion is met; otherwise
+    underpowered while the CI [lo, hi] still reaches the region of effects the criterion needs,
+    `needed` = (low, high) — the data cannot rule that effect out — and does_not_show once it
+    does not. Where the criterion is "CI above no effect", a CI that misses it contains no effect,
+    so underpowered is then exactly "the CI holds both no effect and the needed effect"."""
+    if met:
+        return "shows"
+    return "underpowered" if lo < needed[1] and hi > needed[0] else "does_not_show"
+
+
 def above_zero(name: str, point: float, reps: np.ndarray, spec: FindingsSpec, criterion: str) -> Part:
-    """Shows when the CI's lower bound is above 0; underpowered when its half-width exceeds min_effect."""
+    """Shows when the CI's lower bound is above 0; the effect it needs is more than min_effect."""
     lo, hi = _ci(reps, spec.ci_level)
-    status = "shows" if lo > 0 else "underpowered" if (hi - lo) / 2 > spec.min_effect else "does_not_show"
+    status = verdict(lo > 0, lo, hi, (spec.min_effect, np.inf))
     return Part(name, status, float(point), lo, hi, f"{criterion}: {spec.ci_level:.0%} CI lower bound > 0")
 
 
 def equivalent(name: str, point: float, reps: np.ndarray, spec: FindingsSpec) -> Part:
-    """Equivalence: the CI lies inside ±margin. A CI wider than the band cannot, whatever the data."""
+    """Equivalence: shows when the CI lies inside ±margin; the effect it needs is any difference inside it."""
     lo, hi = _ci(reps, spec.equivalence_level)
-    if -spec.margin < lo and hi < spec.margin:
-        status = "shows"
-    else:
-        status = "underpowered" if (hi - lo) / 2 > spec.margin else "does_not_show"
+    status = verdict(-spec.margin < lo and hi < spec.margin, lo, hi, (-spec.margin, spec.margin))
     return Part(name, status, float(point), lo, hi, f"{spec.equivalence_level:.0%} CI inside ±{spec.margin:g}")
 
 
+def non_inferior(name: str, point: float, reps: np.ndarray, spec: FindingsSpec) -> Part:
+    """Non-inferiority: shows when the CI's lower bound is above −margin (better is never a failure)."""
+    lo, hi = _ci(reps, spec.equivalence_level)
+    status = verdict(lo > -spec.margin, lo, hi, (-spec.margin, np.inf))
+    return Part(name, status, float(point), lo, hi, f"{spec.equivalence_level:.0%} CI lower bound > −{spec.margin:g}")
+
+
 def combine(name: str, parts: list[Part], criterion: str) -> Finding:
-    """Every part shows: shows. Some part clearly does not: does_not_show. Else underpowered.
-    The headline numbers are those of the part that decided."""
+    """Every part shows: shows. Else the first of does_not_show, underpowered, not_tested that some
+    part has: a finding is shown only when all of it is. The headline numbers are those of the
+    part that decided."""
     statuses = [p.status for p in parts]
-    if all(s == "shows" for s in statuses):
-        status, lead = "shows", parts[0]
-    elif "does_not_show" in statuses:
-        status, lead = "does_not_show", parts[statuses.index("does_not_show")]
-    else:
-        status, lead = "underpowered", parts[statuses.index("underpowered")]
-    return Finding(name, status, lead.statistic, lead.ci_low, lead.ci_high, criterion, parts)
+    status = next((s for s in ("does_not_show", "underpowered", "not_tested") if s in statuses), "shows")
+    lead = parts[statuses.index(status)] if status != "shows" else parts[0]
+    return Finding(name, status, lead.statistic, lead.ci_low, lead.ci_high, criterion, parts, lead.reason)
 
 
 # -- F1, F2: class shares at the endpoints and beyond ------------------------------------------
@@ -198,13 +220,14 @@ def check_extrapolation(o: Outcomes, spec: FindingsSpec, f1: Finding | None = No
     f1 = f1 or check_frontier(o, spec)
     criterion = (
         "beyond each endpoint the optimization share of failures, opt/(opt+corr), is more extreme than at it "
-        f"({spec.ci_level:.0%} CI > 0) and the solve rate stays within ±{spec.margin:g} of that endpoint"
+        f"({spec.ci_level:.0%} CI > 0) and the solve rate there is not worse than that endpoint's by more than "
+        f"{spec.margin:g} ({spec.equivalence_level:.0%} CI lower bound > −{spec.margin:g})"
     )
     direction = f1.parts[:2]
     if not all(p.status == "shows" for p in direction):
-        status = "does_not_show" if any(p.status == "does_not_show" for p in direction) else "underpowered"
-        return Finding("extrapolation", status, None, None, None, "not tested: F1's direction does not hold here; "
-                       + criterion)  # fmt: skip
+        failed = "; ".join(f"{p.name}: {p.status.replace('_', ' ')}" for p in direction if p.status != "shows")
+        reason = f"F1's direction does not hold here ({failed}), so there is no frontier to extend"
+        return Finding("extrapolation", "not_tested", None, None, None, criterion, [], reason)
     s = _shares(o, bootstrap_weights(len(o.problems), spec.replicates, spec.seed))
     below = _beyond(o, spec.extrapolation_alphas[0], below=True)
     above = _beyond(o, spec.extrapolation_alphas[1], below=False)
@@ -212,14 +235,15 @@ def check_extrapolation(o: Outcomes, spec: FindingsSpec, f1: Finding | None = No
     for side, endpoint, name in ((below, low, "α=0"), (above, high, "α=1")):
         if side is None:
             side_name = "α < 0" if endpoint == low else "α > 1"
-            parts.append(Part(f"no checkpoint at {side_name}", "underpowered", None, None, None, "sweep beyond "
-                              f"{name} to test extrapolation"))  # fmt: skip
+            parts.append(Part(f"no checkpoint at {side_name}", "not_tested", None, None, None, criterion,
+                              f"no checkpoint beyond {name}: sweep there to test extrapolation"))  # fmt: skip
             continue
         a = f"α={o.alphas[side]:g}"
         toward, away = (side, endpoint) if endpoint == low else (endpoint, side)
         parts.append(above_zero(f"opt share more extreme at {a} than at {name}", *_diff(s["opt_share"], toward, away),
                                 spec, f"opt_share({o.alphas[toward]:g}) − opt_share({o.alphas[away]:g})"))  # fmt: skip
-        parts.append(equivalent(f"solve rate at {a} within margin of {name}", *_diff(s["solve"], side, endpoint), spec))
+        parts.append(non_inferior(f"solve rate at {a} not worse than at {name}", *_diff(s["solve"], side, endpoint),
+                                  spec))  # fmt: skip
     return combine("extrapolation", parts, criterion)
 
 
@@ -293,7 +317,7 @@ def check_churn(o: Outcomes, spec: FindingsSpec) -> Finding:
     W = bootstrap_weights(len(o.problems), spec.replicates, spec.seed + 1)
     lo, hi = _ci(W @ per_problem - centre, spec.ci_level)
     excess = float(per_problem.sum() - centre)
-    status = "shows" if excess > needed else "underpowered" if (hi - lo) / 2 > needed else "does_not_show"
+    status = verdict(excess > needed, lo, hi, (needed, np.inf))
     criterion = (
         f"problems solved (≥ {spec.solved_at:.0%} of samples) by some α but not by the best single, both measured on "
         f"the half of the samples the best was not chosen on, minus the mean under a no-churn model "
@@ -310,8 +334,8 @@ def check_ensemble(o: Outcomes, spec: FindingsSpec) -> Finding:
     h = _halves(o, spec.splits, np.random.default_rng(spec.seed))
     k = int(spec.ensemble_k_fraction * int(h.n_b.min()))
     if k < 1:
-        return Finding("ensemble", "underpowered", None, None, None, "too few samples per cell for pass@k below the "
-                       "measuring half's size; sample more")  # fmt: skip
+        return Finding("ensemble", "not_tested", None, None, None, "a matched-budget pool beats the best single",
+                       [], "too few samples per cell for a pass@k below the measuring half's size; sample more")  # fmt: skip
     best, pass1 = _choose(h.n_a, h.c_a, o.alphas, spec.solved_at)
     gain = np.zeros(len(o.problems))
     sizes = []
@@ -330,27 +354,3 @@ def check_ensemble(o: Outcomes, spec: FindingsSpec) -> Finding:
     )
     part = above_zero("pool − best single", float(gain.mean()), W @ gain, spec, criterion)
     return Finding("ensemble", part.status, part.statistic, part.ci_low, part.ci_high, part.criterion, [part])
-
-
-# -- presentation ------------------------------------------------------------------------------
-
-
-def findings_table(rows: list[dict]) -> str:
-    """Markdown of Finding.to_dict() rows: one line per finding, then its parts."""
-    lines = ["| finding | status | statistic | CI | criterion |", "|---|---|---|---|---|"]
-    for r in rows:
-        lines.append(
-            f"| **{r['finding']}** | **{r['status']}** | {_num(r['statistic'])} | {_ci_text(r)} | {r['criterion']} |"
-        )
-        if len(r["parts"]) > 1:
-            lines += [f"| ↳ {p['name']} | {p['status']} | {_num(p['statistic'])} | {_ci_text(p)} | {p['criterion']} |"
-                      for p in r["parts"]]  # fmt: skip
-    return "\n".join(lines)
-
-
-def _num(v: float | None) -> str:
-    return "–" if v is None else f"{v:+.3f}"
-
-
-def _ci_text(r: dict) -> str:
-    return "–" if r["ci_low"] is None else f"[{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]"

@@ -63,3 +63,23 @@ def optimization_by_tier(tiers: pl.DataFrame) -> pl.DataFrame:
     shares = [(pl.col(c) / pl.col("n")).alias(c.replace("tier_", "tier ")) for c in columns]
     out = tiers.select("label", "alpha", "n", *shares)
     return out.drop("tier other") if out["tier other"].sum() == 0 else out
+
+
+FORMAT_CAUSES = ("truncated", "compile_error", "no_code")
+
+
+def format_causes(causes: pl.DataFrame, averaging: str = "per_problem") -> pl.DataFrame:
+    """Store.format_causes per checkpoint: the share of its judged samples that are format
+    failures cut at the token limit, that do not compile, and that hold no code (the three add up
+    to its format_failure share), and the mean completion length in tokens. Averaged like the
+    frontier table: per_problem, each problem's fraction (mean length) then the mean over problems;
+    per_sample, pooled."""
+    if averaging == "per_sample":
+        summed = causes.group_by("checkpoint_id").agg(pl.col("n", *FORMAT_CAUSES, "tokens", "with_tokens").sum())
+        return summed.select("checkpoint_id", *[(pl.col(c) / pl.col("n")).alias(f"format_{c}") for c in FORMAT_CAUSES],
+                             (pl.col("tokens") / pl.col("with_tokens")).alias("completion_tokens_mean"))  # fmt: skip
+    per_problem = causes.select(
+        "checkpoint_id", *[(pl.col(c) / pl.col("n")).alias(f"format_{c}") for c in FORMAT_CAUSES],
+        (pl.col("tokens") / pl.col("with_tokens")).alias("completion_tokens_mean"),
+    )  # fmt: skip
+    return per_problem.group_by("checkpoint_id").agg(pl.all().exclude("checkpoint_id").mean())

@@ -15,15 +15,15 @@ from backend.errors import UserError
 
 
 def miss_ratio_table(n: np.ndarray, c: np.ndarray, kmax: int) -> np.ndarray:
-    """R[p, k] = C(n_p − c_p, k) / C(n_p, k) for k = 0…kmax (R[:, 0] = 1); NaN where k > n_p."""
-    n = np.asarray(n, dtype=np.float64)[:, None]
-    c = np.asarray(c, dtype=np.float64)[:, None]
-    j = np.arange(kmax, dtype=np.float64)[None, :]
+    """R[..., k] = C(n − c, k) / C(n, k) for k = 0…kmax (R[..., 0] = 1), one row per cell of n and c
+    (any shape, e.g. problems, or splits × checkpoints × problems); NaN where k > n."""
+    n = np.asarray(n, dtype=np.float64)[..., None]
+    c = np.asarray(c, dtype=np.float64)[..., None]
+    j = np.arange(kmax, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         factors = np.clip((n - c - j) / (n - j), 0.0, 1.0)
-    table = np.ones((n.shape[0], kmax + 1))
-    table[:, 1:] = np.cumprod(factors, axis=1)
-    table[:, 1:][j.repeat(n.shape[0], 0) >= n] = np.nan  # fewer than k samples: undefined
+    table = np.ones((*n.shape[:-1], kmax + 1))
+    table[..., 1:] = np.where(j >= n, np.nan, np.cumprod(factors, axis=-1))  # fewer than k samples: undefined
     return table
 
 
@@ -45,26 +45,27 @@ def expected_miss(tables: list[np.ndarray], k: int) -> np.ndarray:
     each, and the r = k mod M remaining samples go to r members chosen uniformly at random (not
     to the first ones, which would make pass@1 of a pool the pass@1 of one arbitrary member).
 
-    tables[m][p, j] = C(n−c, j)/C(n, j) for member m (miss_ratio_table). The expectation over the
+    tables[m][..., p, j] = C(n−c, j)/C(n, j) for member m (miss_ratio_table; any leading axes, e.g.
+    half-splits, are carried through). The expectation over the
     C(M, r) choices is exact: with a_m = T_m[b] and d_m = T_m[b+1], it is the t^r coefficient of
     Π_m (a_m + d_m·t), divided by C(M, r), built member by member (O(M·r) per problem)."""
     members = len(tables)
     if members < 1:
         raise UserError("an ensemble needs at least one member")
     base, r = divmod(k, members)
-    poly = np.zeros((tables[0].shape[0], r + 1))
-    poly[:, 0] = 1.0
+    poly = np.zeros((*tables[0].shape[:-1], r + 1))
+    poly[..., 0] = 1.0
     for t in tables:
-        if base + (r > 0) >= t.shape[1] or np.isnan(t[:, base + (r > 0)]).any():
+        if base + (r > 0) >= t.shape[-1] or np.isnan(t[..., base + (r > 0)]).any():
             raise UserError(
                 f"pass@{k} over {members} members needs {base + (r > 0)} samples per member; some have fewer"
             )
-        a, d = t[:, base], t[:, base + 1] if r else None
-        shifted = poly * a[:, None]
+        a, d = t[..., base], t[..., base + 1] if r else None
+        shifted = poly * a[..., None]
         if r:
-            shifted[:, 1:] += poly[:, :-1] * d[:, None]
+            shifted[..., 1:] += poly[..., :-1] * d[..., None]
         poly = shifted
-    return poly[:, r] / math.comb(members, r)
+    return poly[..., r] / math.comb(members, r)
 
 
 def ensemble_pass_at_k(n: np.ndarray, c: np.ndarray, k: int) -> np.ndarray:

@@ -80,12 +80,13 @@ def power_table(effect: dict[str, dict[str, float]], null: dict[str, dict[str, f
     """Markdown: per finding, the share of simulated sweeps in each status with the effect, and
     the share that shows with no effect (the false-positive rate)."""
     lines = [
-        "| finding | power (shows) | does not show | underpowered | shows with no effect |",
-        "|---|---|---|---|---|",
+        "| finding | power (shows) | does not show | underpowered | not tested | shows with no effect |",
+        "|---|---|---|---|---|---|",
     ]
     for f in FINDINGS:
         e = effect[f]
         lines.append(
-            f"| {f} | {e['shows']:.2f} | {e['does_not_show']:.2f} | {e['underpowered']:.2f} | {null[f]['shows']:.2f} |"
+            f"| {f} | {e['shows']:.2f} | {e['does_not_show']:.2f} | {e['underpowered']:.2f} | {e['not_tested']:.2f} "
+            f"| {null[f]['shows']:.2f} |"
         )
     return "\n".join(lines)

@@ -23,7 +23,12 @@ class AnalysisSpec(DifficultyChoice, PlatformChoice):
     per_sample pools every sample."""
     threshold: float = Field(SOLVED_AT, gt=0, le=1, title="Solved = pass rate at least")
     """A checkpoint solves a problem when at least this share of its samples is correct (churn,
-    unique solves); 0.5: most samples, so one lucky sample is pass@k's business, not a solve."""
+    unique solves, findings); 0.5: most samples, so one lucky sample is pass@k's business, not a solve."""
+    opt_min_tier: int | None = Field(None, ge=1, le=7, title="Optimization failures from tier",
+                                     json_schema_extra={"none": "every time or memory failure"})  # fmt: skip
+    """A time or memory failure whose first failing test is of a tier below this (tier k: input shorter than 10^k
+    characters) counts as a correctness failure in every number: a program too slow on a 60-character input
+    loops or is wrong, not inefficient at scale; none: every TLE/MLE is an optimization failure."""
     pool: list[str] = Field([], title="Custom pools")
     """ensembles: a custom pool as comma-separated checkpoint ids; repeatable."""
 

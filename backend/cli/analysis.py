@@ -25,12 +25,17 @@ ANALYSIS = inspect.Parameter(
 
 @spec_command(AnalysisSpec, ANALYSIS, AS_JSON, AS_CSV, DB)
 def analyze_command(spec: AnalysisSpec, what: str, as_json: bool, as_csv: bool, db) -> None:
-    """Frontier table, churn, pass@k curves, matched-budget ensembles or the paper's four findings of one experiment."""
+    """Frontier table, churn, pass@k curves, matched-budget ensembles, the paper's four findings, the recovery of
+    independent checkpoints or the failure shares' trend along α, of one experiment."""
     # numpy and polars load here, not with the module: `--help` answers at once (tests/test_cli_startup.py)
+    import polars as pl
+
     from backend.analysis.churn import churn_stats, solve_matrix
     from backend.analysis.ensembles import passk_curves
     from backend.analysis.frame import to_outcomes
-    from backend.analysis.frontier import frontier_table
+    from backend.analysis.frontier import format_causes, frontier_table
+    from backend.analysis.recovery import recovery
+    from backend.analysis.trend import trend
 
     if what not in WHAT:
         raise UserError(f"unknown analysis {what!r}; choose one of {', '.join(WHAT)}")
@@ -39,21 +44,29 @@ def analyze_command(spec: AnalysisSpec, what: str, as_json: bool, as_csv: bool, 
         raise UserError(
             f"no experiment {spec.experiment!r} in {store.path}; `python -m backend db info` counts what is there"
         )
-    counts = store.outcome_counts(spec.experiment, difficulty=spec.difficulty, platform=spec.platform,
-                                  setting=spec.setting)  # fmt: skip
-    o = to_outcomes(counts)
+    where = {"difficulty": spec.difficulty, "platform": spec.platform, "setting": spec.setting}
+    o = to_outcomes(store.outcome_counts(spec.experiment, **where, opt_min_tier=spec.opt_min_tier))
     if what == "findings":
-        from backend.analysis.findings import findings_table
-        from backend.lab.report import findings
+        from backend.analysis.findings import FindingsSpec, findings
+        from backend.analysis.findings_text import findings_table
 
-        rows = findings(o)
+        rows = findings(o, FindingsSpec(solved_at=spec.threshold))
         typer.echo(json.dumps(rows) if as_json else findings_table(rows))
     elif what == "frontier":
-        table = frontier_table(o, spec.averaging)
+        causes = format_causes(store.format_causes(spec.experiment, **where), spec.averaging)
+        table = frontier_table(o, spec.averaging).join(causes, on="checkpoint_id", how="left")
+        table = table.with_columns(pl.lit(spec.opt_min_tier, pl.Int64).alias("opt_min_tier"))  # the rule used
         if not (as_json or as_csv):  # the terminal gets the headline columns; --json/--csv get all
             table = table.select("label", "alpha", "point_kind", "correct", "optimization_failure", "correctness_failure",
                                  "format_failure", "solve_rate", "solve_rate_lo", "solve_rate_hi")  # fmt: skip
         _emit(table, as_json, as_csv)
+    elif what == "recovery":
+        _emit(pl.DataFrame(recovery(o)), as_json, as_csv)
+    elif what == "trend":
+        result = trend(o)
+        typer.echo(
+            json.dumps(result) if as_json else f"{pl.DataFrame(result['slopes'])}\n{pl.DataFrame(result['bands'])}"
+        )
     elif what == "passk":
         _emit(passk_curves(o), as_json, as_csv)
     elif what == "churn":
@@ -67,23 +80,26 @@ def analyze_command(spec: AnalysisSpec, what: str, as_json: bool, as_csv: bool, 
 
 
 def _ensembles(o, spec: AnalysisSpec, as_json: bool, as_csv: bool) -> None:
-    from backend.analysis.ensembles import gain_ks, gain_table, greedy_pool, standard_pools, unique_solves
+    import polars as pl
 
-    pools = standard_pools(o, 1)
-    pools["greedy"] = greedy_pool(o, gain_ks(o)[-1])
+    from backend.analysis.ensembles import gain_table, greedy_pool, headline_ks, standard_pools, unique_solves
+
+    pools = standard_pools(o)
     for i, members in enumerate(spec.pool):
         ids = [m.strip() for m in members.split(",") if m.strip()]
         unknown = [m for m in ids if m not in o.checkpoints]
         if unknown:
             raise UserError(f"--pool names {unknown[0]!r}, which this experiment has not evaluated")
         pools[f"custom {i + 1}"] = ids
-    table = gain_table(o, pools)
+    table = gain_table(o, pools, greedy=True)
+    kmax = int(table["k"].max())
+    pools["greedy"] = greedy_pool(o, kmax)  # the members the greedy rows' pass@k is of (its gain re-chooses per half)
     if as_json:
         typer.echo(
             json.dumps({"gains": table.to_dicts(), "pools": pools, "unique_solves": unique_solves(o, spec.threshold)})
         )
-    else:
-        _emit(table, False, as_csv)
+    else:  # every k to --json/--csv; the terminal gets k ∈ {1, 10, 100, max}
+        _emit(table if as_csv else table.filter(pl.col("k").is_in(headline_ks(kmax))), False, as_csv)
 
 
 def _emit(frame, as_json: bool, as_csv: bool) -> None:

@@ -76,8 +76,10 @@ def lab_report(
     db: DbOption = None,
 ) -> None:
     """Whether each of the paper's four findings shows in a sweep, with bootstrap CIs."""
+    from backend.analysis.findings import findings
+    from backend.analysis.findings_text import findings_table
     from backend.analysis.frame import to_outcomes
-    from backend.lab.report import findings, findings_by_subset, to_markdown
+    from backend.lab.report import findings_by_subset
 
     manifest = _manifest(source) if experiment is None or subset else {}
     experiment = experiment or manifest["sweep_experiment"]
@@ -91,7 +93,7 @@ def lab_report(
             raise UserError(f"the sweep {experiment} evaluated none of the {subset} problems")
     else:
         rows = findings(to_outcomes(counts))
-    typer.echo(json.dumps(rows, indent=1) if as_json else to_markdown(rows))
+    typer.echo(json.dumps(rows, indent=1) if as_json else findings_table(rows))
 
 
 def _manifest(source: Path) -> dict:

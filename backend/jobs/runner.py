@@ -27,7 +27,7 @@ import psutil
 from backend.errors import UserError
 from backend.records import Experiment, Job
 from backend.rl.spec import RLSpec
-from backend.sweep.spec import EvalSpec, SweepSpec, driver_paths, job_folders, validate_spec
+from backend.sweep.spec import EvalSpec, SweepSpec, driver_paths, job_folders, stored_spec, validate_spec
 
 if TYPE_CHECKING:  # duckdb and pyarrow load with the first store a command opens, not with `sweep --help`
     from backend.store import Store
@@ -128,7 +128,7 @@ def run_job_here(store: Store, job_id: str) -> None:
     hf_logging.disable_progress_bar()  # "Loading weights" bars would fill the job's log; its own progress is in the store
     job = get_job(store, job_id)
     exp = store.get(Experiment, job.experiment_id)
-    spec = validate_spec(SPECS[job.kind], exp.spec)
+    spec = validate_spec(SPECS[job.kind], stored_spec(job.kind, exp.spec))
     store.update(Job, (job_id,), status="running", pid=os.getpid(), error=None)
     store.update(Experiment, (exp.id,), status="running")
     print(f"[{dt.datetime.now():%H:%M:%S}] job {job_id} started (pid {os.getpid()})", flush=True)

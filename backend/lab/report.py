@@ -6,17 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from backend.analysis.findings import FindingsSpec, check_findings, findings_table
-from backend.analysis.frame import Outcomes
-
-
-def findings(o: Outcomes, seed: int = 0) -> list[dict]:
-    """The four findings as JSON-ready dicts (finding, status, statistic, ci_low, ci_high, criterion, parts)."""
-    return [f.to_dict() for f in check_findings(o, FindingsSpec(seed=seed))]
-
-
-def to_markdown(rows: list[dict]) -> str:
-    return findings_table(rows)
+from backend.analysis.findings import FindingsSpec, findings
+from backend.analysis.findings_text import findings_table
 
 
 def subsets(manifest: dict) -> dict[str, list[str]]:
@@ -41,13 +32,13 @@ def findings_by_subset(counts, sets: dict[str, list[str]], seed: int = 0) -> dic
     for name, ids in sets.items():
         mine = counts.filter(pl.col("problem_id").is_in(ids))
         if not mine.is_empty():
-            out[name] = findings(to_outcomes(mine), seed)
+            out[name] = findings(to_outcomes(mine), FindingsSpec(seed=seed))
     return out
 
 
 def subsets_markdown(report: dict[str, list[dict]], sets: dict[str, list[str]]) -> str:
     return "\n\n".join(
-        f"### {name} ({len(sets[name])} problems)\n\n{to_markdown(rows)}" for name, rows in report.items()
+        f"### {name} ({len(sets[name])} problems)\n\n{findings_table(rows)}" for name, rows in report.items()
     )
 
 

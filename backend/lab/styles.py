@@ -73,17 +73,19 @@ def sft_sources(problem_id: str) -> dict[str, list[str]]:
     return get(problem_id.split("/", 1)[1]).programs()
 
 
-def style_shares(store, experiment: str):
+def style_shares(store, experiment: str, problems: set[str] | None = None):
     """Per checkpoint on the α axis, the share of its samples in each style: a polars frame with
-    label, alpha, style, share (the Overview's chart, and bench/lab_targets.py's figures)."""
+    label, alpha, style, share (the Overview's chart, and bench/lab_targets.py's figures); with
+    `problems`, on those problems only (the held-in ones, where a figure says so)."""
     import polars as pl
 
     from backend.records import Checkpoint
 
     points = {c.id: c for c in store.select(Checkpoint) if c.alpha is not None}
     counts: dict[str, dict[str, int]] = {}
-    for (checkpoint, _, _), style in sample_styles(store, experiment, set(points)).items():
-        counts.setdefault(checkpoint, dict.fromkeys(STYLES, 0))[style] += 1
+    for (checkpoint, problem, _), style in sample_styles(store, experiment, set(points)).items():
+        if problems is None or problem in problems:
+            counts.setdefault(checkpoint, dict.fromkeys(STYLES, 0))[style] += 1
     rows = [{"label": points[c].label, "alpha": points[c].alpha, "style": style, "share": n / sum(by.values())}
             for c, by in counts.items() for style, n in by.items()]  # fmt: skip
     schema = {"label": pl.String, "alpha": pl.Float64, "style": pl.String, "share": pl.Float64}

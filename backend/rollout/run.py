@@ -134,11 +134,15 @@ class Batch:
     place: int  # the first problem's place: its seeds start at S + place·n
 
 
-def missing_batches(store: Store, exp: str, checkpoint_id: str, problems: list[Problem], n: int) -> list[Batch]:
+def missing_batches(
+    store: Store, exp: str, checkpoint_id: str, problems: list[Problem], n: int, block: int = 0
+) -> list[Batch]:
     """The problems still missing samples, in batches of at most PROBLEMS_PER_BATCH, each split
     where a finished problem leaves a gap. Seeds follow the problem's place in `problems`, not in
-    the batch: problem i's samples take S + i·n … S + i·n + n − 1 whichever batch it lands in and
-    wherever that batch runs, so a run reuses no seed and a resumed run draws what the first drew."""
+    the batch: problem i's samples take S + (block + i)·n … S + (block + i)·n + n − 1 whichever
+    batch it lands in and wherever that batch runs, so a run reuses no seed and a resumed run draws
+    what the first drew. `block` sets a checkpoint of a multi-checkpoint job apart (checkpoint c:
+    c·P, P problems), so that no two samples of the experiment share sampling noise."""
     done = store.sample_keys(exp, checkpoint_id)
     place = {p.id: i for i, p in enumerate(problems)}
     todo = [p for p in problems if any((p.id, i) not in done for i in range(n))]
@@ -148,10 +152,10 @@ def missing_batches(store: Store, exp: str, checkpoint_id: str, problems: list[P
         run = [chunk[0]]
         for p in chunk[1:]:
             if place[p.id] != place[run[-1].id] + 1:
-                batches.append(Batch(run, place[run[0].id]))
+                batches.append(Batch(run, block + place[run[0].id]))
                 run = []
             run.append(p)
-        batches.append(Batch(run, place[run[0].id]))
+        batches.append(Batch(run, block + place[run[0].id]))
     return batches
 
 

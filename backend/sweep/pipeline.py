@@ -9,7 +9,7 @@ executor decides where points are sampled (backend/sweep/executors.py, backend/s
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from backend.grading.judge import JudgeResult, JudgeTest, Program, judge_setup
 from backend.grading.pool import JudgeJob
@@ -24,7 +24,7 @@ from backend.rollout.run import Batch, batch_sampling, conversations, missing_ba
 from backend.rollout.settings import SettingLimits
 from backend.store import Store
 from backend.sweep.executors import LocalExecutor, engine_options
-from backend.sweep.spec import EvalSpec, SweepSpec, job_folders
+from backend.sweep.spec import EvalSpec, SweepSpec, job_folders, labelled
 
 
 class Progress:
@@ -97,6 +97,7 @@ class Point:
     path: str
     alpha_switch: tuple[str, str, float] | None = None
     label: str = ""
+    index: int = 0  # its place among the job's points: with disjoint seeds, its block of seeds
 
 
 def sweep_points(store: Store, spec: SweepSpec, progress: Progress, merge) -> list[Point]:
@@ -122,9 +123,16 @@ def sweep_points(store: Store, spec: SweepSpec, progress: Progress, merge) -> li
             for f, s in zip(folders, specs, strict=True)]  # fmt: skip
 
 
-def eval_points(store: Store, folders: list[str]) -> list[Point]:
-    # a hub snapshot's folder is named by its commit: its label says org/name@sha7
-    return [Point(ensure_registered(store, p).id, p, label=checkpoint_label(p)) for p in folders]
+def eval_points(store: Store, entries: list[str]) -> list[Point]:
+    """Existing checkpoints (FOLDER or LABEL=FOLDER): registered, a given label stored as theirs."""
+    points = []
+    for entry in entries:
+        path, label = labelled(entry)
+        row = ensure_registered(store, path, label=label)
+        if label and row.label != label:  # first seen under its folder name: the spec names it now
+            store.update(Checkpoint, (row.id,), label=label)
+        points.append(Point(row.id, path, label=label or checkpoint_label(path)))
+    return points
 
 
 def make_executor(spec: SweepSpec | EvalSpec):
@@ -149,6 +157,7 @@ def run_pipeline(store: Store, job_id: str, experiment_id: str, spec: SweepSpec 
             points = sweep_points(store, spec, progress, executor.merge) + eval_points(store, spec.independent)
         else:
             points = eval_points(store, spec.checkpoints)
+        points = [replace(p, index=i) for i, p in enumerate(points)]
         progress.set_total("rollout", len(points) * len(problems) * spec.n)
         progress.set_total("judge", len(points) * len(problems) * spec.n)
         for point in points:
@@ -188,7 +197,10 @@ class Work:
                 "prompt_format": self.prompt_format}  # fmt: skip
 
     def todo(self, point: Point) -> list[Batch]:
-        return missing_batches(self.store, self.exp, point.checkpoint_id, self.problems, self.spec.n)
+        """The point's missing batches; checkpoint c takes seeds S + c·P·n + i·n + k (P problems)
+        unless the spec asks for common seeds (every checkpoint S + i·n + k, a paired design)."""
+        block = 0 if self.spec.common_seeds else point.index * len(self.problems)
+        return missing_batches(self.store, self.exp, point.checkpoint_id, self.problems, self.spec.n, block)
 
     def conversations(self, batch: Batch) -> list[list[dict]]:
         return conversations(self.store, batch, self.spec.setting)

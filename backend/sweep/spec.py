@@ -34,11 +34,25 @@ class RunOptions(EngineChoice, ExecutorChoice, SandboxChoice, LimitOverrides):
     for one GPU. 1: one engine per GPU."""
 
 
+def stored_spec(kind: str, data: dict) -> dict:
+    """A stored experiment's spec as it ran: sweeps and evals stored before `common_seeds` existed
+    drew common seeds, and resuming one must go on drawing them."""
+    return {"common_seeds": True, **data} if kind in ("sweep", "eval") else data
+
+
 def job_folders(spec) -> list[str]:
     """The checkpoint folders a job (sweep, eval or RL) reads; one prompt format serves them all."""
     if spec.kind == "sweep":
-        return [spec.low, spec.high, *spec.independent]
-    return [spec.base] if spec.kind == "rl" else list(spec.checkpoints)
+        return [spec.low, spec.high, *(labelled(e)[0] for e in spec.independent)]
+    return [spec.base] if spec.kind == "rl" else [labelled(e)[0] for e in spec.checkpoints]
+
+
+def labelled(entry: str) -> tuple[str, str | None]:
+    """An extra checkpoint as a spec names it: "R_2=runs/r2" is the folder runs/r2 labelled R_2 (its
+    reward, so the pages and the recovery statistic name it by what trained it); a bare folder keeps
+    its folder name."""
+    label, sep, path = entry.partition("=")
+    return (path, label) if sep and label and path and "/" not in label else (entry, None)
 
 
 PATH_FIELDS = ("low", "high", "independent", "checkpoints", "base", "output_dir")  # the folders a job names
@@ -52,8 +66,11 @@ def driver_paths(spec):
 
     from backend.hub import hub_ref
 
-    def local(ref: str) -> str:  # a hub name stays a name: backend/hub.py pins and downloads it
-        return str(Path(ref).expanduser().absolute()) if ref.strip() and hub_ref(ref) is None else ref
+    def local(entry: str) -> str:  # a hub name stays a name: backend/hub.py pins and downloads it
+        ref, label = labelled(entry)
+        if ref.strip() and hub_ref(ref) is None:
+            ref = str(Path(ref).expanduser().absolute())
+        return f"{label}={ref}" if label else ref
 
     update = {}
     for name in PATH_FIELDS:
@@ -94,6 +111,13 @@ class JobSpec(ProblemSelection, SettingChoice, PromptChoice, SamplingSpec, RunOp
     name: str | None = Field(None, title="Experiment name", json_schema_extra={"none": "from the endpoints"})
     """The stored experiment's name, shown by every page and export; none: named after its checkpoints
     ("α sweep low → high")."""
+
+    common_seeds: bool = Field(False, title="Common seeds across checkpoints")
+    """Sample k of problem i draws the same sampling noise at every checkpoint (seed S + i·n + k), a
+    paired design; off: checkpoint c draws S + c·P·n + i·n + k (P problems), so no two samples of the
+    experiment share noise. Shared noise makes neighbouring α write the same program far more often
+    than the models alone would, biases matched-budget pools low and breaks the churn test's
+    independent-cells null; experiments stored before this option drew common seeds."""
 
     @field_validator("name")
     @classmethod
@@ -141,7 +165,8 @@ class SweepSpec(JobSpec):
     """A sweep between identical endpoints shows one model at every α, so it is refused unless asked
     for (the lab's CI-sized smoke build, whose RL runs may leave the weights where SFT put them)."""
     independent: list[str] = Field([], title="Independent checkpoints", json_schema_extra={"form": False})
-    """Independently trained checkpoint evaluated alongside and overlaid on the frontier; repeatable."""
+    """Independently trained checkpoint evaluated alongside and overlaid on the frontier, as FOLDER or LABEL=FOLDER
+    (e.g. R_2=runs/r2: its reward); repeatable."""
 
     @model_validator(mode="before")
     @classmethod

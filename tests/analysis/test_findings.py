@@ -10,12 +10,18 @@ from scipy.stats import hypergeom
 
 from backend.analysis.findings import (
     FindingsSpec,
+    Part,
+    above_zero,
     check_churn,
     check_ensemble,
     check_findings,
     check_frontier,
-    findings_table,
+    combine,
+    equivalent,
+    non_inferior,
+    verdict,
 )
+from backend.analysis.findings_text import findings_table
 from backend.analysis.frame import CLASSES, Outcomes, best_single
 from backend.errors import UserError
 
@@ -126,8 +132,87 @@ def test_extrapolation_is_not_tested_where_the_frontier_runs_the_wrong_way():
     alphas = [-0.5, 0.0, 1.0, 1.5]
     opt = np.tile([2, 4, 8, 10], (30, 1))  # optimization failures rise with α: F1's direction fails
     f1, f2 = check_findings(outcomes(np.full((30, 4), 4), 16, alphas, opt=opt, corr=12 - opt), FindingsSpec(**FAST))[:2]
-    assert f1.status == "does_not_show" and f2.status == "does_not_show"
-    assert f2.statistic is None and f2.criterion.startswith("not tested")
+    assert f1.status == "does_not_show" and f2.status == "not_tested"
+    assert f2.statistic is None and f2.reason.startswith("F1's direction does not hold")
+
+
+def test_a_decisively_reversed_frontier_does_not_show_and_extrapolation_is_not_tested():
+    """Both failure shares fall from θ_low to θ_high (optimization 8 → 4, correctness 6 → 2 of 16)
+    while the solve rate rises: the rise F1 needs is ruled out, so F1 does not show (the old rule
+    called a CI far below 0 underpowered), and F2, which extends F1, is not tested."""
+    alphas = [-0.5, 0.0, 0.5, 1.0, 1.5]
+    opt, corr = np.tile([10, 8, 6, 4, 2], (30, 1)), np.tile([8, 6, 4, 2, 1], (30, 1))
+    o = outcomes(16 - opt - corr, 16, alphas, opt=opt, corr=corr)
+    f1, f2 = check_findings(o, FindingsSpec(**FAST))[:2]
+    rise = f1.parts[1]
+    assert rise.ci_high < 0 and rise.status == "does_not_show"
+    assert f1.status == "does_not_show" and (f1.statistic, f1.ci_high) == (rise.statistic, rise.ci_high)
+    assert f2.status == "not_tested" and "correctness failures rise" in f2.reason
+
+
+# -- the statuses table of docs/findings.md, one test per row ----------------------------------
+
+SPEC = FindingsSpec()  # min_effect 0.02, margin 0.10
+
+
+def ci(lo: float, hi: float) -> np.ndarray:
+    """Replicates whose 2.5 % and 97.5 % (and 5 %, 95 %) percentiles are exactly lo and hi."""
+    return np.r_[np.full(50, lo), np.full(50, hi)]
+
+
+@pytest.mark.parametrize(
+    ("lo", "hi", "status"),
+    [(0.01, 0.05, "shows"), (-0.01, 0.05, "underpowered"), (-0.5, -0.3, "does_not_show"),
+     (-0.115, 0.017, "does_not_show")],  # the last: the lab's "correctness failures rise" CI
+)  # fmt: skip
+def test_row_greater_than_zero(lo, hi, status):
+    assert above_zero("x", (lo + hi) / 2, ci(lo, hi), SPEC, "x").status == status
+
+
+@pytest.mark.parametrize(
+    ("lo", "hi", "status"), [(-0.05, 0.05, "shows"), (0.05, 0.3, "underpowered"), (0.12, 0.3, "does_not_show")]
+)
+def test_row_equivalence(lo, hi, status):
+    assert equivalent("x", (lo + hi) / 2, ci(lo, hi), SPEC).status == status
+
+
+@pytest.mark.parametrize(
+    ("lo", "hi", "status"),
+    [(-0.05, 0.3, "shows"), (0.2, 0.4, "shows"), (-0.2, 0.0, "underpowered"), (-0.3, -0.15, "does_not_show")],
+)
+def test_row_non_inferiority(lo, hi, status):
+    """Better than the endpoint (0.2, 0.4) shows: the old two-sided equivalence failed it."""
+    assert non_inferior("x", (lo + hi) / 2, ci(lo, hi), SPEC).status == status
+
+
+@pytest.mark.parametrize(
+    ("excess", "lo", "hi", "status"),
+    [(3.0, 1.0, 5.0, "shows"), (1.0, -1.0, 3.0, "underpowered"), (0.5, 0.2, 2.5, "underpowered"),
+     (-1.0, -3.0, 1.5, "does_not_show")],
+)  # fmt: skip
+def test_row_above_the_null(excess, lo, hi, status):
+    """Churn: shows above the null's quantile (here 2.0 above its mean); the CI of the excess decides the rest."""
+    assert verdict(excess > 2.0, lo, hi, (2.0, np.inf)) == status
+
+
+def test_row_not_tested():
+    """A part with nothing to test is not_tested with its reason; so is the ensemble with too few samples."""
+    f2 = check_findings(outcomes(np.full((20, 3), 4), 16, [0.0, 1.0, 1.5], opt=np.tile([10, 6, 2], (20, 1)),
+                                 corr=np.tile([2, 6, 10], (20, 1))), FindingsSpec(**FAST))[1]  # fmt: skip
+    missing = [p for p in f2.parts if p.status == "not_tested"]
+    assert [p.name for p in missing] == ["no checkpoint at α < 0"] and "sweep there" in missing[0].reason
+    few = check_ensemble(outcomes(np.ones((10, 3), dtype=np.int64), 2, [0.0, 0.5, 1.0]), FindingsSpec(**FAST))
+    assert few.status == "not_tested" and "too few samples" in few.reason
+
+
+@pytest.mark.parametrize(
+    ("statuses", "status"),
+    [(["shows", "shows"], "shows"), (["shows", "does_not_show", "underpowered"], "does_not_show"),
+     (["shows", "underpowered", "not_tested"], "underpowered"), (["shows", "not_tested"], "not_tested")],
+)  # fmt: skip
+def test_row_combining_parts(statuses, status):
+    parts = [Part(f"part {i}", s, 0.0, 0.0, 0.0, "c", "r" if s == "not_tested" else "") for i, s in enumerate(statuses)]
+    assert combine("f", parts, "c").status == status
 
 
 def test_findings_need_both_endpoints():
@@ -157,9 +242,12 @@ def test_analyze_findings_prints_one_json_list_and_one_line_errors(store, db_pat
     assert [r["finding"] for r in rows] == ["frontier", "extrapolation", "churn", "ensemble"]
     for r in rows:
         assert {"finding", "status", "statistic", "ci_low", "ci_high", "criterion"} <= set(r)
-        assert r["status"] in ("shows", "does_not_show", "underpowered")
+        assert r["status"] in ("shows", "does_not_show", "underpowered", "not_tested")
     # the synthetic sweep's optimization share falls with α at every problem (conftest): F1's first part
     assert rows[0]["parts"][0]["status"] == "shows" and rows[0]["parts"][0]["ci_low"] > 0
+    assert "≥ 50% of samples" in rows[2]["criterion"]
+    analyze_command("findings", experiment="exp-a", as_json=True, db=db_path, threshold=0.75)  # reaches the findings
+    assert "≥ 75% of samples" in json.loads(capsys.readouterr().out)[2]["criterion"]
     with pytest.raises(UserError, match="no experiment 'no-such'") as err:
         analyze_command("findings", experiment="no-such", db=db_path)
     assert "\n" not in str(err.value)

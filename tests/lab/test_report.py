@@ -6,9 +6,10 @@ import numpy as np
 import polars as pl
 import pytest
 
-from backend.analysis.findings import FINDINGS, STATUSES
+from backend.analysis.findings import FINDINGS, STATUSES, findings
+from backend.analysis.findings_text import findings_table
 from backend.analysis.frame import to_outcomes
-from backend.lab.report import findings, lab_experiment, reward_disagreement, to_markdown
+from backend.lab.report import lab_experiment, reward_disagreement
 
 ALPHAS = [-0.5, 0.0, 0.5, 1.0, 1.5]
 
@@ -36,7 +37,7 @@ def test_textbook_frontier_rows_are_json_with_the_documented_keys():
     assert [r["status"] for r in rows[:2]] == ["shows", "shows"]
     assert all(r["status"] in STATUSES for r in rows)
     assert rows[0]["statistic"] == (8 - 4) / 16  # opt(α=0) − opt(α=1): every problem alike
-    table = to_markdown(rows)
+    table = findings_table(rows)
     assert table.startswith("| finding |") and "**shows**" in table
 
 
@@ -45,7 +46,7 @@ def test_a_flat_sweep_shows_no_frontier():
     cells = {(p, a): (8, 4, 4, 0) for p in range(20) for a in ALPHAS}
     rows = findings(outcomes(cells))
     assert rows[0]["status"] == "does_not_show" and rows[0]["statistic"] == 0.0
-    assert rows[1]["status"] == "does_not_show" and rows[1]["criterion"].startswith("not tested")
+    assert rows[1]["status"] == "not_tested" and rows[1]["reason"].startswith("F1's direction does not hold")
     assert not np.isnan(rows[3]["statistic"])
 
 

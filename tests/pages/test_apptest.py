@@ -1,6 +1,7 @@
 """Every page renders on an empty and on a populated database; forms validate; links are URLs."""
 
 import json
+import re
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -50,7 +51,9 @@ def test_pages_show_the_populated_database(populated, db_path, monkeypatch):
     assert list(at.dataframe[0].value["id"]) == ["exp-dash"]
     assert len(traces(at)[0]) == 4  # the four outcome classes
     at = app(db_path, monkeypatch, "frontier", {"exp": "exp-dash"})
-    assert [len(t) for t in traces(at)] == [4, 2, 2]
+    # outcomes (4 classes), scatter (merged, independent, its distance to the interpolation), solve rate,
+    # trend (a band and a line per failure class)
+    assert [len(t) for t in traces(at)] == [4, 3, 2, 4]
     assert len(at.dataframe[0].value) == 6  # one frontier row per checkpoint
     at = app(db_path, monkeypatch, "churn", {"exp": "exp-dash"})
     (heatmap,) = at.get("plotly_chart")
@@ -61,6 +64,8 @@ def test_pages_show_the_populated_database(populated, db_path, monkeypatch):
     at = app(db_path, monkeypatch, "passk", {"exp": "exp-dash"})
     names = traces(at)[0]
     assert {"m0", "m1"} <= set(names) and "pool: all interpolated" in names  # endpoints shown by default
+    assert any("common seeds" in i.value for i in at.info)  # a spec stored without common_seeds drew them
+    assert {"all interpolated", "greedy"} <= set(traces(at)[1])  # the gain curves, one per pool with its band
     at = app(db_path, monkeypatch, "problem", {"exp": "exp-dash", "problem": "t/p0"})
     assert any(s.value == "Samples compared across α" for s in at.subheader)
     assert any(len(d.value) == 6 for d in at.dataframe)  # one row per checkpoint
@@ -69,6 +74,30 @@ def test_pages_show_the_populated_database(populated, db_path, monkeypatch):
         assert at.info[0].value.startswith(EMPTY[page])  # the fixture has no RL run and no job
     for page in PAGES:
         assert not app(db_path, monkeypatch, page, {"exp": "exp-dash"}).exception
+
+
+def test_passk_says_nothing_of_seeds_when_the_checkpoints_drew_disjoint_ones(populated, db_path, monkeypatch):
+    from backend.records import Experiment
+
+    spec = populated.get(Experiment, "exp-dash").spec
+    populated.update(Experiment, ("exp-dash",), spec={**spec, "common_seeds": False})
+    at = app(db_path, monkeypatch, "passk", {"exp": "exp-dash"})
+    assert not at.exception and not any("common seeds" in i.value for i in at.info)
+
+
+def test_frontier_shows_recovery_trend_bands_and_format_causes(populated, db_path, monkeypatch):
+    """The independent checkpoint r3's distance to the interpolation curve on the scatter and in a
+    table, the failure shares' simultaneous bands, and format failures by cause (all format
+    failures of the fixture hold no code: its samples end with finish reason None, verdict FORMAT)."""
+    at = app(db_path, monkeypatch, "frontier", {"exp": "exp-dash"})
+    assert not at.exception, at.exception
+    names = [n for fig in traces(at) for n in fig]
+    assert "r3: distance to interpolation" in names and any("simultaneous 95% band" in n for n in names)
+    headers = [s.value for s in at.subheader]
+    assert any("recover" in h for h in headers) and any("Format failures by cause" in h for h in headers)
+    causes = next(d.value for d in at.dataframe if "format_no_code" in d.value.columns)
+    assert (causes["format_truncated"] == 0).all() and (causes["format_no_code"] > 0).all()
+    assert any("--opt-min-tier" in c.value for c in at.caption)  # the page says which rule its numbers use
 
 
 def test_query_params_select_experiment_and_filters(populated, db_path, monkeypatch):
@@ -197,8 +226,11 @@ def test_overview_states_the_lab_findings(store, db_path, monkeypatch):
     assert any("Miniature lab" in s.value for s in at.subheader)
     assert any("four findings" in s.value for s in at.subheader)
     table = at.dataframe[1].value  # the selected experiment's findings, after the experiments table
-    assert list(table["finding"]) == ["frontier", "extrapolation", "churn", "ensemble"]
-    assert set(table["status"]) <= {"shows", "does_not_show", "underpowered"}
+    assert list(table["finding"]) == ["F1 frontier", "F2 extrapolation", "F3 churn", "F4 ensemble"]
+    assert set(table["status"]) <= {"shows", "does not show", "underpowered", "not tested"}  # words, not snake case
+    number = r"[+-]\d\.\d{3}"
+    assert all(re.fullmatch(rf"{number} \[{number}, {number}\]|–", e) for e in table["estimate [CI]"])
+    assert all(len(c) > 40 for c in table["criterion"])  # in full
     styles = next(t for t in traces(at) if "brute-force-style" in t)  # program styles along α
     assert styles == ["brute-force-style", "reference-style", "buggy-fast-style", "like no SFT program", "no program"]
 

@@ -21,9 +21,10 @@ def png_size(data: bytes) -> tuple[int, int]:
 
 def test_dashboard_in_chromium(server, page, tmp_path, populated):
     page.goto(f"{server}/frontier?exp=exp-dash")
-    wait_plots(page, 3)
+    wait_plots(page, 4)
     traces = page.evaluate("Array.from(document.querySelectorAll('.js-plotly-plot')).map(p => p.data.length)")
-    assert traces == [4, 2, 2]  # outcome classes; merged + independent; CI band + line
+    # outcome classes; merged + independent + its distance to the interpolation; CI band + line; trend bands + lines
+    assert traces == [4, 3, 2, 4]
 
     page.get_by_role("button", name="Export: HTML · PNG · SVG · PDF").first.click()
     page.get_by_role("button", name="PNG", exact=True).first.wait_for(timeout=60000)
@@ -63,9 +64,10 @@ def test_miniature_lab_in_chromium(lab_server, store, page):
     manifest = json.loads((LAB / "recipe.json").read_text())
     exp, run = manifest["sweep_experiment"], manifest["rl_experiments"][-1]
     page.goto(f"{lab_server}/frontier?exp={exp}")
-    wait_plots(page, 3)
+    wait_plots(page, 4)
     traces = page.evaluate("Array.from(document.querySelectorAll('.js-plotly-plot')).map(p => p.data.length)")
-    assert traces == [4, 2, 2]  # outcome classes; merged α points + the SFT overlay; CI band + line
+    # outcome classes; merged α points + the SFT overlay + its distance to the interpolation; CI band + line; trend
+    assert traces == [4, 3, 2, 4]
     notes = page.evaluate(
         "(document.querySelectorAll('.js-plotly-plot')[0]._fullLayout.annotations || []).map(a => a.text)"
     )
@@ -77,10 +79,10 @@ def test_miniature_lab_in_chromium(lab_server, store, page):
         return {x: gd._fullLayout.xaxis.range, y: gd._fullLayout.yaxis.range,
                 xpx: gd._fullLayout.xaxis._length, ypx: gd._fullLayout.yaxis._length,
                 xs: gd._fullData.flatMap(t => Array.from(t.x)), ys: gd._fullData.flatMap(t => Array.from(t.y)),
-                // each point's 95 % CI ends, from its error bars
-                xci: gd._fullData.flatMap(t => Array.from(t.x).flatMap((v, i) =>
+                // each point's 95 % CI ends, from its error bars (the recovery line to the curve has none)
+                xci: gd._fullData.filter(t => t.error_x.visible).flatMap(t => Array.from(t.x).flatMap((v, i) =>
                     [v - t.error_x.arrayminus[i], v + t.error_x.array[i]])),
-                yci: gd._fullData.flatMap(t => Array.from(t.y).flatMap((v, i) =>
+                yci: gd._fullData.filter(t => t.error_y.visible).flatMap(t => Array.from(t.y).flatMap((v, i) =>
                     [v - t.error_y.arrayminus[i], v + t.error_y.array[i]])),
                 legend: box('.legend'), colorbar: box('.colorbar'),
                 labels: gd._fullData[0].text.filter(t => t).length};

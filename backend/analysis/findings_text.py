@@ -1,0 +1,52 @@
+"""The findings in words: statuses as a reader says them, numbers as a paper prints them
+("+0.300 [+0.231, +0.367]"), for the terminal, the lab report and the Overview."""
+
+from __future__ import annotations
+
+STATUS_WORDS = {"shows": "shows", "does_not_show": "does not show", "underpowered": "underpowered",
+                "not_tested": "not tested"}  # fmt: skip
+FINDING_WORDS = {"frontier": "F1 frontier", "extrapolation": "F2 extrapolation", "churn": "F3 churn",
+                 "ensemble": "F4 ensemble"}  # fmt: skip
+
+
+def findings_table(rows: list[dict]) -> str:
+    """Markdown of Finding.to_dict() rows: one line per finding, then its parts."""
+    lines = ["| finding | status | statistic | CI | criterion |", "|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| **{r['finding']}** | **{STATUS_WORDS[r['status']]}** | {_num(r['statistic'])} | {_ci_text(r)} "
+                     f"| {_criterion(r)} |")  # fmt: skip
+        if len(r["parts"]) > 1:
+            lines += [f"| ↳ {p['name']} | {STATUS_WORDS[p['status']]} | {_num(p['statistic'])} | {_ci_text(p)} "
+                      f"| {_criterion(p)} |" for p in r["parts"]]  # fmt: skip
+    return "\n".join(lines)
+
+
+def overview_rows(rows: list[dict]) -> list[dict]:
+    """One row per finding, in words: its status, the statistic that decided it (the part it
+    took its status from), that statistic as "+0.300 [+0.231, +0.367]", and the criterion in full."""
+    out = []
+    for r in rows:
+        lead = next((p for p in r["parts"] if p["status"] == r["status"]), r["parts"][0] if r["parts"] else None)
+        out.append({"finding": FINDING_WORDS.get(r["finding"], r["finding"]), "status": STATUS_WORDS[r["status"]],
+                    "statistic": lead["name"] if lead else "–", "estimate [CI]": estimate_text(r),
+                    "criterion": _criterion(r)})  # fmt: skip
+    return out
+
+
+def estimate_text(r: dict) -> str:
+    """ "+0.300 [+0.231, +0.367]", or "–" for a statistic never computed."""
+    return _num(r["statistic"]) if r["ci_low"] is None else f"{_num(r['statistic'])} {_ci_text(r)}"
+
+
+def _criterion(r: dict) -> str:
+    return (
+        f"not tested: {r['reason']}. The criterion: {r['criterion']}" if r["status"] == "not_tested" else r["criterion"]
+    )
+
+
+def _num(v: float | None) -> str:
+    return "–" if v is None else f"{v:+.3f}"
+
+
+def _ci_text(r: dict) -> str:
+    return "–" if r["ci_low"] is None else f"[{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]"

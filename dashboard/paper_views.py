@@ -1,0 +1,62 @@
+"""Figures for the paper's tests on the Frontier page (backend/analysis/recovery.py, trend.py):
+small additions beside dashboard/plots.py, in its palette and layout."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from dashboard.plots import COLORS, LAYOUT, NAMES, _rgba
+
+
+def recovery_overlay(fig: go.Figure, rows: list[dict]) -> go.Figure:
+    """On the frontier scatter (x: correctness failures, y: optimization failures), a dotted line
+    from each independent checkpoint to the nearest point of the interpolation curve, its distance
+    and CI on hover."""
+    for r in rows:
+        fig.add_trace(go.Scatter(
+            x=[r["correctness_share"], r["nearest_correctness_share"]],
+            y=[r["optimization_share"], r["nearest_optimization_share"]], mode="lines",
+            line=dict(color="#CC79A7", width=1.5, dash="dot"), name=f"{r['label']}: distance to interpolation",
+            hovertemplate=(f"{r['label']}: {r['distance']:.3f} from the interpolation curve (95% CI "
+                           f"{r['distance_lo']:.3f}–{r['distance_hi']:.3f}), nearest at α={r['nearest_alpha']:.2f}"
+                           "<extra></extra>"),
+        ))  # fmt: skip
+    return fig
+
+
+def trend_bands(result: dict, title: str = "Failure shares along α, with simultaneous 95% bands") -> go.Figure:
+    """Each failure share against α with the band that holds at every α at once (trend.trend)."""
+    fig = go.Figure()
+    for cls in ("optimization_failure", "correctness_failure"):
+        rows = [b for b in result["bands"] if b["class"] == cls]
+        if not rows:
+            continue
+        alphas = [b["alpha"] for b in rows]
+        fig.add_trace(go.Scatter(
+            x=alphas + alphas[::-1], y=[b["band_hi"] for b in rows] + [b["band_lo"] for b in rows][::-1],
+            fill="toself", fillcolor=_rgba(COLORS[cls], 0.2), line=dict(width=0), hoverinfo="skip",
+            name=f"{NAMES[cls]}: simultaneous 95% band",
+        ))  # fmt: skip
+        fig.add_trace(go.Scatter(x=alphas, y=[b["share"] for b in rows], mode="lines+markers", name=NAMES[cls],
+                                 line=dict(color=COLORS[cls])))  # fmt: skip
+    fig.update_layout(title=title, xaxis_title="α", yaxis_title="share of samples", **LAYOUT)
+    return fig
+
+
+def gain_curves(gains, title: str = "Gain over the best single at each k, with 95% CI bands") -> go.Figure:
+    """Each pool's cross-fitted gain over the best single (ensembles.gain_table) against k, its CI as a band."""
+    fig = go.Figure()
+    palette = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9"]
+    pools = [p for p in gains["pool"].unique(maintain_order=True) if p != "best single"]
+    for i, pool in enumerate(pools):
+        rows = gains.filter(gains["pool"] == pool).sort("k")
+        k, color = rows["k"].to_list(), palette[i % len(palette)]
+        fig.add_trace(go.Scatter(x=k + k[::-1], y=rows["gain_hi"].to_list() + rows["gain_lo"].to_list()[::-1],
+                                 fill="toself", fillcolor=_rgba(color, 0.15), line=dict(width=0), hoverinfo="skip",
+                                 name=f"{pool}: 95% CI", showlegend=False))  # fmt: skip
+        fig.add_trace(
+            go.Scatter(x=k, y=rows["gain"].to_list(), mode="lines+markers", name=pool, line=dict(color=color))
+        )
+    fig.add_hline(y=0, line=dict(color="#999999", width=1, dash="dash"))
+    fig.update_layout(title=title, xaxis_title="k (samples)", yaxis_title="pass@k − best single's pass@k", **LAYOUT)
+    return fig
