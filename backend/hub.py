@@ -89,9 +89,15 @@ def _map_checkpoints(spec, fn):
     return spec.model_copy(update=update) if update else spec
 
 
-def _keep_label(fn, entry: str) -> str:
-    from backend.sweep.spec import labelled
+def labelled(entry: str) -> tuple[str, str | None]:
+    """An extra checkpoint as a spec names it: "R_2=runs/r2" is the folder runs/r2 labelled R_2 (its
+    reward, so the pages and the recovery statistic name it by what trained it); a bare folder keeps
+    its folder name."""
+    label, sep, path = entry.partition("=")
+    return (path, label) if sep and label and path and "/" not in label else (entry, None)
 
+
+def _keep_label(fn, entry: str) -> str:
     ref, label = labelled(entry)
     return f"{label}={fn(ref)}" if label else fn(ref)
 

@@ -65,9 +65,9 @@ def lab_report(
         str | None, typer.Option("--experiment", help="Sweep experiment (default: the lab's).")
     ] = None,
     source: FromOption = ARTIFACTS,
-    # no spec can hold this: which of the lab manifest's problem sets, like --from names the manifest
     subset: Annotated[
         str | None,
+        # no spec can hold this: which of the lab manifest's problem sets, like --from names the manifest
         typer.Option(
             "--subset", help="held-in, separating, held-out, withheld or kept (default: every problem swept)."
         ),

@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from backend.grading.limits import LimitOverrides, SandboxChoice
+from backend.hub import hub_ref, labelled
 from backend.merge.grid import parse_alpha_grid
 from backend.rollout.spec import (
     EngineChoice,
@@ -45,14 +46,6 @@ def job_folders(spec) -> list[str]:
     if spec.kind == "sweep":
         return [spec.low, spec.high, *(labelled(e)[0] for e in spec.independent)]
     return [spec.base] if spec.kind == "rl" else [labelled(e)[0] for e in spec.checkpoints]
-
-
-def labelled(entry: str) -> tuple[str, str | None]:
-    """An extra checkpoint as a spec names it: "R_2=runs/r2" is the folder runs/r2 labelled R_2 (its
-    reward, so the pages and the recovery statistic name it by what trained it); a bare folder keeps
-    its folder name."""
-    label, sep, path = entry.partition("=")
-    return (path, label) if sep and label and path and "/" not in label else (entry, None)
 
 
 PATH_FIELDS = ("low", "high", "independent", "checkpoints", "base", "output_dir")  # the folders a job names
