@@ -57,8 +57,6 @@ def driver_paths(spec):
     place where a job's checkpoint references become paths (a hub name's resolution goes here too);
     called where a job is created, before any task runs."""
 
-    from backend.hub import hub_ref
-
     def local(entry: str) -> str:  # a hub name stays a name: backend/hub.py pins and downloads it
         ref, label = labelled(entry)
         if ref.strip() and hub_ref(ref) is None:
