@@ -55,9 +55,11 @@ def run_program(code, args=()):
     """Run the compiled program as __main__, end it as python3 does, leave with its status."""
     gc.enable()  # the program runs with the usual collector
     sys.argv = ["solution.py", *args]
-    namespace = {"__name__": "__main__", "__builtins__": builtins}
-    status = _status_of(code, namespace)
-    status = finish(namespace, status)
+    # a module of its own as sys.modules["__main__"], as python3 runs a script: `import __main__`
+    # and pickling a function of the program (multiprocessing's pools) find the program's names
+    main = sys.modules["__main__"] = type(sys)("__main__")
+    main.__builtins__ = builtins
+    status = finish(main.__dict__, _status_of(code, main.__dict__))
     os._exit(status & 0xFF)
 
 
@@ -72,7 +74,7 @@ def _status_of(code, namespace):
         return 1
     except BaseException as exc:
         tb = exc.__traceback__.tb_next if exc.__traceback__ else None  # hide this module's frame
-        _quietly(sys.excepthook, type(exc), exc, tb)  # by default the interpreter's own C report
+        _quietly(sys.excepthook, type(exc), exc.with_traceback(tb), tb)  # by default the interpreter's C report
         return 1
     return 0
 

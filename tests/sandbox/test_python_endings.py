@@ -37,6 +37,13 @@ ENDINGS = {
         "def main():\n" + "    " + READ + "    print(a + b + depth(100000) - 100000)\n"
         "threading.Thread(target=main).start()\n"
     ),
+    # the program is the module __main__, as a script is: pickling its functions finds them
+    "pool_of_a_program_function": (
+        "import multiprocessing\ndef add(pair):\n    return pair[0] + pair[1]\n"
+        + READ
+        + "with multiprocessing.Pool(2) as pool:\n    print(pool.map(add, [(a, b)])[0])\n"
+    ),
+    "import_main": "import __main__\n" + READ + "total = a + b\nprint(__main__.total)\n",
     "sys_exit_0_after_output": "import sys\n" + READ + "print(a + b)\nsys.exit(0)\n",
     "exit_with_none_after_output": "import sys\n" + READ + "print(a + b)\nraise SystemExit\n",
 }
@@ -84,3 +91,20 @@ def test_an_ending_python3_fails_is_re_with_its_status(backend, run, name, tmp_p
     assert reference[0] == status
     assert in_sandbox(backend, source) == reference
     assert run(source, [TEST]).verdict == "RE"
+
+
+def test_an_error_is_reported_as_python3_reports_it(run, tmp_path):
+    """The traceback is the program's alone (no launcher frame), ending as python3's ends."""
+    source = READ + "def solve():\n    return a // (b - 2)\nsolve()\n"
+    prog = tmp_path / "prog.py"
+    prog.write_text(source)
+    done = subprocess.run([SANDBOX_PYTHON, str(prog)], input=TEST.input, capture_output=True, text=True, timeout=30)
+    result = run(source, [TEST])
+    assert result.verdict == "RE"
+    frames = [line.split(",")[1:] for line in result.tests[0].detail.splitlines() if line.startswith("  File ")]
+    assert frames == [[" line 4", " in <module>"], [" line 3", " in solve"]], result.tests[0].detail
+    assert (
+        result.tests[0].detail.splitlines()[-1]
+        == done.stderr.splitlines()[-1]
+        == "ZeroDivisionError: integer division or modulo by zero"
+    )
