@@ -55,7 +55,7 @@ from launcher_files import (
     stage_raw,
 )
 from launcher_limits import PID1, TestClock, kill_everything_else, prefer_as_oom_victim, rlimits, wait_within_limits
-from launcher_python import install_site_builtins, program_stdio, run_program
+from launcher_python import install_site_builtins, program_module, program_stdio, run_program
 
 CTRL_IN, CTRL_OUT = os.dup(0), os.dup(1)
 STDERR_KEEP = 8192
@@ -315,6 +315,7 @@ def main():
     FOLDER_MODES.update({folder: os.lstat(folder).st_mode for folder in (WORK, IO_DIR, RUN_DIR)})
     prepare_child_stdio()
     install_site_builtins()
+    program_module()
     program = Program()
     shed_free_memory()
     send({"ready": True, "pid": os.getpid()})

@@ -43,6 +43,15 @@ def program_stdio():
     sys.stdin, sys.stdout, sys.stderr = sys.__stdin__, sys.__stdout__, sys.__stderr__ = _open_stdio()
 
 
+def program_module():
+    """The module the program runs as, made once here and registered as sys.modules["__main__"],
+    as python3 runs a script (`import __main__` and pickling the program's functions, as
+    multiprocessing's pools do, find its names). Each test's fork fills its own copy; this
+    process runs in the namespace BOOT gave it and never imports __main__."""
+    module = sys.modules["__main__"] = type(sys)("__main__")
+    module.__builtins__ = builtins
+
+
 def _open_stdio():
     return (
         open(0, encoding="utf-8", errors="surrogateescape", closefd=False),
@@ -55,11 +64,8 @@ def run_program(code, args=()):
     """Run the compiled program as __main__, end it as python3 does, leave with its status."""
     gc.enable()  # the program runs with the usual collector
     sys.argv = ["solution.py", *args]
-    # a module of its own as sys.modules["__main__"], as python3 runs a script: `import __main__`
-    # and pickling a function of the program (multiprocessing's pools) find the program's names
-    main = sys.modules["__main__"] = type(sys)("__main__")
-    main.__builtins__ = builtins
-    status = finish(main.__dict__, _status_of(code, main.__dict__))
+    namespace = sys.modules["__main__"].__dict__  # the program's module (program_stdio)
+    status = finish(namespace, _status_of(code, namespace))
     os._exit(status & 0xFF)
 
 
@@ -80,34 +86,37 @@ def _status_of(code, namespace):
 
 
 def finish(namespace, status):
-    """What Py_FinalizeEx does after the program (module docstring); the final status."""
-    threading = sys.modules.get("threading")
-    if threading is not None:
-        _reported(threading._shutdown, threading)
-    atexit = sys.modules.get("atexit")
-    if atexit is not None:
-        _reported(atexit._run_exitfuncs, atexit)
-    ok = _flushed(sys.stdout, report=True) & _flushed(sys.stderr)
-    out, err = sys.__stdout__, sys.__stderr__
+    """What Py_FinalizeEx does after the program (module docstring); the final status. Each
+    object of the launcher this touches costs the test a copy-on-write fault: kept to a few."""
+    modules = sys.modules
+    if "threading" in modules:
+        _reported(modules["threading"]._shutdown, modules["threading"])
+    if "atexit" in modules:
+        _reported(modules["atexit"]._run_exitfuncs, modules["atexit"])
+    out, err = sys.stdout, sys.stderr
+    ok = _flushed(out, True) & _flushed(err, False)
+    original_out, original_err = sys.__stdout__, sys.__stderr__
     for value in tuple(namespace.values()):
-        if isinstance(value, _io._IOBase) and value is not out and value is not err:
-            _flushed(value)  # the teardown closes it; a failure there is silent
-    ok &= _flushed(out, report=True) & _flushed(err)
+        if isinstance(value, _io._IOBase) and value is not original_out and value is not original_err:
+            _flushed(value, False)  # the teardown closes it; a failure there is silent
+    if original_out is not out:
+        ok &= _flushed(original_out, True)
+    if original_err is not err:
+        ok &= _flushed(original_err, False)
     return status if ok else FLUSH_FAILED
 
 
-def _flushed(stream, report=False):
-    """Flush unless missing or closed; False when the flush failed (CPython's flush_std_files)."""
-    if stream is None:
-        return True
-    try:
-        if stream.closed:
-            return True
-    except Exception:  # no `closed`: CPython tries the flush
-        pass
+def _flushed(stream, report):
+    """False when the stream could not be flushed; a missing or closed one is skipped, as in
+    CPython's flush_std_files (which asks `closed` first: here only when the flush failed)."""
     try:
         stream.flush()
     except Exception:
+        try:
+            if stream is None or stream.closed:
+                return True
+        except Exception:  # no `closed`: CPython would have tried the flush
+            pass
         if report:
             _quietly(_unraisable, stream)
         return False
