@@ -28,8 +28,6 @@ ENDINGS = {
         + READ
         + "print('scratch')\nsys.__stdout__.write(f'{a + b}\\n')\n"
     ),
-    # a function keeps the globals (and the writer in them) alive to the end, as in most programs
-    "own_writer_on_fd_1": READ + "out = open(1, 'w')\ndef solve():\n    out.write(f'{a + b}\\n')\nsolve()\n",
     # the deep-recursion idiom: the main code returns at once, the worker still has its answer to print
     "thread_without_join": (
         "import sys, threading\nsys.setrecursionlimit(10 ** 6)\nthreading.stack_size(1 << 26)\n"
