@@ -1,9 +1,9 @@
 """The warm fork server that runs *inside* the sandbox (bwrap, docker or none).
 
 Stdlib only (and its three helpers, launcher_files.py, launcher_limits.py and launcher_python.py,
-shipped with it),
-started once per program as `python3 -I -S -c BOOT WORKDIR [--pid1] [--cpu-counter FD|PATH:v1|v2]`
-(boot.py), which reads the three sources from the pipe first. It speaks length-prefixed JSON on
+shipped with it), started once per program as
+`python3 -I -S -c BOOT WORKDIR [--pid1] [--cpu-counter FD|PATH:v1|v2]` (boot.py), which reads the
+four sources from the pipe first. It speaks length-prefixed JSON on
 fds 0/1 with the host:
 
     {"op": "load", "language": "python"|"cpp"|"binary", ...}    -> {"ok", "error"[, "binary_b64"]}
@@ -22,9 +22,10 @@ the test's peak could see. After the output, everything the test left (output, i
 freed and then one byte is sent, so the host's next baseline never sees this test's pages.
 
 Each test is a fork with its own rlimits. Python programs are exec()'d in the forked, already
-warm interpreter, so no interpreter start-up is paid per test. CPU time: with --cpu-counter (the
-sandbox's cgroup, opened read-only by the host) it is the CPU of *every* process of the test, the
-counter's delta less this process's own, enforced live; without it (rlimits accounting) it is the
+warm interpreter, so no interpreter start-up is paid per test, and end as python3 ends them
+(launcher_python.py). CPU time: with --cpu-counter (the sandbox's cgroup, opened read-only by the
+host) it is the CPU of *every* process of the test, the counter's delta less this process's own,
+enforced live; without it (rlimits accounting) it is the
 direct child's, from wait4(). After every test all other processes are SIGKILLed: as PID 1 of the
 namespace with kill(-1) (PID 1 itself ignores signals sent from inside), otherwise by group.
 The host keeps expected outputs; this process only ever holds the current test's input.
