@@ -1,6 +1,6 @@
 """Python programs end in the sandbox as `python3 prog.py` ends them (issue #47): the site
-builtins exist, non-daemon threads are joined, atexit handlers run, every stdout object is flushed
-and a closed stdout is not an error. Each program is first run by plain python3 (the reference:
+builtins exist, non-daemon threads are joined, atexit handlers run, sys.stdout and the original
+stdout are flushed, and a closed stdout is not an error. Each program is first run by plain python3 (the reference:
 what the program's author saw), then judged on every backend."""
 
 import subprocess
@@ -13,7 +13,7 @@ from backend.sandbox.backends import open_session
 from backend.sandbox.boot import SANDBOX_PYTHON
 
 READ = "a, b = map(int, input().split())\n"
-# each ends correctly under plain python3; each got RE or WA from the launcher before #47
+# each ends correctly under plain python3; all but the last two got RE or WA before #47
 ENDINGS = {
     "exit": READ + "print(a + b)\nexit()\nprint('unreachable')\n",
     "quit": READ + "print(a + b)\nquit(0)\n",
