@@ -10,6 +10,13 @@ is admitted when the caps' unused headroom fits in a share of the memory still a
 MemAvailable, so it is not counted twice). A test whose cap cannot fit even with nothing else
 running is refused with one line. The share is `FLAB_JUDGE_MEMORY_SHARE` (default 0.5, so a
 judge beside an RL trainer leaves it half of the host).
+
+A sandbox session keeps its admission between its tests (one ledger round per cap, not per test),
+so a judge that opens a second sandbox while the first is idle (a special judge's checker beside
+the program's sandbox) would wait on a reservation of its own, which no one releases while it
+waits: in a small host that was a 600 s wait and a sandbox error. So a test that does not fit
+first takes back this process's idle reservations (each holder's `yield_admission`), and waits
+only on reservations that are in use.
 """
 
 from __future__ import annotations
@@ -22,12 +29,21 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Protocol
 
 from backend.errors import UserError
 from backend.sandbox.cgroups import pid_alive
 
 DEFAULT_SHARE = 0.5
 POLL_S = 0.02
+
+
+class Holder(Protocol):
+    def yield_admission(self) -> bool:
+        """Give the admission back if not in a test now; True when it did."""
+
+
+_holders: dict[str, Holder] = {}  # this process's admitted holders, by ledger key
 
 
 def ledger_path() -> Path:
@@ -83,8 +99,11 @@ def _locked() -> Iterator[dict]:
 
 
 @contextlib.contextmanager
-def admitted(key: str, cap_bytes: int, usage_file: str | None = None, timeout_s: float = 600.0) -> Iterator[None]:
-    """Hold `cap_bytes` of the host's memory for the duration of one test."""
+def admitted(
+    key: str, cap_bytes: int, usage_file: str | None = None, timeout_s: float = 600.0, holder: Holder | None = None
+) -> Iterator[None]:
+    """Hold `cap_bytes` of the host's memory for the duration of one test (or, with a `holder`,
+    until the holder gives it back because another sandbox of this process needs it)."""
     share = memory_share()
     deadline = time.monotonic() + timeout_s
     while True:
@@ -101,14 +120,24 @@ def admitted(key: str, cap_bytes: int, usage_file: str | None = None, timeout_s:
             if cap_bytes + held <= share * available:
                 ledger[key] = {"pid": os.getpid(), "cap": cap_bytes, "usage_file": usage_file}
                 break
+        if _reclaim_idle(key):  # outside the lock: giving one back takes it
+            continue
         if time.monotonic() > deadline:
             raise UserError(f"waited {timeout_s:.0f}s for host memory for a {cap_bytes >> 20} MB sandbox")
         time.sleep(POLL_S)
+    if holder is not None:
+        _holders[key] = holder
     try:
         yield
     finally:
+        _holders.pop(key, None)
         with _locked() as ledger:
             ledger.pop(key, None)
+
+
+def _reclaim_idle(waiting: str) -> bool:
+    """Take back this process's reservations that are idle; True if any was."""
+    return any([holder.yield_admission() for key, holder in list(_holders.items()) if key != waiting])
 
 
 def running() -> dict:

@@ -5,7 +5,7 @@ and unmapped at its exit. Started as `python3 -c SOURCE`, the interpreter keeps 
 SOURCE for as long as SOURCE runs (CPython frees a `-c` string's tree only when its code returns,
 and the launcher's never does), and the compiler's freed pages cannot be handed back around it.
 So the interpreter starts from `BOOT`, a few lines whose tree is small, which read the sources
-from the control pipe (the launcher's two helpers, each registered as a module, then the launcher),
+from the control pipe (the launcher's three helpers, each registered as a module, then the launcher),
 compile each (its tree is freed at once) and run them: 3.8 MB of private memory after a test
 against 5.2 MB (tests/sandbox/test_hot_path.py measures both).
 """
@@ -17,7 +17,8 @@ from pathlib import Path
 
 HERE = Path(__file__).parent
 # (module name, source): the launcher's helpers, each registered as a module, then the launcher
-LAUNCHER_MODULES = tuple((name, (HERE / f"{name}.py").read_text()) for name in ("launcher_files", "launcher_limits"))
+HELPERS = ("launcher_files", "launcher_limits", "launcher_python")
+LAUNCHER_MODULES = tuple((name, (HERE / f"{name}.py").read_text()) for name in HELPERS)
 LAUNCHER_SOURCE = (HERE / "launcher.py").read_text()
 SANDBOX_PYTHON = "/usr/bin/python3"  # Debian's interpreter: readable by nobody, outside our venv
 HEADER = 12  # the manifest's size in bytes, as decimal digits padded with spaces

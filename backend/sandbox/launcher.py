@@ -1,8 +1,9 @@
 """The warm fork server that runs *inside* the sandbox (bwrap, docker or none).
 
-Stdlib only (and its two helpers, launcher_files.py and launcher_limits.py, shipped with it),
-started once per program as `python3 -I -S -c BOOT WORKDIR [--pid1] [--cpu-counter FD|PATH:v1|v2]`
-(boot.py), which reads the three sources from the pipe first. It speaks length-prefixed JSON on
+Stdlib only (and its three helpers, launcher_files.py, launcher_limits.py and launcher_python.py,
+shipped with it), started once per program as
+`python3 -I -S -c BOOT WORKDIR [--pid1] [--cpu-counter FD|PATH:v1|v2]` (boot.py), which reads the
+four sources from the pipe first. It speaks length-prefixed JSON on
 fds 0/1 with the host:
 
     {"op": "load", "language": "python"|"cpp"|"binary", ...}    -> {"ok", "error"[, "binary_b64"]}
@@ -21,9 +22,10 @@ the test's peak could see. After the output, everything the test left (output, i
 freed and then one byte is sent, so the host's next baseline never sees this test's pages.
 
 Each test is a fork with its own rlimits. Python programs are exec()'d in the forked, already
-warm interpreter, so no interpreter start-up is paid per test. CPU time: with --cpu-counter (the
-sandbox's cgroup, opened read-only by the host) it is the CPU of *every* process of the test, the
-counter's delta less this process's own, enforced live; without it (rlimits accounting) it is the
+warm interpreter, so no interpreter start-up is paid per test, and end as python3 ends them
+(launcher_python.py). CPU time: with --cpu-counter (the sandbox's cgroup, opened read-only by the
+host) it is the CPU of *every* process of the test, the counter's delta less this process's own,
+enforced live; without it (rlimits accounting) it is the
 direct child's, from wait4(). After every test all other processes are SIGKILLed: as PID 1 of the
 namespace with kill(-1) (PID 1 itself ignores signals sent from inside), otherwise by group.
 The host keeps expected outputs; this process only ever holds the current test's input.
@@ -36,7 +38,6 @@ import gc
 import os
 import resource
 import struct
-import sys
 import time
 
 from launcher_files import (
@@ -55,11 +56,11 @@ from launcher_files import (
     stage_raw,
 )
 from launcher_limits import PID1, TestClock, kill_everything_else, prefer_as_oom_victim, rlimits, wait_within_limits
+from launcher_python import install_site_builtins, program_module, program_stdio, run_program
 
 CTRL_IN, CTRL_OUT = os.dup(0), os.dup(1)
 STDERR_KEEP = 8192
 CHUNK = 1 << 20
-CHILD_STDIO = None  # set at start: prepare_child_stdio()
 
 
 # JSON through the stdlib's C codec (`_json`, what the `json` package drives), not the package:
@@ -131,41 +132,15 @@ def reset_child_state(keep_fd=None):
 
 
 def prepare_child_stdio():
-    """The program's sys.stdin, stdout and stderr, made once here rather than in every child (each
-    object a child makes costs it page faults). They are made on fds 0 and 1 pointed at /dev/null
-    (seekable, like the test's files; this process speaks through its own copies of the host's
-    pipes) and on fd 2, the host's pipe for this process's own errors; a child puts the test's
-    files under those three fds before the program runs, and this process never uses the objects."""
+    """fds 0 and 1 pointed at /dev/null (seekable, like the test's files; this process speaks
+    through its own copies of the host's pipes), fd 2 left as the host's pipe for this process's
+    own errors; a child puts the test's files under those three fds before the program runs. The
+    program's stream objects on them are made once, here (launcher_python.program_stdio)."""
     null = os.open("/dev/null", os.O_RDWR)
     os.dup2(null, 0)
     os.dup2(null, 1)
     os.close(null)
-    return open(0, closefd=False), open(1, "w", closefd=False), open(2, "w", closefd=False)
-
-
-def exec_python(code, args=()):
-    gc.enable()  # the program runs with the usual collector
-    sys.stdin, sys.stdout, sys.stderr = CHILD_STDIO  # over the test's files, put under fds 0-2
-    sys.argv = ["solution.py", *args]
-    status = 0
-    try:
-        exec(code, {"__name__": "__main__", "__builtins__": __builtins__})
-    except SystemExit as exc:
-        if isinstance(exc.code, int):
-            status = exc.code
-        elif exc.code is not None:
-            print(exc.code, file=sys.stderr)
-            status = 1
-    except BaseException as exc:
-        tb = exc.__traceback__.tb_next if exc.__traceback__ else None  # hide this launcher's frame
-        sys.__excepthook__(type(exc), exc, tb)  # the interpreter's own report, in C: no import
-        status = 1
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except BaseException:
-        status = status or 1
-    os._exit(status & 0xFF)
+    program_stdio()
 
 
 def run_child(target, lim, keep_fd=None):
@@ -300,7 +275,7 @@ class Program:
 
     def target(self, args=()):
         if self.language == "python":
-            exec_python(self.code, args)
+            run_program(self.code, args)
         os.execve(self.image, [self.binary, *args], {"PATH": "/usr/bin:/bin"})
 
 
@@ -336,11 +311,12 @@ def main():
     _signal.signal(_signal.SIGTERM, _signal.SIG_IGN if PID1 else _signal.SIG_DFL)
     os.makedirs(IO_DIR, exist_ok=True)
     os.makedirs(RUN_DIR, exist_ok=True)
-    global CHILD_STDIO
     for path in IO_PATHS:
         open(path, "a").close()
     FOLDER_MODES.update({folder: os.lstat(folder).st_mode for folder in (WORK, IO_DIR, RUN_DIR)})
-    CHILD_STDIO = prepare_child_stdio()
+    prepare_child_stdio()
+    install_site_builtins()
+    program_module()
     program = Program()
     shed_free_memory()
     send({"ready": True, "pid": os.getpid()})

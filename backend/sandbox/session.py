@@ -12,6 +12,7 @@ import select
 import struct
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -45,6 +46,7 @@ class Session:
         self.broken = False
         self._admission: contextlib.ExitStack | None = None
         self._admitted_cap = 0
+        self._in_test = threading.Lock()  # held from admission to usage read: not yieldable then
         self._marker_due = False  # a `test`'s closing byte, read only when the next step needs it
         if cgroup and cgroup.owned:
             # The launcher joins while its interpreter is still starting (a v1 migration waits for
@@ -133,15 +135,16 @@ class Session:
         if self.cgroup is None:
             yield usage
             return
-        try:
-            self._admit((limits["memory_mb"] + cgroups.LAUNCHER_SLACK_MB) << 20)
-            self.cgroup.begin(limits["memory_mb"], limits["max_procs"], staged_bytes)
-        except OSError as exc:  # the container (and its cgroup) went away while idle: retried afresh
-            self.broken = True
-            raise SandboxError(f"the sandbox's cgroup is gone: {exc}") from exc
-        yield usage
-        if not usage:
-            usage.update(self.cgroup.end())
+        with self._in_test:
+            try:
+                self._admit((limits["memory_mb"] + cgroups.LAUNCHER_SLACK_MB) << 20)
+                self.cgroup.begin(limits["memory_mb"], limits["max_procs"], staged_bytes)
+            except OSError as exc:  # the container (and its cgroup) went away while idle: retried afresh
+                self.broken = True
+                raise SandboxError(f"the sandbox's cgroup is gone: {exc}") from exc
+            yield usage
+            if not usage:
+                usage.update(self.cgroup.end())
 
     def _admit(self, cap_bytes: int) -> None:
         """Hold the host's admission for this cap while consecutive tests share it."""
@@ -149,8 +152,20 @@ class Session:
             return
         self._release()
         stack = contextlib.ExitStack()
-        stack.enter_context(admission.admitted(f"{os.getpid()}:{id(self)}", cap_bytes, str(self.cgroup.usage_file())))
+        key, usage_file = f"{os.getpid()}:{id(self)}", str(self.cgroup.usage_file())
+        stack.enter_context(admission.admitted(key, cap_bytes, usage_file, holder=self))
         self._admission, self._admitted_cap = stack, cap_bytes
+
+    def yield_admission(self) -> bool:
+        """Between tests, give the admission back to another sandbox of this process that waits
+        for host memory (admission.py); the next test is admitted afresh."""
+        if self._admission is None or not self._in_test.acquire(blocking=False):
+            return False
+        try:
+            self._release()
+        finally:
+            self._in_test.release()
+        return True
 
     def _release(self) -> None:
         if self._admission:
