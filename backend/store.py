@@ -255,6 +255,15 @@ class Store:
         with self.connect(read_only=True) as con:
             return pl.from_arrow(con.sql(sql, params=params).to_arrow_table())
 
+    def experiment_stamp(self, experiment_id: str) -> tuple[int, int]:
+        """(rows, fingerprint) of an experiment's evaluations: changes when a row lands, goes or is
+        judged again, so a read model keyed by it follows a running sweep and is kept while nothing changes."""
+        sql = """SELECT count(*), coalesce(bit_xor(hash(checkpoint_id, problem_id, sample_idx, outcome)), 0)
+                 FROM evaluations WHERE experiment_id = ?"""
+        with self.connect(read_only=True) as con:
+            rows, fingerprint = con.execute(sql, [experiment_id]).fetchone()
+        return int(rows), int(fingerprint)
+
     @staticmethod
     def _evaluation_filters(experiment_id, difficulty, platform, setting) -> tuple[list[str], list, str]:
         """WHERE terms, their parameters and the samples join for evaluations `e` of one experiment."""

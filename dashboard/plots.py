@@ -267,7 +267,7 @@ def churn_heatmap(
 DASHES = ["solid", "dash", "dot", "dashdot", "longdash", "longdashdot"]
 
 
-def passk_curves(curves: pl.DataFrame, experiment: str | None = None) -> go.Figure:
+def passk_figure(curves: pl.DataFrame, experiment: str | None = None) -> go.Figure:
     """Mean pass@k against k (log axis) per curve (label), with its 95% CI band where the table
     has lo/hi. With an `experiment` column holding several experiments, each experiment has its
     own colour and each pool its own dash, so pools of different experiments overlay. The y axis
