@@ -10,6 +10,7 @@ from dashboard.samples import alpha_text, default_pair
 
 exp, f, v = controls.page_header("Per-problem churn")
 o = v.outcomes
+st.caption(controls.snapshot(v))
 controls.ordering()
 controls.grid_page(len(o.problems), GRID_ROWS)
 sel = controls.selection(exp, f)

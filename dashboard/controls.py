@@ -139,6 +139,17 @@ def selection(exp: str, f: Filters) -> Selection:
     )  # fmt: skip
 
 
+def snapshot(v: ExperimentView) -> str:
+    """What a page's figures are drawn from: its problems, judged samples and α points (they
+    move together while a sweep runs, as they come from one read model)."""
+    o = v.outcomes
+    alphas = ", ".join(f"{a:g}" for a in o.alphas if a is not None)
+    others = [label for label, a in zip(o.labels, o.alphas, strict=True) if a is None]
+    return f"{len(o.problems)} problems, {v.samples} judged samples; α = {alphas or 'none'}" + (
+        f"; also {', '.join(others)}" if others else ""
+    )
+
+
 def solved_words(at_least: float) -> str:
     return f"solved = pass rate ≥ {at_least:.0%}"
 

@@ -20,9 +20,7 @@ sel = controls.selection(exp, f)
 
 o = v.outcomes
 table = v.frontier(averaging)
-st.caption(
-    f"{len(o.problems)} problems, {v.samples} judged samples; fractions are {averaging.replace('_', ' ')}; CIs resample problems."
-)
+st.caption(f"{controls.snapshot(v)}. Fractions are {averaging.replace('_', ' ')}; CIs resample problems.")
 if others:
     shown = views(v, sel)
     missing = [e for e in others if data.experiment_label(e) not in shown]

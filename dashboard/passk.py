@@ -9,6 +9,7 @@ from dashboard.figures import gains, passk_chart
 
 exp, f, v = controls.page_header("pass@k and ensembles")
 o = v.outcomes
+st.caption(controls.snapshot(v))
 others = controls.overlay_picker(exp)
 controls.custom_pool(v)
 if not others:
