@@ -1,4 +1,4 @@
-"""The paper's four findings (PAPER.md), checked on any experiment: pure functions of `Outcomes`.
+"""The paper's four findings (docs/method.md), checked on any experiment: pure functions of `Outcomes`.
 
 Each finding has a pre-set criterion, a statistic with a CI, and one of three verdicts: shows,
 does_not_show, or underpowered (the criterion was not met and the CI's half-width is larger than

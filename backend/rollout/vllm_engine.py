@@ -13,7 +13,7 @@ Sampling matches the spec:
   ("prompt_too_long"), not a failed batch.
 
 One engine per device at a time: a vLLM engine holds its memory share until its engine core is
-shut down, so close() does that before the next engine is built (jobs/executors.py Engines).
+shut down, so close() does that before the next engine is built (sweep/executors.py Engines).
 """
 
 from __future__ import annotations
