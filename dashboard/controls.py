@@ -61,7 +61,7 @@ def solved_at() -> float:
     """The one "solved" control: a problem is solved by a checkpoint when at least this share of
     its samples is correct. Every page that counts solved problems reads it from here."""
     view.put("solved", f"{_solved_state():g}")
-    return view.bound(st.sidebar.slider, "solved", "Solved = pass rate at least", default=SOLVED_AT, to_text=lambda v: f"{v:g}",
+    return view.bound(st.sidebar.slider, "solved", "Solved = solve rate at least", default=SOLVED_AT, to_text=lambda v: f"{v:g}",
                       from_text=float, min_value=0.05, max_value=1.0, step=0.05,
                       help=f"Default {SOLVED_AT:.0%}: most samples correct. Counts of solved problems on "
                            "every page use this; the lab's findings use the default.")  # fmt: skip
@@ -151,7 +151,7 @@ def snapshot(v: ExperimentView) -> str:
 
 
 def solved_words(at_least: float) -> str:
-    return f"solved = pass rate ≥ {at_least:.0%}"
+    return f"solved = solve rate ≥ {at_least:.0%} (its share of correct samples)"
 
 
 def load_view(exp: str, f: Filters = Filters()) -> ExperimentView | None:

@@ -5,6 +5,7 @@ import streamlit as st
 from dashboard import controls, data
 from dashboard.exports import all_figures_zip, figure_downloads, samples_download, table_downloads
 from dashboard.figures import frontier_figures, views
+from dashboard.plots import SOLVE_RATE
 
 st.title("Frontier")
 exp = controls.experiment_picker()
@@ -20,7 +21,7 @@ sel = controls.selection(exp, f)
 
 o = v.outcomes
 table = v.frontier(averaging)
-st.caption(f"{controls.snapshot(v)}. Fractions are {averaging.replace('_', ' ')}; CIs resample problems.")
+st.caption(f"{controls.snapshot(v)}. Fractions are {averaging.replace('_', ' ')}; CIs resample problems. {SOLVE_RATE}")
 if others:
     shown = views(v, sel)
     missing = [e for e in others if data.experiment_label(e) not in shown]
