@@ -34,4 +34,4 @@ with st.expander("Outcomes per checkpoint", expanded=False):
                  hide_index=True, width="stretch")  # fmt: skip
 
 samples, evals = data.problem_samples(exp, pid)
-samples_view(o, problem, samples, evals)
+samples_view(o, problem, samples, evals, tests)
