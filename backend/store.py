@@ -23,6 +23,7 @@ import pyarrow as pa
 
 from backend.errors import UserError
 from backend.records import TABLES
+from backend.vocab import OUTCOME_CLASSES, SANDBOX_ERROR
 
 SCHEMA_VERSION = 7
 # Columns the store derives on insert, by table: an integer key for each experiment's evaluations, so
@@ -255,10 +256,7 @@ class Store:
         sql = f"""
             SELECT e.checkpoint_id, e.problem_id,
                    count(*)::INTEGER AS n,
-                   count(*) FILTER (WHERE e.outcome = 'correct')::INTEGER AS correct,
-                   count(*) FILTER (WHERE e.outcome = 'optimization_failure')::INTEGER AS optimization_failure,
-                   count(*) FILTER (WHERE e.outcome = 'correctness_failure')::INTEGER AS correctness_failure,
-                   count(*) FILTER (WHERE e.outcome = 'format_failure')::INTEGER AS format_failure,
+                   {", ".join(f"count(*) FILTER (WHERE e.outcome = '{c}')::INTEGER AS {c}" for c in OUTCOME_CLASSES)},
                    any_value(c.alpha) AS alpha, any_value(c.kind) AS kind,
                    any_value(coalesce(c.label, e.checkpoint_id)) AS label,
                    any_value(p.difficulty) AS difficulty, any_value(p.platform) AS platform,
@@ -286,7 +284,7 @@ class Store:
     @staticmethod
     def _evaluation_filters(experiment_id, difficulty, platform, setting) -> tuple[list[str], list, str]:
         """WHERE terms, their parameters and the samples join for evaluations `e` of one experiment."""
-        filters = ["e.experiment_key = md5_number_lower(?)", "e.experiment_id = ?", "e.outcome <> 'sandbox_error'"]
+        filters = ["e.experiment_key = md5_number_lower(?)", "e.experiment_id = ?", f"e.outcome <> '{SANDBOX_ERROR}'"]
         params = [experiment_id, experiment_id]
         for column, value in (("p.difficulty", difficulty), ("p.platform", platform), ("s.setting", setting)):
             if value:

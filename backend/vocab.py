@@ -28,4 +28,5 @@ SETTINGS = choices(Setting)
 DIFFICULTIES = choices(Difficulty)
 BACKENDS = choices(SandboxBackend)
 ENGINES = choices(EngineName)
-OUTCOME_CLASSES = choices(OutcomeClass)
+OUTCOME_CLASSES = choices(OutcomeClass)  # the one declaration: store.py's SQL is built from it, 005.sql checked
+SANDBOX_ERROR = "sandbox_error"  # the sandbox failed, not the program: in no class, not counted
