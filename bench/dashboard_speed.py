@@ -12,6 +12,7 @@ their first 15 characters, as real ones do ("sweep-20250601-…"), --rows judged
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import socket
@@ -34,6 +35,7 @@ from backend.store import Store  # noqa: E402
 CKPTS, SAMPLES = 20, 250
 CLASSES = np.array(["correct", "optimization_failure", "correctness_failure", "format_failure"])
 DONE = "document.querySelector('.stApp')?.getAttribute('data-test-script-state') === 'notRunning'"
+PAGES = {"frontier": 3, "churn": 1, "passk": 1}  # the result pages and their charts
 BASELINE_REV = "e466110"  # the tree issue #48 started from: outcome queries on the experiment id alone
 
 # Run in a fresh interpreter inside either tree: the parts of one experiment's view the result pages
@@ -140,11 +142,9 @@ def view_build(tree: Path, db: Path, exp: str) -> dict:
     return result
 
 
-def first_render(tree: Path, db: Path, exp: str) -> float:
-    """A fresh server, a fresh browser, the Frontier's URL first: seconds until its three charts
-    are drawn and its script has finished."""
-    from playwright.sync_api import sync_playwright
-
+@contextlib.contextmanager
+def served(tree: Path, db: Path):
+    """The dashboard as `make run` serves it, from `tree`, on `db`; yields its URL."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -160,20 +160,59 @@ def first_render(tree: Path, db: Path, exp: str) -> float:
                     break
             except OSError:
                 time.sleep(0.2)
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path="/usr/bin/chromium",
-                                        args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])  # fmt: skip
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            start = time.perf_counter()
-            page.goto(f"{url}/frontier?exp={exp}")
-            page.wait_for_function("document.querySelectorAll('.js-plotly-plot').length >= 3", timeout=300000)
-            page.wait_for_function(DONE, timeout=300000)
-            took = time.perf_counter() - start
-            browser.close()
-        return took
+        yield url
     finally:
         proc.terminate()
         proc.wait(30)
+
+
+@contextlib.contextmanager
+def browser_page():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium",
+                                    args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])  # fmt: skip
+        yield browser.new_page(viewport={"width": 1400, "height": 1000})
+        browser.close()
+
+
+def settle(page, plots: int) -> None:
+    page.wait_for_function(f"document.querySelectorAll('.js-plotly-plot').length >= {plots}", timeout=300000)
+    page.wait_for_function(DONE, timeout=300000)
+
+
+def first_render(tree: Path, db: Path, exp: str) -> float:
+    """A fresh server, a fresh browser, the Frontier's URL first: seconds until its three charts
+    are drawn and its script has finished."""
+    with served(tree, db) as url, browser_page() as page:
+        start = time.perf_counter()
+        page.goto(f"{url}/frontier?exp={exp}")
+        settle(page, 3)
+        return time.perf_counter() - start
+
+
+def page_renders(db: Path, exp: str) -> list[tuple[str, float, float]]:
+    """This tree's pages after the Overview has been drawn (the app's first session, as after `make
+    run`): each page's URL until drawn, then a filter change to a value already seen (cached)."""
+    rows = []
+    with served(ROOT, db) as url, browser_page() as page:
+        page.goto(url)
+        settle(page, 0)
+        for name, plots in PAGES.items():
+            start = time.perf_counter()
+            page.goto(f"{url}/{name}?exp={exp}")
+            settle(page, plots)
+            first, times = time.perf_counter() - start, []
+            for value in ("hard", "all", "hard"):  # the last two changes hit the cache
+                start = time.perf_counter()
+                page.get_by_role("combobox").nth(1).click()
+                page.get_by_role("option", name=value, exact=True).click()
+                page.wait_for_timeout(50)
+                settle(page, plots)
+                times.append(time.perf_counter() - start)
+            rows.append((name, first, times[-1]))
+    return rows
 
 
 def main() -> None:
@@ -183,6 +222,9 @@ def main() -> None:
     parser.add_argument("--db", default="/tmp/flab-dashboard-bench.duckdb")
     parser.add_argument("--baseline-rev", default=BASELINE_REV)
     parser.add_argument("--no-browser", action="store_true", help="the view build only (no server, no Chromium)")
+    parser.add_argument(
+        "--pages", action="store_true", help="also this tree's pages after the Overview, and cached changes"
+    )
     args = parser.parse_args()
     db = Path(args.db)
     if not db.exists():
@@ -202,6 +244,9 @@ def main() -> None:
         if not args.no_browser:
             line += f"; Frontier first render {first_render(tree, db, exp):5.2f} s (target < 3 s)"
         print(line, flush=True)
+    if args.pages and not args.no_browser:
+        for name, first, cached in page_renders(db, exp):
+            print(f"  {name:<9} after the Overview: first render {first:5.2f} s, cached filter change {cached:5.2f} s")
 
 
 if __name__ == "__main__":
