@@ -206,10 +206,12 @@ def _scatter_hover(t: pl.DataFrame) -> list[list]:
 
 
 def _error_bars(t: pl.DataFrame, cls: str, color: str) -> dict | None:
+    """95% CI bars at reduced opacity, so overlapping bars do not hide the points (one colour per
+    trace: Plotly has no per-point bar colour)."""
     if f"{cls}_lo" not in t.columns:
         return None
     return dict(type="data", symmetric=False, array=(t[f"{cls}_hi"] - t[cls]).to_list(),
-                arrayminus=(t[cls] - t[f"{cls}_lo"]).to_list(), color=color, thickness=1, width=3)  # fmt: skip
+                arrayminus=(t[cls] - t[f"{cls}_lo"]).to_list(), color=_rgba(color, 0.4), thickness=1, width=3)  # fmt: skip
 
 
 def solve_rate(tables: Tables, experiment: str | None = None) -> go.Figure:

@@ -35,6 +35,7 @@ def test_scatter_names_checkpoints_by_what_they_are_and_explains_its_markers():
     merged = fig["data"][0]
     assert merged["marker"]["symbol"] == ["square", "diamond", "circle", "diamond", "square"]
     assert merged["marker"]["line"]["color"] == "#333"  # filled, outlined: the yellow end stays visible on white
+    assert merged["error_x"]["color"].startswith("rgba(") and merged["error_x"]["color"].endswith(",0.4)")
 
 
 def test_solve_rate_is_one_word_on_its_axis_and_line():
