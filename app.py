@@ -37,7 +37,7 @@ def _warm_up_once() -> bool:
     """Once per server process, in the background: the newest experiment's analysis, and the
     export engine (kaleido's Chromium), so neither the first chart nor the first export waits."""
     from dashboard import data
-    from dashboard.export import start_export_engine
+    from dashboard.exports import start_export_engine
 
     threading.Thread(target=data.warm_up, name="flab-warm-up", daemon=True).start()
     threading.Thread(target=_quietly(start_export_engine), name="flab-export-engine", daemon=True).start()

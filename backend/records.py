@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 
 def tier_of(input_len: int) -> int:
-    """The smallest k with input_len < 10**k (PAPER.md), never below 1."""
+    """The smallest k with input_len < 10**k (docs/method.md, Rewards of nested coverage), never below 1."""
     return max(1, len(str(max(0, int(input_len)))))
 
 

@@ -23,8 +23,12 @@ import pyarrow as pa
 
 from backend.errors import UserError
 from backend.records import TABLES
+from backend.vocab import OUTCOME_CLASSES, SANDBOX_ERROR
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 7
+# Columns the store derives on insert, by table: an integer key for each experiment's evaluations, so
+# DuckDB's zone maps (which keep only a prefix of a string) skip other experiments' row groups.
+DERIVED = {"evaluations": {"experiment_key": "md5_number_lower(experiment_id)"}}
 DB_DIR = Path(__file__).resolve().parent.parent / "db"
 DEFAULT_DB = DB_DIR / "frontier.duckdb"
 LOCK_RETRY_S = float(os.environ.get("FLAB_DB_LOCK_RETRY_S", "15"))  # any writer's short transaction fits
@@ -53,6 +57,24 @@ def _to_row(record) -> dict:
         if stamp in row and row[stamp] is None:
             row[stamp] = now
     return row
+
+
+def _insert(verb: str, table: str, cols: list[str], source: str) -> str:
+    """INSERT of `cols` from a registered source, with the table's derived columns computed (a
+    derived column the source carries, e.g. from an export, is computed again)."""
+    derived = DERIVED.get(table, {})
+    given = [c for c in cols if c not in derived]
+    names, values = ", ".join([*given, *derived]), ", ".join([*given, *derived.values()])
+    return f"{verb} INTO {table} ({names}) SELECT {values} FROM {source}"
+
+
+def _where(table: str, where: dict) -> tuple[str, list]:
+    """WHERE terms for column = value; on evaluations, an experiment id also filters on its key."""
+    terms, params = [f"{k} = ?" for k in where], list(where.values())
+    if "experiment_key" in DERIVED.get(table, {}) and "experiment_id" in where:
+        terms.insert(0, "experiment_key = md5_number_lower(?)")
+        params.insert(0, where["experiment_id"])
+    return " AND ".join(terms) or "TRUE", params
 
 
 def _from_row(cls: type, row: dict):
@@ -168,11 +190,10 @@ class Store:
         cols = list(rows[0])
         batch = pa.Table.from_pylist(rows)
         verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
-        col_list = ", ".join(cols)
         with contextlib.nullcontext(con) if con else self.transaction() as c:
             c.register("_batch", batch)
             try:
-                c.execute(f"{verb} INTO {table} ({col_list}) SELECT {col_list} FROM _batch")
+                c.execute(_insert(verb, table, cols, "_batch"))
             finally:
                 c.unregister("_batch")
         return len(rows)
@@ -188,10 +209,10 @@ class Store:
         names = {f.name for f in dataclasses.fields(cls)}
         if not set(where) <= names:
             raise ValueError(f"{cls.__name__} has no field {sorted(set(where) - names)[0]!r}")
-        clause = " AND ".join(f"{k} = ?" for k in where) or "TRUE"
+        clause, params = _where(table, where)
         order = "created_at DESC" if newest_first else ", ".join(pk)
         with self.connect(read_only=True) as con:
-            cur = con.execute(f"SELECT * FROM {table} WHERE {clause} ORDER BY {order}", list(where.values()))
+            cur = con.execute(f"SELECT * FROM {table} WHERE {clause} ORDER BY {order}", params)
             names = [d[0] for d in cur.description]
             return [_from_row(cls, dict(zip(names, r, strict=True))) for r in cur.fetchall()]
 
@@ -212,10 +233,9 @@ class Store:
 
     def count(self, cls: type, where: dict | None = None) -> int:
         table, _ = TABLES[cls]
-        where = where or {}
-        clause = " AND ".join(f"{k} = ?" for k in where) or "TRUE"
+        clause, params = _where(table, where or {})
         with self.connect(read_only=True) as con:
-            return con.execute(f"SELECT count(*) FROM {table} WHERE {clause}", list(where.values())).fetchone()[0]
+            return con.execute(f"SELECT count(*) FROM {table} WHERE {clause}", params).fetchone()[0]
 
     # -- analysis inputs -----------------------------------------------------------------------
 
@@ -240,12 +260,7 @@ class Store:
         sql = f"""
             SELECT e.checkpoint_id, e.problem_id,
                    count(*)::INTEGER AS n,
-                   count(*) FILTER (WHERE e.outcome = 'correct')::INTEGER AS correct,
-                   count(*) FILTER (WHERE e.outcome = 'optimization_failure' AND NOT coalesce({tiny}, false))::INTEGER
-                       AS optimization_failure,
-                   count(*) FILTER (WHERE e.outcome = 'correctness_failure' OR coalesce({tiny}, false))::INTEGER
-                       AS correctness_failure,
-                   count(*) FILTER (WHERE e.outcome = 'format_failure')::INTEGER AS format_failure,
+                   {", ".join(f"count(*) FILTER (WHERE {_outcome_is(c, tiny)})::INTEGER AS {c}" for c in OUTCOME_CLASSES)},
                    any_value(c.alpha) AS alpha, any_value(c.kind) AS kind,
                    any_value(coalesce(c.label, e.checkpoint_id)) AS label,
                    any_value(p.difficulty) AS difficulty, any_value(p.platform) AS platform,
@@ -261,10 +276,20 @@ class Store:
         with self.connect(read_only=True) as con:
             return pl.from_arrow(con.sql(sql, params=params).to_arrow_table())
 
+    def experiment_stamp(self, experiment_id: str) -> tuple[int, int]:
+        """(rows, fingerprint) of an experiment's evaluations: changes when a row lands, goes or is
+        judged again, so a read model keyed by it follows a running sweep and is kept while nothing changes."""
+        sql = """SELECT count(*), coalesce(bit_xor(hash(checkpoint_id, problem_id, sample_idx, outcome)), 0)
+                 FROM evaluations WHERE experiment_key = md5_number_lower(?) AND experiment_id = ?"""
+        with self.connect(read_only=True) as con:
+            rows, fingerprint = con.execute(sql, [experiment_id, experiment_id]).fetchone()
+        return int(rows), int(fingerprint)
+
     @staticmethod
     def _evaluation_filters(experiment_id, difficulty, platform, setting) -> tuple[list[str], list, str]:
         """WHERE terms, their parameters and the samples join for evaluations `e` of one experiment."""
-        filters, params = ["e.experiment_id = ?", "e.outcome <> 'sandbox_error'"], [experiment_id]
+        filters = ["e.experiment_key = md5_number_lower(?)", "e.experiment_id = ?", f"e.outcome <> '{SANDBOX_ERROR}'"]
+        params = [experiment_id, experiment_id]
         for column, value in (("p.difficulty", difficulty), ("p.platform", platform), ("s.setting", setting)):
             if value:
                 filters.append(f"{column} = ?")
@@ -327,12 +352,11 @@ class Store:
         """Bulk insert of an Arrow table whose columns are a subset of the entity's (e.g. imported
         Parquet results): one statement instead of one Python object per row."""
         name, _ = TABLES[cls]
-        cols = ", ".join(table.column_names)
         verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
         with self.transaction() as con:
             con.register("_bulk", table)
             try:
-                con.execute(f"{verb} INTO {name} ({cols}) SELECT {cols} FROM _bulk")
+                con.execute(_insert(verb, name, table.column_names, "_bulk"))
             finally:
                 con.unregister("_bulk")
         return table.num_rows
@@ -346,7 +370,7 @@ class Store:
         queries = {
             "experiments": (f"SELECT * FROM experiments WHERE id IN ({marks})", 1),
             "samples": (f"SELECT * FROM samples WHERE experiment_id IN ({marks})", 1),
-            "evaluations": (f"SELECT * FROM evaluations WHERE experiment_id IN ({marks})", 1),
+            "evaluations": (f"SELECT * EXCLUDE (experiment_key) FROM evaluations WHERE experiment_id IN ({marks})", 1),
             "metrics": (f"SELECT * FROM metrics WHERE experiment_id IN ({marks})", 1),
             "checkpoints": (
                 f"""SELECT * FROM checkpoints WHERE id IN ({used})
@@ -388,9 +412,17 @@ class Store:
         return self._keys("evaluations", experiment_id, checkpoint_id)
 
     def _keys(self, table: str, experiment_id: str, checkpoint_id: str) -> set[tuple[str, int]]:
+        clause, params = _where(table, {"experiment_id": experiment_id, "checkpoint_id": checkpoint_id})
         with self.connect(read_only=True) as con:
-            rows = con.execute(
-                f"SELECT problem_id, sample_idx FROM {table} WHERE experiment_id = ? AND checkpoint_id = ?",
-                [experiment_id, checkpoint_id],
-            ).fetchall()
+            rows = con.execute(f"SELECT problem_id, sample_idx FROM {table} WHERE {clause}", params).fetchall()
         return {(p, i) for p, i in rows}
+
+
+def _outcome_is(outcome: str, tiny: str) -> str:
+    """The SQL condition that counts an evaluation in `outcome`, with the opt_min_tier rule applied
+    (`tiny`: a time or memory failure first failing below the tier counts as a correctness failure)."""
+    if outcome == "optimization_failure":
+        return f"e.outcome = '{outcome}' AND NOT coalesce({tiny}, false)"
+    if outcome == "correctness_failure":
+        return f"(e.outcome = '{outcome}' OR coalesce({tiny}, false))"
+    return f"e.outcome = '{outcome}'"

@@ -28,7 +28,8 @@ SETTINGS = choices(Setting)
 DIFFICULTIES = choices(Difficulty)
 BACKENDS = choices(SandboxBackend)
 ENGINES = choices(EngineName)
-OUTCOME_CLASSES = choices(OutcomeClass)
+OUTCOME_CLASSES = choices(OutcomeClass)  # the one declaration: store.py's SQL is built from it, 005.sql checked
+SANDBOX_ERROR = "sandbox_error"  # the sandbox failed, not the program: in no class, not counted
 
 # A checkpoint solves a problem when at least this share of its samples is correct. One lucky
 # sample in 16 is what pass@k measures, not a solve; "most samples correct" is stable under

@@ -1,96 +1,252 @@
-"""Dashboard render times on the 5 M-sample SYNTHETIC database of bench/analysis_speed.py,
-measured in a real browser (Playwright + Debian's Chromium).
+"""One experiment's view in a database of many: the read model's build and the Frontier's first
+render on a fresh server, for this tree and for a baseline tree (today's code, `git archive`d from
+--baseline-rev) in the same run, on the same file, with the row groups each outcome query reads.
 
-First render: after the Overview has been drawn, open each page's URL until its charts are drawn
-and the script has finished (a full page load: Streamlit's frontend boots again each time).
-Re-render: change a filter to a value already seen (served from the cache) until done.
+The data is SYNTHETIC (random outcomes), fit for timing only: --experiments sweeps whose ids share
+their first 15 characters, as real ones do ("sweep-20250601-…"), --rows judged samples in all,
+20 checkpoints × problems × 250 samples each.
 
-    .venv/bin/python bench/dashboard_speed.py [--db /tmp/flab-analysis-bench.duckdb]
+    .venv/bin/python bench/dashboard_speed.py --rows 50000000 [--db /tmp/flab-dashboard-bench.duckdb]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
 
+import numpy as np
+import pyarrow as pa
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from backend.records import Checkpoint, Evaluation, Experiment, Problem  # noqa: E402
 from backend.store import Store  # noqa: E402
-from bench.analysis_speed import EXP, build  # noqa: E402
 
-PAGES = {"frontier": 3, "churn": 1, "passk": 1}
-DONE = "document.querySelector('.stApp') && document.querySelector('.stApp').getAttribute('data-test-script-state') === 'notRunning'"
+CKPTS, SAMPLES = 20, 250
+CLASSES = np.array(["correct", "optimization_failure", "correctness_failure", "format_failure"])
+DONE = "document.querySelector('.stApp')?.getAttribute('data-test-script-state') === 'notRunning'"
+PAGES = {"frontier": 3, "churn": 1, "passk": 1}  # the result pages and their charts
+BASELINE_REV = "e466110"  # the tree issue #48 started from: outcome queries on the experiment id alone
+
+# Run in a fresh interpreter inside either tree: the parts of one experiment's view the result pages
+# draw (outcomes, frontier table, tiers, churn order and statistics, pools), timed, and the row
+# groups of `evaluations` the outcome query reads (DuckDB's own profile).
+VIEW = """
+import json, sys, time, duckdb
+sys.path.insert(0, ".")
+db, exp, profile = sys.argv[1:4]
+real = duckdb.connect
+def profiled(*a, **k):
+    con = real(*a, **k)
+    con.execute("PRAGMA enable_profiling = 'json'")
+    con.execute(f"PRAGMA profiling_output = '{profile}'")
+    return con
+duckdb.connect = profiled
+from backend.store import Store
+try:
+    from dashboard.experiment_view import ExperimentView, Filters, stamp
+except ImportError:  # the baseline: one cached call per part (dashboard/data.py), the same functions
+    ExperimentView = None
+    from backend.analysis.churn import churn_stats, order_problems
+    from backend.analysis.ensembles import gain_ks, greedy_pool, standard_pools
+    from backend.analysis.frame import to_outcomes
+    from backend.analysis.frontier import frontier_table, optimization_by_tier
+started = time.perf_counter()
+if ExperimentView is None:
+    store = Store(db, migrate=False)
+    o = to_outcomes(store.outcome_counts(exp))
+    query, stamped = time.perf_counter() - started, None
+    scans = open(profile).read()
+    frontier_table(o); optimization_by_tier(store.optimization_tiers(exp)); order_problems(o); churn_stats(o)
+    standard_pools(o, 1); greedy_pool(o, gain_ks(o)[-1])
+else:
+    at = stamp(db, exp)  # the view's key: a query the baseline has no counterpart of
+    stamped = time.perf_counter() - started
+    v = ExperimentView(db, exp, Filters(), at)
+    query = time.perf_counter() - started - stamped
+    scans = open(profile).read()
+    v.frontier(); v.tiers(); v.order(); v.churn(0.5); v.pools()
+print(json.dumps({"query": query, "stamp": stamped, "view": time.perf_counter() - started,
+                  "profile": json.loads(scans)}))
+"""
 
 
-def serve(db: Path) -> tuple[subprocess.Popen, str]:
+def experiment_ids(count: int) -> list[str]:
+    return [f"sweep-20250601-{i:06d}" for i in range(count)]
+
+
+def build(db: Path, rows: int, experiments: int) -> None:
+    problems = max(1, rows // (experiments * CKPTS * SAMPLES))
+    store = Store(db)
+    alphas = [round(float(a), 3) for a in np.linspace(-1.0, 2.0, CKPTS)]
+    store.put(
+        [Checkpoint(id=f"c{i:02d}", path="-", kind="merged", alpha=a, label=f"α={a:g}") for i, a in enumerate(alphas)]
+    )
+    store.put([Problem(id=f"syn/p{p:05d}", bench="syn", title=f"p{p}", statement="-", difficulty=("easy", "medium", "hard")[p % 3])
+               for p in range(problems)])  # fmt: skip
+    rng = np.random.default_rng(0)
+    for exp in experiment_ids(experiments):
+        store.put([Experiment(id=exp, kind="sweep", name=f"synthetic {exp}", note="SYNTHETIC: timing only")])
+        for i, a in enumerate(alphas):
+            skill = rng.beta(1.2, 2.0, problems)[:, None]
+            u = rng.random((problems, SAMPLES))
+            opt = np.clip(0.7 - 0.3 * a, 0.05, 0.95)
+            outcome = np.where(u < skill, 0, np.where(u < skill + (1 - skill) * 0.9 * opt, 1, np.where(u < 0.97, 2, 3)))
+            store.put_arrow(Evaluation, pa.table({
+                "experiment_id": pa.array([exp] * problems * SAMPLES), "checkpoint_id": pa.array([f"c{i:02d}"] * problems * SAMPLES),
+                "problem_id": pa.array(np.repeat([f"syn/p{p:05d}" for p in range(problems)], SAMPLES)),
+                "sample_idx": pa.array(np.tile(np.arange(SAMPLES, dtype=np.int32), problems)),
+                "outcome": pa.array(CLASSES[outcome.ravel()]),
+            }))  # fmt: skip
+
+
+def baseline_tree(rev: str) -> Path:
+    tree = Path(tempfile.gettempdir()) / f"flab-baseline-{rev}"
+    if not tree.is_dir():
+        tree.mkdir()
+        archive = subprocess.run(["git", "archive", rev], cwd=ROOT, check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+    return tree
+
+
+def row_groups(profile: dict) -> tuple[int, int]:
+    found = []
+
+    def walk(op):
+        if op.get("type") == "TABLE_SCAN" and op.get("extra_info", {}).get("Table", "").endswith(".evaluations"):
+            found.append((op["row_groups_scanned"], op["total_row_groups_to_scan"]))
+        for child in op.get("children", []):
+            walk(child)
+
+    for op in profile["operator"]:
+        walk(op)
+    return tuple(map(sum, zip(*found, strict=True)))
+
+
+def view_build(tree: Path, db: Path, exp: str) -> dict:
+    with tempfile.NamedTemporaryFile(suffix=".json") as profile:
+        out = subprocess.run([sys.executable, "-c", VIEW, str(db), exp, profile.name], cwd=tree, check=True,
+                             capture_output=True, text=True).stdout  # fmt: skip
+    result = json.loads(out.strip().splitlines()[-1])
+    result["row_groups"] = row_groups(result.pop("profile"))
+    return result
+
+
+@contextlib.contextmanager
+def served(tree: Path, db: Path):
+    """The dashboard as `make run` serves it, from `tree`, on `db`; yields its URL."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port)], cwd=ROOT,
-                            env={**os.environ, "FLAB_DB": str(db)}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    env = {**os.environ, "FLAB_DB": str(db), "PORT": str(port), "HOST": "127.0.0.1", "PY": sys.executable}
+    env.pop("FLAB_TOKEN", None)
+    proc = subprocess.Popen(["scripts/run_dashboard.sh"], cwd=tree, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)  # fmt: skip
     url = f"http://127.0.0.1:{port}"
-    for _ in range(200):
-        try:
-            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=1).read() == b"ok":
-                return proc, url
-        except OSError:
-            time.sleep(0.2)
-    raise SystemExit("streamlit did not start")
+    try:
+        for _ in range(300):
+            try:
+                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=1).read() == b"ok":
+                    break
+            except OSError:
+                time.sleep(0.2)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
+@contextlib.contextmanager
+def browser_page():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium",
+                                    args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])  # fmt: skip
+        yield browser.new_page(viewport={"width": 1400, "height": 1000})
+        browser.close()
 
 
 def settle(page, plots: int) -> None:
-    page.wait_for_function(f"document.querySelectorAll('.js-plotly-plot').length >= {plots}", timeout=120000)
-    page.wait_for_function(DONE, timeout=120000)
+    page.wait_for_function(f"document.querySelectorAll('.js-plotly-plot').length >= {plots}", timeout=300000)
+    page.wait_for_function(DONE, timeout=300000)
+
+
+def first_render(tree: Path, db: Path, exp: str) -> float:
+    """A fresh server, a fresh browser, the Frontier's URL first: seconds until its three charts
+    are drawn and its script has finished."""
+    with served(tree, db) as url, browser_page() as page:
+        start = time.perf_counter()
+        page.goto(f"{url}/frontier?exp={exp}")
+        settle(page, 3)
+        return time.perf_counter() - start
+
+
+def page_renders(db: Path, exp: str) -> list[tuple[str, float, float]]:
+    """This tree's pages after the Overview has been drawn (the app's first session, as after `make
+    run`): each page's URL until drawn, then a filter change to a value already seen (cached)."""
+    rows = []
+    with served(ROOT, db) as url, browser_page() as page:
+        page.goto(url)
+        settle(page, 0)
+        for name, plots in PAGES.items():
+            start = time.perf_counter()
+            page.goto(f"{url}/{name}?exp={exp}")
+            settle(page, plots)
+            first, times = time.perf_counter() - start, []
+            for value in ("hard", "all", "hard"):  # the last two changes hit the cache
+                start = time.perf_counter()
+                page.get_by_role("combobox").nth(1).click()
+                page.get_by_role("option", name=value, exact=True).click()
+                page.wait_for_timeout(50)
+                settle(page, plots)
+                times.append(time.perf_counter() - start)
+            rows.append((name, first, times[-1]))
+    return rows
 
 
 def main() -> None:
-    from playwright.sync_api import sync_playwright
-
     parser = argparse.ArgumentParser()
-    parser.add_argument("--db", default="/tmp/flab-analysis-bench.duckdb")
-    db = Path(parser.parse_args().db)
+    parser.add_argument("--rows", type=int, default=5_000_000, help="judged samples in the file, all experiments")
+    parser.add_argument("--experiments", type=int, default=10)
+    parser.add_argument("--db", default="/tmp/flab-dashboard-bench.duckdb")
+    parser.add_argument("--baseline-rev", default=BASELINE_REV)
+    parser.add_argument("--no-browser", action="store_true", help="the view build only (no server, no Chromium)")
+    parser.add_argument(
+        "--pages", action="store_true", help="also this tree's pages after the Overview, and cached changes"
+    )
+    args = parser.parse_args()
+    db = Path(args.db)
     if not db.exists():
-        build(Store(db))
-    proc, url = serve(db)
-    rows = []
-    try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(
-                executable_path="/usr/bin/chromium",
-                args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-            )
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.goto(url)  # the app's first session, as after `make run`: the Overview, fully drawn
-            settle(page, 1)  # (its chart of the newest experiment included, so plotly.js is loaded)
-            for name, plots in PAGES.items():
-                start = time.perf_counter()
-                page.goto(f"{url}/{name}?exp={EXP}")
-                settle(page, plots)
-                first = time.perf_counter() - start
-                times = []
-                for value in ("hard", "all", "hard"):  # the last two changes hit the cache
-                    start = time.perf_counter()
-                    page.get_by_role("combobox").nth(1).click()
-                    page.get_by_role("option", name=value, exact=True).click()
-                    page.wait_for_timeout(50)
-                    settle(page, plots)
-                    times.append(time.perf_counter() - start)
-                rows.append((name, first, times[-1]))
-            browser.close()
-    finally:
-        proc.terminate()
-    print("dashboard on SYNTHETIC data: 20 checkpoints x 1000 problems x 250 samples = 5,000,000 judged samples")
-    for name, first, cached in rows:
-        print(
-            f"  {name:<9} first render {first:5.2f} s (target < 2 s)   cached filter change {cached:5.2f} s (target < 0.5 s)"
-        )
+        started = time.perf_counter()
+        build(db, args.rows, args.experiments)
+        print(f"built {db} ({db.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - started:.0f} s")
+    with Store(db, migrate=False).connect(read_only=True) as con:
+        total = con.execute("SELECT count(*) FROM evaluations").fetchone()[0]
+    exp = experiment_ids(args.experiments)[args.experiments // 2]  # one in the middle of the file
+    trees = {"this tree": ROOT, f"baseline {args.baseline_rev}": baseline_tree(args.baseline_rev)}
+    print(f"SYNTHETIC: {total:,} judged samples in {args.experiments} experiments; the view of {exp}")
+    for name, tree in trees.items():
+        v = view_build(tree, db, exp)
+        stamp = f" (its stamp query included: {v['stamp']:.2f} s)" if v["stamp"] else ""
+        line = (f"  {name:<18} outcome query {v['query']:5.2f} s, row groups read {v['row_groups'][0]} of "
+                f"{v['row_groups'][1]}; view build {v['view']:5.2f} s{stamp} (target < 5 s)")  # fmt: skip
+        if not args.no_browser:
+            line += f"; Frontier first render {first_render(tree, db, exp):5.2f} s (target < 3 s)"
+        print(line, flush=True)
+    if args.pages and not args.no_browser:
+        for name, first, cached in page_renders(db, exp):
+            print(f"  {name:<9} after the Overview: first render {first:5.2f} s, cached filter change {cached:5.2f} s")
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from dashboard.export import figures_zip, start_export_engine
+from dashboard.exports import figures_zip, start_export_engine
 
 
 def figures() -> dict[str, go.Figure]:

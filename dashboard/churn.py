@@ -3,29 +3,18 @@
 import pandas as pd
 import streamlit as st
 
-from backend.analysis.churn import solve_rates
-from dashboard import data, view
+from dashboard import controls, view
 from dashboard.exports import figure_downloads
-from dashboard.plots import churn_heatmap
+from dashboard.figures import GRID_ROWS, churn_figure
 from dashboard.samples import alpha_text, default_pair
 
-exp, f, o = data.page_header("Per-problem churn")
-ordering = st.sidebar.radio(
-    "Row order",
-    ["difficulty", "cluster"],
-    format_func=lambda m: "difficulty, then α of peak" if m == "difficulty" else "hierarchical clustering",
-)
-
-
-order = data.churn_order(exp, f["difficulty"], f["platform"], f["setting"], ordering)
-ROWS = 100  # problems per page of the grid
-pages = max(1, -(-len(order) // ROWS))
-if pages > 1:
-    at = st.sidebar.number_input(f"Grid page (of {pages}, {ROWS} problems each)", 1, pages, 1)
-    order = order[(at - 1) * ROWS : at * ROWS]
-index = [o.problems.index(p) for p in order]
-rates = solve_rates(o)[index]
-fig = churn_heatmap(rates, order, [o.titles[i] for i in index], o.labels, o.correct[index], o.n[index])
+exp, f, v = controls.page_header("Per-problem churn")
+o = v.outcomes
+st.caption(controls.snapshot(v))
+controls.ordering()
+controls.grid_page(len(o.problems), GRID_ROWS)
+sel = controls.selection(exp, f)
+fig, _ = churn_figure(v, sel)
 event = st.plotly_chart(fig, width="stretch", on_select="rerun", selection_mode="points", key="heatmap")
 figure_downloads(fig, "churn_heatmap")
 points = (event or {}).get("selection", {}).get("points", []) if event else []
@@ -38,14 +27,14 @@ if points:  # a clicked cell opens the samples view of that problem at the α cl
     st.switch_page("dashboard/problem.py", query_params={"exp": exp, "problem": points[0]["y"], "alpha": clicked,
                                                      "vs": view.get("vs")})  # fmt: skip
 
-stats = data.churn(exp, f["difficulty"], f["platform"], f["setting"], f["solved_at"])
-st.caption(f"Counts below: {data.solved_words(f['solved_at'])} (change it in the sidebar).")
+stats = v.churn(sel.solved_at)
+st.caption(f"Counts below: {controls.solved_words(sel.solved_at)} (change it in the sidebar).")
 c1, c2, c3 = st.columns(3)
 c1.metric("flips between neighbours", stats["total_flips"])
 c2.metric("union of solved problems", stats["union_solved"])
 c3.metric(f"best single ({stats['best_single']['label']})", stats["best_single"]["solved"])
 st.subheader("Problems that flip along α")
-flipping = data.flipping(exp, f["difficulty"], f["platform"], f["setting"], f["solved_at"])
+flipping = v.flipping(sel.solved_at)
 if flipping:
     table = pd.DataFrame(flipping)
     table["samples"] = [

@@ -1,6 +1,7 @@
-"""Cached data access and shared controls for the pages: thin calls into backend (no SQL here).
+"""Cached data access for the pages: thin calls into backend (no SQL here).
 
-The experiment, filters and selected problem are the view state (dashboard/view.py): in the session and the URL.
+An experiment's results come as one read model, `experiment_view` (dashboard/experiment_view.py);
+the sidebar controls live in dashboard/controls.py, the view state in dashboard/view.py.
 """
 
 from __future__ import annotations
@@ -12,15 +13,10 @@ import pandas as pd
 import polars as pl
 import streamlit as st
 
-from backend.analysis.churn import churn_stats, flipping_problems, order_problems
-from backend.analysis.ensembles import gain_table, greedy_pool, merged, pool_bands, pool_curve, standard_pools
-from backend.analysis.frame import SOLVED_AT, Outcomes, to_outcomes
-from backend.analysis.frontier import frontier_table
-from backend.errors import UserError
+from backend.analysis.frame import SOLVED_AT
 from backend.records import Checkpoint, Evaluation, Experiment, Job, Metric, Problem, Sample, Test
 from backend.store import Store, default_db_path
-from backend.vocab import DIFFICULTIES, SETTINGS
-from dashboard import view
+from dashboard.experiment_view import ExperimentView, Filters, stamp
 
 EXPERIMENT_KINDS_WITH_RESULTS = ("sweep", "eval", "rollout")  # the kinds whose experiments hold samples
 
@@ -80,76 +76,17 @@ def _experiments(path: str) -> pd.DataFrame:
     return frame[[*columns, "α grid", "setting", "samples per problem", "prompt format"]]
 
 
-@st.cache_data(ttl=30, show_spinner="Aggregating outcomes…")
-def outcomes(experiment_id: str, difficulty: str | None, platform: str | None, setting: str | None) -> Outcomes:
-    counts = _store(db_path()).outcome_counts(experiment_id, difficulty=difficulty, platform=platform, setting=setting)
-    return to_outcomes(counts)
+def experiment_view(exp: str, filters: Filters = Filters()) -> ExperimentView:
+    """The read model of one experiment under these filters, as of its latest evaluation: built
+    again as soon as a row lands (the stamp changes), kept while nothing changes."""
+    path = db_path()
+    return _experiment_view(path, exp, filters, stamp(path, exp))
 
 
-@st.cache_data(show_spinner=False)
-def frontier(exp: str, difficulty, platform, setting, averaging: str) -> pl.DataFrame:
-    return frontier_table(outcomes(exp, difficulty, platform, setting), averaging)
-
-
-GREEDY = "greedy (max pass@max)"
-
-
-@st.cache_data(show_spinner="Choosing pools…")
-def passk_pools(exp: str, difficulty, platform, setting) -> dict[str, list[str]]:
-    """The best single at pass@max, the standard pools (all interpolated, + extrapolated) and the greedy
-    one (max pass@max), all of the sweep's own checkpoints: the curves the overlay draws per experiment."""
-    o = outcomes(exp, difficulty, platform, setting)
-    own = merged(o)
-    kmax = int(o.n[:, [o.checkpoints.index(c) for c in own]].min())
-    best = max(own, key=lambda c: pool_curve(o, [c], [kmax]).mean())
-    return {"best single": [best], **standard_pools(o), GREEDY: greedy_pool(o, kmax)}
-
-
-@st.cache_data(show_spinner="Computing pass@k bands…")
-def passk_bands(
-    exp: str, difficulty, platform, setting, pools: tuple[tuple[str, tuple[str, ...]], ...]
-) -> pl.DataFrame:
-    """Mean pass@k with 95% CI bands over problems per named pool (one member: a checkpoint)."""
-    o = outcomes(exp, difficulty, platform, setting)
-    return pool_bands(o, {name: list(members) for name, members in pools})
-
-
-@st.cache_data(show_spinner=False)
-def gains(exp: str, difficulty, platform, setting, pools) -> pl.DataFrame:
-    """Gains over the best single at every k; the greedy pool is chosen again on each half (gain_table)."""
-    fixed = {name: list(members) for name, members in pools if name not in (GREEDY, "best single")}
-    return gain_table(outcomes(exp, difficulty, platform, setting), fixed, greedy=True)
-
-
-@st.cache_data(show_spinner=False)
-def churn_order(exp: str, difficulty, platform, setting, ordering: str) -> list[str]:
-    return order_problems(outcomes(exp, difficulty, platform, setting), ordering)
-
-
-@st.cache_data(show_spinner=False)
-def churn(exp: str, difficulty, platform, setting, solved_at: float) -> dict:
-    return churn_stats(outcomes(exp, difficulty, platform, setting), solved_at)
-
-
-@st.cache_data(show_spinner=False)
-def flipping(exp: str, difficulty, platform, setting, solved_at: float) -> list[dict]:
-    return flipping_problems(outcomes(exp, difficulty, platform, setting), solved_at)
-
-
-@st.cache_data(ttl=30, show_spinner=False)
-def optimization_tiers(exp: str, difficulty, platform, setting) -> pl.DataFrame:
-    from backend.analysis.frontier import optimization_by_tier
-
-    tiers = _store(db_path()).optimization_tiers(exp, difficulty=difficulty, platform=platform, setting=setting)
-    return optimization_by_tier(tiers)
-
-
-@st.cache_data(ttl=30, show_spinner="Checking the paper's four findings…")
-def findings(exp: str) -> list[dict]:
-    """The four findings (backend/analysis/findings.py) of one experiment, unfiltered."""
-    from backend.analysis.findings import findings as compute
-
-    return compute(outcomes(exp, None, None, None))
+# views are large and immutable: shared by reference (cache_resource), never pickled per call
+@st.cache_resource(max_entries=24, show_spinner="Aggregating outcomes…")
+def _experiment_view(path: str, exp: str, filters: Filters, at: tuple[int, int]) -> ExperimentView:
+    return ExperimentView(path, exp, filters, at)
 
 
 def newest_with_results() -> tuple[str, str] | None:
@@ -170,12 +107,12 @@ def warm_up() -> None:
         newest = newest_with_results()
         if newest is None:
             return
-        exp = newest[0]
-        findings(exp)
-        frontier(exp, None, None, None, "per_problem")
-        churn_order(exp, None, None, None, "difficulty")
-        churn(exp, None, None, None, SOLVED_AT)
-        passk_pools(exp, None, None, None)
+        v = experiment_view(newest[0])
+        v.findings()
+        v.frontier("per_problem")
+        v.order("difficulty")
+        v.churn(SOLVED_AT)
+        v.pools()
     except Exception:  # a cold cache only costs time; the page shows any real error itself
         return
 
@@ -249,134 +186,7 @@ def _job_specs(path: str) -> dict[str, dict]:
     return {e.id: e.spec for e in _store(path).select(Experiment)}
 
 
-def experiment_picker() -> str | None:
-    """The experiment select box, bound to the view's experiment (?exp= in the URL)."""
-    frame = result_experiments()
-    if frame.empty:
-        st.info(
-            "No experiment with results yet: launch a sweep on the Launch page, or run `make run` to import the miniature lab."
-        )
-        return None
-    ids = list(frame["id"])
-    wanted = view.get("exp")
-    if wanted and wanted not in ids:  # a stale or mistyped link: say so rather than switch silently
-        st.warning(f"No experiment {wanted!r} with results in this database; showing the newest instead.")
-    names = dict(zip(frame["id"], frame["name"], strict=True))
-    exp = view.bound(st.sidebar.selectbox, "exp", "Experiment", ids, default=ids[0],
-                     format_func=lambda i: f"{names[i]}  ({i})")  # fmt: skip
-    note = frame.set_index("id").loc[exp, "note"]
-    if isinstance(note, str) and note.strip():  # a missing note is NaN or None in the frame
-        st.sidebar.caption(f"**What this shows:** {note}")
-    return exp
-
-
-def result_experiments() -> pd.DataFrame:
-    """The experiments that hold samples, newest first (a database error stops the page with one line)."""
-    try:
-        frame = experiments()
-    except UserError as err:
-        st.error(str(err))
-        st.stop()
-    return frame[frame["kind"].isin(EXPERIMENT_KINDS_WITH_RESULTS)]
-
-
-def filters() -> dict:
-    """Difficulty / setting / platform filters and the solved threshold, bound to the view."""
-    out = {}
-    for key, options in (("difficulty", ["all", *DIFFICULTIES]), ("setting", ["all", *SETTINGS])):
-        value = view.bound(st.sidebar.selectbox, key, key.capitalize(), options, default="all")
-        out[key] = None if value == "all" else value
-    out["platform"] = view.bound(st.sidebar.text_input, "platform", "Platform", default="") or None
-    out["solved_at"] = solved_at()
-    return out
-
-
-def solved_at() -> float:
-    """The one "solved" control: a problem is solved by a checkpoint when at least this share of
-    its samples is correct. Every page that counts solved problems reads it from here."""
-    try:
-        current = float(view.get("solved") or SOLVED_AT)
-    except ValueError:
-        current = SOLVED_AT
-    view.put("solved", f"{min(1.0, max(0.05, round(current * 20) / 20)):g}")
-    return view.bound(st.sidebar.slider, "solved", "Solved = pass rate at least", default=SOLVED_AT, to_text=lambda v: f"{v:g}",
-                      from_text=float, min_value=0.05, max_value=1.0, step=0.05,
-                      help=f"Default {SOLVED_AT:.0%}: most samples correct. Counts of solved problems on "
-                           "every page use this; the lab's findings use the default.")  # fmt: skip
-
-
-def averaging() -> str:
-    return view.bound(st.sidebar.radio, "avg", "Averaging", ["per_problem", "per_sample"], default="per_problem",
-                      format_func=lambda a: "per problem, then averaged" if a == "per_problem" else "pooled over samples")  # fmt: skip
-
-
 def experiment_label(exp: str) -> str:
     """How figures name an experiment: its name (which for the lab says "miniature lab") and id."""
     names = dict(zip(experiments()["id"], experiments()["name"], strict=True))
     return f"{names.get(exp) or exp} ({exp})"
-
-
-def overlay_picker(exp: str) -> list[str]:
-    """Other experiments to draw on the same axes, bound to the view (?with=)."""
-    frame = result_experiments()
-    ids = [i for i in frame["id"] if i != exp]
-    if not ids:
-        return []
-    names = dict(zip(frame["id"], frame["name"], strict=True))
-    return view.bound(st.sidebar.multiselect, "with", "Overlay experiments", ids, default=[],
-                      to_text=",".join, from_text=lambda s: [i for i in s.split(",") if i in ids],
-                      format_func=lambda i: f"{names[i]}  ({i})",
-                      help="Draw other experiments on the same axes: other endpoint pairs, benchmarks or settings.")  # fmt: skip
-
-
-def passk_overlay(ids: list[str], f: dict) -> pl.DataFrame:
-    """The pools of every experiment (passk_pools) as bands, with an `experiment` column naming
-    each: the pass@k page's overlay of two or more experiments."""
-    parts = []
-    for exp in ids:
-        try:
-            pools = passk_pools(exp, f["difficulty"], f["platform"], f["setting"])
-            key = tuple((name, tuple(m)) for name, m in pools.items())
-            bands = passk_bands(exp, f["difficulty"], f["platform"], f["setting"], key)
-        except UserError as err:
-            st.warning(f"{exp}: {err}")
-            continue
-        parts.append(bands.with_columns(pl.lit(experiment_label(exp)).alias("experiment")))
-    return pl.concat(parts) if parts else pl.DataFrame()
-
-
-def frontier_tables(ids: list[str], f: dict, averaging: str) -> dict[str, pl.DataFrame]:
-    """label → frontier table of each experiment that has results under these filters."""
-    out = {}
-    for exp in ids:
-        try:
-            out[experiment_label(exp)] = frontier(exp, f["difficulty"], f["platform"], f["setting"], averaging)
-        except UserError as err:
-            st.warning(f"{exp}: {err}")
-    return out
-
-
-def solved_words(at_least: float) -> str:
-    return f"solved = pass rate ≥ {at_least:.0%}"
-
-
-def load_outcomes(exp: str, f: dict) -> Outcomes | None:
-    try:
-        return outcomes(exp, f["difficulty"], f["platform"], f["setting"])
-    except UserError as err:
-        st.warning(str(err))
-        return None
-
-
-def page_header(title: str):
-    """Title, experiment picker and filters; stops the page when there is nothing to show.
-    Returns (experiment id, filters, outcomes)."""
-    st.title(title)
-    exp = experiment_picker()
-    if not exp:
-        st.stop()
-    f = filters()
-    o = load_outcomes(exp, f)
-    if o is None:
-        st.stop()
-    return exp, f, o

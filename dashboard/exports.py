@@ -1,13 +1,109 @@
-"""Download buttons for figures (PNG, SVG, PDF, standalone HTML) and tables (CSV, Parquet)."""
+"""Exports: figures as JSON, standalone HTML, and PNG/SVG/PDF through kaleido driving Debian's
+Chromium; tables as CSV/Parquet; the export zip; the raw samples as JSONL; and their download buttons.
+
+kaleido starts a fresh Chromium for every image unless its server runs (about 2 s each on 2 cores),
+so the dashboard starts the server once in the background and every export after that reuses it.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import io
+import json
+import os
+import threading
+import warnings
+import zipfile
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
+import plotly.graph_objects as go
+import plotly.io as pio
 import polars as pl
 import streamlit as st
 
-from dashboard.export import figure_bytes
+from backend.records import Evaluation, Sample
+
+if TYPE_CHECKING:
+    from dashboard.experiment_view import ExperimentView, Filters
+    from dashboard.figures import Selection
+
+FORMATS = ("json", "html", "png", "svg", "pdf")  # json: the figure itself, as the page draws it
+_engine_lock = threading.Lock()  # kaleido's server answers one caller at a time (one shared reply queue)
+# plotly passes its default options to a running server, which ignores them and warns every time
+warnings.filterwarnings("ignore", message="The kopts argument is ignored if using a server")
+
+
+def _use_debian_chromium() -> None:
+    os.environ.setdefault("BROWSER_PATH", "/usr/bin/chromium")  # never let a tool fetch its own browser
+
+
+def start_export_engine() -> None:
+    """Start kaleido's Chromium once and render one tiny image through it, so the first PNG/SVG/PDF
+    a user asks for does not pay the browser's start-up. Safe to call more than once."""
+    import kaleido
+
+    _use_debian_chromium()
+    with _engine_lock:
+        kaleido.start_sync_server(silence_warnings=True)
+    figure_bytes(go.Figure(), "svg")
+
+
+def export_engine_running() -> bool:
+    from kaleido._sync_server import GlobalKaleidoServer
+
+    return GlobalKaleidoServer().is_running()
+
+
+def figure_bytes(fig: go.Figure, fmt: str) -> bytes:
+    """json (Plotly's, as Streamlit sends it to the page), html (plotly.js embedded: works
+    offline), or png/svg/pdf through kaleido."""
+    if fmt == "json":
+        return pio.to_json(fig, validate=False).encode()
+    if fmt == "html":
+        return fig.to_html(include_plotlyjs=True, full_html=True).encode()
+    _use_debian_chromium()
+    with _engine_lock:
+        return fig.to_image(format=fmt, width=1000, height=600, scale=2 if fmt == "png" else 1)
+
+
+def figures_zip(
+    figures: dict[str, go.Figure],
+    formats: tuple[str, ...] = FORMATS,
+    progress: Callable[[int, int], None] | None = None,
+    data: dict[str, pl.DataFrame] | None = None,
+) -> bytes:
+    """Every figure in every format in one zip, and each figure's data as `<name>.csv` (data holds
+    the table a figure was drawn from, by the figure's name); progress(done, total) after each file."""
+    data = data or {}
+    buf, total = io.BytesIO(), len(figures) * len(formats) + len(data)
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, table in data.items():
+            z.writestr(f"{name}.csv", table.write_csv())
+        for name, fig in figures.items():
+            for fmt in formats:
+                z.writestr(f"{name}.{fmt}", figure_bytes(fig, fmt))
+                if progress:
+                    progress(len(z.namelist()), total)
+    return buf.getvalue()
+
+
+def samples_jsonl(store, experiment_id: str, problems: list[str], setting: str | None = None) -> bytes:
+    """An experiment's raw samples with their verdicts, one JSON object a line, for the problems a
+    filter kept (and one setting, when given)."""
+    keep = set(problems)
+    verdicts = {
+        (e.checkpoint_id, e.problem_id, e.sample_idx): e
+        for e in store.select(Evaluation, {"experiment_id": experiment_id})
+    }
+    lines = []
+    for s in store.select(Sample, {"experiment_id": experiment_id}):
+        if s.problem_id not in keep or (setting and s.setting != setting):
+            continue
+        e = verdicts.get((s.checkpoint_id, s.problem_id, s.sample_idx))
+        row = dataclasses.asdict(s) | {"evaluation": dataclasses.asdict(e) if e else None}
+        lines.append(json.dumps(row, ensure_ascii=False, default=str))
+    return ("\n".join(lines) + "\n").encode() if lines else b""
 
 
 def figure_downloads(fig, name: str) -> None:
@@ -35,8 +131,6 @@ def figure_downloads(fig, name: str) -> None:
 
 @st.cache_data(show_spinner="Rendering…", max_entries=64)
 def _cached_image(fig_json: str, fmt: str) -> bytes:
-    import plotly.io as pio
-
     return figure_bytes(pio.from_json(fig_json), fmt)
 
 
@@ -50,48 +144,29 @@ def table_downloads(frame: pl.DataFrame, name: str) -> None:
     )
 
 
-def all_figures_zip(exp: str, f: dict, averaging: str) -> None:
-    """Every figure of this experiment (frontier, churn, pass@k) as HTML, PNG, SVG and PDF in one
-    zip, each titled with its experiment and with the data it was drawn from as CSV."""
+def all_figures_zip(v: ExperimentView, sel: Selection) -> None:
+    """Every figure of this view (frontier, churn, pass@k) as JSON, HTML, PNG, SVG and PDF in one
+    zip, each titled with its experiment and with the data it was drawn from as CSV: the figures
+    the pages draw for this selection (dashboard/figures.py), not a second rendering of them."""
     if not st.button("Export all figures of this experiment (zip)", key="zip-all"):
         return
-    from backend.analysis.churn import order_problems, solve_matrix, solve_rates
-    from backend.analysis.ensembles import passk_curves
-    from backend.analysis.frontier import frontier_table
-    from dashboard import data
-    from dashboard.export import figures_zip
-    from dashboard.plots import churn_heatmap, failure_scatter, outcome_fractions, solve_rate
-    from dashboard.plots import passk_curves as passk_figure
+    from dashboard.figures import all_figures
 
-    o = data.outcomes(exp, f["difficulty"], f["platform"], f["setting"])
-    label = data.experiment_label(exp)
-    table = frontier_table(o, averaging)
-    curves = passk_curves(o)
-    idx = [o.problems.index(p) for p in order_problems(o)]
-    figures = {
-        "outcomes_vs_alpha": outcome_fractions(table, experiment=label), "frontier_scatter": failure_scatter(table, experiment=label),
-        "solve_rate": solve_rate(table, experiment=label),
-        "churn_heatmap": churn_heatmap(solve_rates(o)[idx], [o.problems[i] for i in idx], [o.titles[i] for i in idx], o.labels,
-                                       o.correct[idx], o.n[idx], experiment=label),
-        "passk_curves": passk_figure(curves, experiment=label),
-    }  # fmt: skip
-    tables = {name: table for name in ("outcomes_vs_alpha", "frontier_scatter", "solve_rate")}
-    tables |= {"churn_heatmap": solve_matrix(o), "passk_curves": curves}
-    bar = st.progress(0.0, text="Rendering every figure in four formats…")
-    payload = figures_zip(figures, data=tables,
+    built = all_figures(v, sel)
+    bar = st.progress(0.0, text="Rendering every figure in five formats…")
+    payload = figures_zip({name: fig for name, (fig, _) in built.items()}, data={name: t for name, (_, t) in built.items()},
                           progress=lambda done, total: bar.progress(done / total, text=f"Rendered {done} of {total} files…"))  # fmt: skip
-    bar.progress(1.0, text=f"{len(figures)} figures and their data in {len(payload) / 1e6:.1f} MB")
-    st.download_button("Download the zip", payload, f"{exp}-figures.zip", "application/zip", key="zip-download")
+    bar.progress(1.0, text=f"{len(built)} figures and their data in {len(payload) / 1e6:.1f} MB")
+    st.download_button("Download the zip", payload, f"{sel.exp}-figures.zip", "application/zip", key="zip-download")
 
 
-def samples_download(exp: str, f: dict, problems: list[str]) -> None:
+def samples_download(exp: str, f: Filters, problems: list[str]) -> None:
     """The raw samples behind this view (this experiment, these filters) as JSONL, built on request."""
     if not st.button("Raw samples of this view (JSONL)", key="jsonl-prepare"):
         return
     from dashboard import data
-    from dashboard.export import samples_jsonl
 
-    payload = samples_jsonl(data.open_store(), exp, problems, f["setting"])
+    payload = samples_jsonl(data.open_store(), exp, problems, f.setting)
     count = payload.count(b"\n")
     st.download_button(f"Download {count} samples", payload, f"{exp}-samples.jsonl", "application/jsonl",
                        key="jsonl-download")  # fmt: skip

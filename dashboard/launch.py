@@ -31,14 +31,16 @@ except UserError as err:
 
 
 def checkpoint_field(model, name: str, key: str, value: str | None = None) -> str:
-    """A registered checkpoint, or a typed folder (which wins); `value` is a stored spec's folder."""
+    """A registered checkpoint, or a typed folder: one or the other, never both (the path box is
+    closed while a registered one is picked); `value` is a stored spec's folder."""
     label = form_label(name, model.model_fields[name])
     options = ["(type a path)", *registered]
     index = options.index(value) if value in registered else 0
     pick = st.selectbox(label, options, index=index, key=f"{key}-pick", format_func=lambda p: registered.get(p, p))
     typed = st.text_input(f"{label}: path", "" if index or not value else value, key=f"{key}-path",
-                          placeholder="/path/to/checkpoint or org/name[@revision]")  # fmt: skip
-    return typed.strip() or ("" if pick == options[0] else pick)
+                          placeholder="/path/to/checkpoint or org/name[@revision]", disabled=pick != options[0],
+                          help="Closed while a registered checkpoint is picked above: pick “(type a path)” to type one.")  # fmt: skip
+    return typed.strip() if pick == options[0] else pick
 
 
 def start_from(model) -> tuple[str, dict]:

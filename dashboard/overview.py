@@ -5,7 +5,7 @@ import streamlit as st
 from backend.analysis.findings_text import findings_table, overview_rows
 from backend.errors import UserError
 from backend.lab.styles import MATCH
-from dashboard import data
+from dashboard import controls, data
 from dashboard.plots import outcome_fractions, style_shares
 
 st.title("frontier-lab")
@@ -28,7 +28,7 @@ else:
     st.dataframe(shown, hide_index=True, width="stretch")  # no "None" for a missing note
     st.caption("The *note* column says what each experiment is, e.g. a miniature lab on a tiny CPU model.")
 
-if not experiments.empty and (exp := data.experiment_picker()):
+if not experiments.empty and (exp := controls.experiment_picker()):
     st.subheader("The paper's four findings in this experiment")
     st.caption(
         "Each finding has a criterion fixed in advance, a statistic with its CI over problems, and a status: "
@@ -39,7 +39,7 @@ if not experiments.empty and (exp := data.experiment_picker()):
         "in the sidebar."
     )
     try:
-        rows = data.findings(exp)
+        rows = data.experiment_view(exp).findings()
     except UserError as err:
         st.info(f"Not checked: {err}")
     else:
@@ -69,7 +69,7 @@ if lab_experiment:
 newest = data.newest_with_results()
 if newest:
     try:
-        glance = data.frontier(newest[0], None, None, None, "per_problem")
+        glance = data.experiment_view(newest[0]).frontier("per_problem")
     except UserError:
         glance = None  # nothing judged yet
     if glance is not None:

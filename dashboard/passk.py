@@ -1,39 +1,32 @@
 """pass@k curves and matched-budget ensembles."""
 
-import polars as pl
 import streamlit as st
 
 from backend.analysis.ensembles import unique_solves
-from backend.analysis.frame import default_passk_selection
-from dashboard import data, evidence, view
+from dashboard import controls, evidence, view
 from dashboard.exports import figure_downloads, table_downloads
+from dashboard.figures import gains, passk_chart
 from dashboard.paper_views import gain_curves
-from dashboard.plots import passk_curves as passk_figure
 
-exp, f, o = data.page_header("pass@k and ensembles")
-others = data.overlay_picker(exp)
-
-labels = dict(zip(o.checkpoints, o.labels, strict=True))
-pools = dict(data.passk_pools(exp, f["difficulty"], f["platform"], f["setting"]))
-custom = st.multiselect("Pool builder: a custom ensemble", o.checkpoints, format_func=labels.get)
-if custom:
-    pools["custom"] = custom
-if others:  # every experiment's pools on the same axes: colour = experiment, dash = pool
-    curves = data.passk_overlay([exp, *others], f)
+exp, f, v = controls.page_header("pass@k and ensembles")
+o = v.outcomes
+st.caption(controls.snapshot(v))
+others = controls.overlay_picker(exp)
+controls.custom_pool(v)
+if not others:
+    controls.passk_checkpoints(v)
+sel = controls.selection(exp, f)
+chart = passk_chart(v, sel)
+if others and chart:  # every experiment's pools on the same axes: colour = experiment, dash = pool
     st.caption(
         "Overlaid: the pools of "
-        + "; ".join(f"**{e}**" for e in curves["experiment"].unique(maintain_order=True))
+        + "; ".join(f"**{e}**" for e in chart[1]["experiment"].unique(maintain_order=True))
         + ". Colour = experiment, dash = pool; bands are 95% CIs over each experiment's problems."
     )
-else:
-    chosen = st.multiselect("Checkpoints", o.checkpoints, default=default_passk_selection(o), format_func=labels.get)
+elif not others:
     st.caption("Starts with the endpoints (α = 0 and 1) and the best single checkpoint by pass@1.")
-    shown = [(labels[c], (c,)) for c in chosen] + [(f"pool: {n}", tuple(m)) for n, m in pools.items() if len(m) > 1]
-    curves = (
-        data.passk_bands(exp, f["difficulty"], f["platform"], f["setting"], tuple(shown)) if shown else pl.DataFrame()
-    )
-if len(curves):
-    fig = passk_figure(curves, experiment=None if others else data.experiment_label(exp))
+if chart:
+    fig = chart[0]
     st.plotly_chart(fig, width="stretch", key="passk")
     figure_downloads(fig, "passk_curves")
     st.caption(
@@ -42,10 +35,10 @@ if len(curves):
     )
 
 st.subheader("Gain over the best single checkpoint at each k (matched sample budget)")
-gains = data.gains(exp, f["difficulty"], f["platform"], f["setting"], tuple((k, tuple(v)) for k, v in pools.items()))
-st.plotly_chart(gain_curves(gains), width="stretch", key="gains")
-st.dataframe(gains.to_pandas(), hide_index=True, width="stretch")
-table_downloads(gains, "ensemble_gains")
+table = gains(v, sel)
+st.plotly_chart(gain_curves(table), width="stretch", key="gains")
+st.dataframe(table.to_pandas(), hide_index=True, width="stretch")
+table_downloads(table, "ensemble_gains")
 st.caption(
     "⌊k/M⌋ samples from each of M members, the remainder to uniformly random members (exact expectation). "
     "*baseline*: the sweep's checkpoint with the highest pass@k at that k. The gain is cross-fitted: the best "
@@ -62,9 +55,9 @@ if evidence.shares_seeds(exp):
     )
 st.subheader("Unique solves of extrapolated checkpoints")
 st.caption(
-    f"Problems an extrapolated checkpoint solves and no interpolated one does ({data.solved_words(f['solved_at'])})."
+    f"Problems an extrapolated checkpoint solves and no interpolated one does ({controls.solved_words(sel.solved_at)})."
 )
-unique = unique_solves(o, f["solved_at"])
+unique = unique_solves(o, sel.solved_at)
 st.markdown(
     "\n".join(f"- [{p}](/problem?{view.link(problem=p)})" for p in unique)
     or "No problem is solved only by extrapolated checkpoints."

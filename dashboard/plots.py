@@ -26,7 +26,11 @@ NAMES = {
     "correctness_failure": "correctness failure (WA/RE/OLE)",
     "format_failure": "format failure (no runnable program: none, truncated, CE)",
 }
-MARKERS = {"endpoint": "diamond", "interpolated": "circle", "extrapolated": "circle-open", "independent": "x"}
+# filled shapes with a dark outline: an open marker in the colour scale's yellow vanished on white
+MARKERS = {"endpoint": "diamond", "interpolated": "circle", "extrapolated": "square", "independent": "x"}
+SHAPES = "◆ endpoint (α = 0, 1) · ● interpolated · ■ extrapolated · ✕ not merged"  # the legend's key to MARKERS
+SOLVE_RATE = "Solve rate: a problem's share of correct samples (pass@1), averaged over problems."
+MAX_BANDS = 3  # CI bands drawn at once on pass@k; the others on demand (click their legend entry)
 LAYOUT = dict(
     template="simple_white",
     font=dict(family="Helvetica, Arial, sans-serif", size=14),
@@ -158,8 +162,9 @@ def failure_scatter(tables: Tables, experiment: str | None = None) -> go.Figure:
                       if single and is_merged else
                       dict(size=12 if is_merged else 13, color=color if is_merged or not single else "#CC79A7",
                            symbol=[MARKERS[k] for k in part["point_kind"]] if is_merged else "x", line=dict(width=1, color="#333")))  # fmt: skip
+            # not "independently trained": the SFT checkpoint is the shared start of both endpoints
             label = (
-                ("merged (α)" if is_merged else "independently trained")
+                ("merged (α)" if is_merged else "not merged (evaluated as is)")
                 if single
                 else (name if is_merged else f"{name}: independent")
             )
@@ -179,7 +184,8 @@ def failure_scatter(tables: Tables, experiment: str | None = None) -> go.Figure:
     fig.update_layout(title=_titled("The correctness–efficiency frontier (95% CIs over problems)", experiment),
                       xaxis_title="correctness failures (fraction of samples)",
                       yaxis_title="optimization failures (fraction of samples)", xaxis_tickformat=".0%", yaxis_tickformat=".0%",
-                      legend=dict(orientation="h", x=0, y=-0.22, yanchor="top"), **LAYOUT)  # fmt: skip
+                      legend=dict(orientation="h", x=0, y=-0.22, yanchor="top", title=dict(text=SHAPES + "<br>", side="top")),
+                      **LAYOUT)  # fmt: skip
     return fig
 
 
@@ -200,10 +206,12 @@ def _scatter_hover(t: pl.DataFrame) -> list[list]:
 
 
 def _error_bars(t: pl.DataFrame, cls: str, color: str) -> dict | None:
+    """95% CI bars at reduced opacity, so overlapping bars do not hide the points (one colour per
+    trace: Plotly has no per-point bar colour)."""
     if f"{cls}_lo" not in t.columns:
         return None
     return dict(type="data", symmetric=False, array=(t[f"{cls}_hi"] - t[cls]).to_list(),
-                arrayminus=(t[cls] - t[f"{cls}_lo"]).to_list(), color=color, thickness=1, width=3)  # fmt: skip
+                arrayminus=(t[cls] - t[f"{cls}_lo"]).to_list(), color=_rgba(color, 0.4), thickness=1, width=3)  # fmt: skip
 
 
 def solve_rate(tables: Tables, experiment: str | None = None) -> go.Figure:
@@ -217,15 +225,15 @@ def solve_rate(tables: Tables, experiment: str | None = None) -> go.Figure:
                                  fill="toself", fillcolor=_rgba(color, 0.18), line=dict(width=0), hoverinfo="skip",
                                  name=f"{name}: 95% CI" if name else "95% CI", legendgroup=name))  # fmt: skip
         fig.add_trace(go.Scatter(x=t["alpha"], y=t["solve_rate"], mode="lines+markers", legendgroup=name,
-                                 name=name or "solve rate (pass@1)", line=dict(color=color),
+                                 name=name or "solve rate", line=dict(color=color),
                                  customdata=_hover_data(t, "solve_rate") if "n_samples" in t.columns else None,
-                                 hovertemplate=(f"{name}<br>" if name else "") + "α=%{customdata[0]}<br>pass@1 %{y:.1%}" + HOVER_CI
+                                 hovertemplate=(f"{name}<br>" if name else "") + "α=%{customdata[0]}<br>solve rate %{y:.1%}" + HOVER_CI
                                  + "<extra></extra>" if "n_samples" in t.columns else None))  # fmt: skip
         top += t["solve_rate_hi"].to_list()
     _shade_interpolation(fig)
     fig.update_yaxes(range=[0, min(1.0, max(top) * 1.15)])
     fig.update_layout(title=_titled("Solve rate along α (bootstrap 95% CI over problems)", experiment), xaxis_title="α",
-                      yaxis_title="pass@1", yaxis_tickformat=".0%", legend=dict(orientation="h", y=-0.25), **LAYOUT)  # fmt: skip
+                      yaxis_title="solve rate (pass@1)", yaxis_tickformat=".0%", legend=dict(orientation="h", y=-0.25), **LAYOUT)  # fmt: skip
     return fig
 
 
@@ -267,12 +275,12 @@ def churn_heatmap(
 DASHES = ["solid", "dash", "dot", "dashdot", "longdash", "longdashdot"]
 
 
-def passk_curves(curves: pl.DataFrame, experiment: str | None = None) -> go.Figure:
+def passk_figure(curves: pl.DataFrame, experiment: str | None = None) -> go.Figure:
     """Mean pass@k against k (log axis) per curve (label), with its 95% CI band where the table
     has lo/hi. With an `experiment` column holding several experiments, each experiment has its
     own colour and each pool its own dash, so pools of different experiments overlay. The y axis
     is fitted to the curves and their bands (inside [0, 1])."""
-    fig, values = go.Figure(), []
+    fig, values, bands = go.Figure(), [], 0
     by_exp = "experiment" in curves.columns and curves["experiment"].n_unique() > 1
     names = curves["label"].unique(maintain_order=True).to_list() if len(curves) else []
     exps = curves["experiment"].unique(maintain_order=True).to_list() if by_exp else [None]
@@ -285,10 +293,12 @@ def passk_curves(curves: pl.DataFrame, experiment: str | None = None) -> go.Figu
             color = EXPERIMENT_COLORS[(e_i if by_exp else l_i) % len(EXPERIMENT_COLORS)]
             name = f"{exp}: {label}" if by_exp else str(label)
             band = "lo" in c.columns and c["lo"].null_count() == 0
-            if band:
+            if band:  # past MAX_BANDS a band waits in the legend: six overlapping ones were unreadable
+                shown = (bands := bands + 1) <= MAX_BANDS
                 fig.add_trace(go.Scatter(x=list(c["k"]) + list(c["k"])[::-1], y=list(c["hi"]) + list(c["lo"])[::-1],
                                          fill="toself", fillcolor=_rgba(color, 0.15), line=dict(width=0), hoverinfo="skip",
-                                         name=f"{name}: 95% CI", legendgroup=name, showlegend=False))  # fmt: skip
+                                         name=f"{name}: 95% CI", legendgroup=name if shown else f"{name}: band",
+                                         showlegend=not shown, visible=True if shown else "legendonly"))  # fmt: skip
                 values += c["lo"].to_list() + c["hi"].to_list()
             values += c["pass_at_k"].to_list()
             fig.add_trace(go.Scatter(x=c["k"], y=c["pass_at_k"], mode="lines", name=name, legendgroup=name,

@@ -3,16 +3,17 @@
 import pandas as pd
 import streamlit as st
 
-from dashboard import data, view
+from dashboard import controls, data, view
 from dashboard.samples import samples_view
 
 st.title("Problem")
-exp = data.experiment_picker()
+exp = controls.experiment_picker()
 if not exp:
     st.stop()
-o = data.load_outcomes(exp, {"difficulty": None, "platform": None, "setting": None})
-if o is None:
+v = controls.load_view(exp)
+if v is None:
     st.stop()
+o = v.outcomes
 pid = view.bound(st.selectbox, "problem", "Problem", o.problems, default=o.problems[0],
                  format_func=lambda p: f"{o.titles[o.problems.index(p)]}  ({p})")  # fmt: skip
 problem, tests = data.problem(pid)
@@ -33,4 +34,4 @@ with st.expander("Outcomes per checkpoint", expanded=False):
                  hide_index=True, width="stretch")  # fmt: skip
 
 samples, evals = data.problem_samples(exp, pid)
-samples_view(o, problem, samples, evals)
+samples_view(o, problem, samples, evals, tests)

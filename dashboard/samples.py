@@ -9,7 +9,7 @@ import streamlit as st
 from backend.analysis.frame import Outcomes
 from backend.analysis.samples import NOT_RUN, code_diff, first_failure, first_failure_line, format_reason, ladder, prose
 from backend.grading.verdicts import OPTIMIZATION
-from backend.records import Evaluation, Problem, Sample
+from backend.records import Evaluation, Problem, Sample, Test
 from dashboard import view
 
 VERDICT_COLORS = {"AC": "#c9ecd9", NOT_RUN: "#eeeeee"} | {v: "#fbe3b8" for v in OPTIMIZATION}
@@ -28,7 +28,9 @@ def default_pair(o: Outcomes) -> tuple[str, str]:
     return ("0" if "0" in names else names[0]), ("1" if "1" in names else names[-1])
 
 
-def samples_view(o: Outcomes, problem: Problem, samples: list[Sample], evals: list[Evaluation]) -> None:
+def samples_view(
+    o: Outcomes, problem: Problem, samples: list[Sample], evals: list[Evaluation], tests: list[Test] = ()
+) -> None:
     st.subheader("Samples compared across α")
     names = [alpha_text(o, i) for i in range(len(o.checkpoints))]
     shown = {n: f"α = {n}" if o.alphas[i] is not None else n for i, n in enumerate(names)}
@@ -53,7 +55,7 @@ def samples_view(o: Outcomes, problem: Problem, samples: list[Sample], evals: li
             idx = st.selectbox("Sample", list(by_idx), key=f"sample-{key}-{ckpt}",
                                format_func=lambda i, c=ckpt: f"sample {i}: {_outcome(by_key.get((c, i)))}")  # fmt: skip
             sample = by_idx[idx]
-            one_sample(sample, by_key.get((ckpt, sample.sample_idx)), problem)
+            one_sample(sample, by_key.get((ckpt, sample.sample_idx)), problem, {t.idx: t for t in tests})
             sides.append((name, sample))
     (a, left), (b, right) = sides
     if left is not None and right is not None:
@@ -66,7 +68,11 @@ def _outcome(e: Evaluation | None) -> str:
     return f"{e.outcome} ({e.verdict})" if e else "not judged yet"
 
 
-def one_sample(s: Sample, e: Evaluation | None, problem: Problem) -> None:
+INPUT_SHOWN = 2048  # characters of a failing test's input shown; the whole is a download
+MEMORY = "peak memory, MB above the interpreter's baseline"
+
+
+def one_sample(s: Sample, e: Evaluation | None, problem: Problem, tests: dict[int, Test] | None = None) -> None:
     st.markdown(f"**{_outcome(e)}**")
     if e is not None:
         st.markdown(first_failure_line(e.test_results, problem.time_limit_s))
@@ -75,8 +81,10 @@ def one_sample(s: Sample, e: Evaluation | None, problem: Problem) -> None:
     else:
         st.warning(f"format failure: {format_reason(e.test_results if e else None) or s.extract_error}")
     if e and e.test_results:
-        rows = pd.DataFrame(ladder(e.test_results))
+        rows = pd.DataFrame(ladder(e.test_results)).rename(columns={"memory MB": MEMORY})
         if not rows.empty:
+            for column in ("CPU s", MEMORY):  # a test after the first failure never ran: say so, not None
+                rows[column] = [NOT_RUN if v != v or v is None else v for v in rows[column]]
             styled = rows.style.map(
                 lambda v: f"background-color: {VERDICT_COLORS.get(v, FAILED_COLOR)}", subset=["verdict"]
             )
@@ -87,6 +95,8 @@ def one_sample(s: Sample, e: Evaluation | None, problem: Problem) -> None:
         if failed and failed.get("detail"):
             with st.expander("Failure detail: the checker's message or the end of stderr (traceback)"):
                 st.code(failed["detail"], language="text")
+        if failed and (test := (tests or {}).get(failed["index"])) and test.input is not None:
+            failing_input(test, f"{s.checkpoint_id}-{s.sample_idx}")
     if s.setting in ("tool", "agentic") and s.transcript:
         with st.expander("Transcript"):
             for turn in s.transcript:
@@ -101,3 +111,12 @@ def one_sample(s: Sample, e: Evaluation | None, problem: Problem) -> None:
     elif prose(s.completion):
         with st.expander("What the model wrote around the code"):
             st.text(prose(s.completion)[:4000])
+
+
+def failing_input(test: Test, key: str) -> None:
+    """The first failing test's input: its first 2 kB, and the whole as a download."""
+    with st.expander(f"Input of the first failing test (test {test.idx}, {test.input_len:,} characters)"):
+        cut = test.input[:INPUT_SHOWN]
+        st.code(cut + ("\n…" if len(test.input) > INPUT_SHOWN else ""), language="text")
+        st.download_button("Download the whole input", test.input, f"{test.problem_id.replace('/', '_')}-test{test.idx}.in",
+                           "text/plain", key=f"input-{key}-{test.idx}")  # fmt: skip

@@ -25,6 +25,10 @@ KEYS = {
     "alpha": "α of the samples view's left side",
     "vs": "α of the samples view's right side",
     "with": "experiments overlaid (comma-separated ids)",
+    "order": "row order of the churn grid",
+    "grid": "page of the churn grid",
+    "ck": "checkpoints drawn as single pass@k curves (comma-separated ids)",
+    "pool": "members of the custom pass@k pool (comma-separated ids)",
     "token": "access token, when the server is open to the network (app.py)",
 }
 _STATE, _WRITTEN = "_flab_view", "_flab_view_written"

@@ -36,7 +36,7 @@ def test_migration_recomputes_every_stored_class_as_the_docs_table_says(db_path)
         con.execute("UPDATE schema_meta SET value = '4' WHERE key = 'version'")
     assert Store(db_path, migrate=False).schema_version() == 4
     store = Store(db_path)
-    assert store.schema_version() == SCHEMA_VERSION == 5
+    assert store.schema_version() == SCHEMA_VERSION
     got = {(e.verdict, e.first_failing_tier): e.outcome for e in store.select(Evaluation) if e.verdict}
     assert got == table
     assert store.get(Evaluation, "e", "c", "no-verdict", 0).outcome == "correct"
@@ -46,3 +46,18 @@ def test_the_judge_rule_is_the_docs_table():
     for (verdict, _), cls in documented_classes().items():
         assert outcome_of(None if verdict == "AC" else verdict) == cls
         assert outcome_of(verdict) == cls
+
+
+def test_sql_names_only_the_classes_python_declares():
+    """The classes are declared once (backend/vocab.py); every class the migrations, the schema's
+    comment and the judge write is one of them, and 005.sql's table reaches every one."""
+    from backend.vocab import OUTCOME_CLASSES, SANDBOX_ERROR
+
+    known = {*OUTCOME_CLASSES, SANDBOX_ERROR}
+    migration = (ROOT / "db" / "migrations" / "005.sql").read_text()
+    written = set(re.findall(r"THEN '(\w+)'", migration)) | set(re.findall(r"ELSE '(\w+)'", migration))
+    assert written <= known and set(OUTCOME_CLASSES) <= written
+    schema = (ROOT / "db" / "schema.sql").read_text()
+    (comment,) = re.findall(r"outcome\s+VARCHAR NOT NULL,\s+-- ([\w |]+)", schema)
+    assert {c.strip() for c in comment.split("|")} == set(OUTCOME_CLASSES)
+    assert {outcome_of(v) for v in (None, "AC", "WA", "TLE", "MLE", "RE", "CE", "OLE", "SE", "FORMAT")} == known

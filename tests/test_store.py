@@ -251,3 +251,78 @@ def test_v3_database_loses_the_unused_data_path_and_keeps_its_tests(db_path):
         ]
     assert "data_path" not in cols
     assert store.select(Test, {"problem_id": "p"})[0].output == "2"
+
+
+def scans_of(profile: Path, table: str) -> tuple[int, int]:
+    """(row groups scanned, row groups in the table) of the last query's scans of `table`."""
+    import json
+
+    found = []
+
+    def walk(op):
+        if op.get("type") == "TABLE_SCAN" and op.get("extra_info", {}).get("Table", "").endswith(f".{table}"):
+            found.append((op["row_groups_scanned"], op["total_row_groups_to_scan"]))
+        for child in op.get("children", []):
+            walk(child)
+
+    for op in json.loads(profile.read_text())["operator"]:
+        walk(op)
+    assert found, f"no scan of {table} in the profile"
+    return tuple(map(sum, zip(*found, strict=True)))
+
+
+def test_one_experiments_outcomes_read_only_its_row_groups(store, tmp_path, monkeypatch):
+    """Experiment ids share their first characters ("sweep-20250601-…") and DuckDB's zone maps keep
+    only a prefix of a string: on the id alone every row group is read. The integer key skips the
+    others (issue #48, Scale)."""
+    import pyarrow as pa
+
+    from backend.records import Evaluation
+
+    rows = 150_000  # per experiment: DuckDB's row groups hold 122 880 rows, so each spans two or three
+    for e in range(3):
+        store.put_arrow(Evaluation, pa.table({
+            "experiment_id": [f"sweep-20250601-00000{e}"] * rows, "checkpoint_id": ["c"] * rows,
+            "problem_id": [f"p{i % 100}" for i in range(rows)], "sample_idx": list(range(rows)),
+            "outcome": ["correct", "correctness_failure", "optimization_failure"] * (rows // 3),
+        }))  # fmt: skip
+    profile, real = tmp_path / "profile.json", duckdb.connect
+
+    def profiled(*args, **kwargs):
+        con = real(*args, **kwargs)
+        con.execute("PRAGMA enable_profiling = 'json'")
+        con.execute(f"PRAGMA profiling_output = '{profile}'")
+        return con
+
+    monkeypatch.setattr(duckdb, "connect", profiled)
+    counts = store.outcome_counts("sweep-20250601-000001")
+    assert counts["n"].sum() == rows and counts["correct"].sum() == rows // 3
+    scanned, total = scans_of(profile, "evaluations")
+    assert total >= 4 and scanned <= 2  # its own two, of at least four
+    with store.connect(read_only=True) as con:  # the same filter on the id alone: every row group
+        con.execute("SELECT count(*) FROM evaluations WHERE experiment_id = 'sweep-20250601-000001'").fetchall()
+    assert scans_of(profile, "evaluations") == (total, total)
+    assert store.experiment_stamp("sweep-20250601-000001")[0] == rows
+    assert scans_of(profile, "evaluations")[0] <= 2
+
+
+def test_v5_database_gains_experiment_keys_and_keeps_evaluations(db_path):
+    """v5 -> v7: the evaluations are rewritten with their experiment's key, in experiment order."""
+    con = duckdb.connect(str(db_path))
+    con.execute((Path(__file__).resolve().parents[1] / "db" / "schema.sql").read_text().replace(
+        "    experiment_key      UBIGINT,           -- md5_number_lower(experiment_id), filled by backend/store.py (see 007.sql)\n", ""
+    ))  # fmt: skip
+    con.execute("INSERT OR REPLACE INTO schema_meta VALUES ('version', '5')")
+    con.execute("INSERT INTO evaluations (experiment_id, checkpoint_id, problem_id, sample_idx, outcome) VALUES "
+                "('b', 'c', 'p', 0, 'correct'), ('a', 'c', 'p', 0, 'format_failure'), ('b', 'c', 'p', 1, 'correct')")  # fmt: skip
+    con.close()
+    store = Store(db_path)
+    assert store.schema_version() == SCHEMA_VERSION
+    with store.connect(read_only=True) as con:
+        rows = con.execute(
+            "SELECT experiment_id, experiment_key = md5_number_lower(experiment_id) FROM evaluations"
+        ).fetchall()
+    assert rows == [("a", True), ("b", True), ("b", True)]  # keyed, and stored in experiment order
+    assert store.outcome_counts("b")["correct"].to_list() == [2]
+    store.put([Evaluation("a", "c", "p", 1, "correct")])
+    assert store.experiment_stamp("a")[0] == 2

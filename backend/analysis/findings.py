@@ -1,4 +1,4 @@
-"""The paper's four findings (PAPER.md), checked on any experiment: pure functions of `Outcomes`.
+"""The paper's four findings (docs/method.md), checked on any experiment: pure functions of `Outcomes`.
 
 Each finding has a pre-set criterion, a statistic with a CI, and one of four statuses (`verdict`
 and `combine`, the rule docs/findings.md writes as one table): shows (the criterion holds),

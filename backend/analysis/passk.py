@@ -1,4 +1,4 @@
-"""pass@k and matched-budget ensembles (PAPER.md, Metrics). Pure numpy.
+"""pass@k and matched-budget ensembles (docs/method.md, Metrics). Pure numpy.
 
 With n samples of which c are correct, the chance that k samples drawn without replacement hold
 no correct one is C(n−c, k)/C(n, k) = Π_{j<k} (n−c−j)/(n−j). A cumulative product over j gives

@@ -1,4 +1,4 @@
-"""Verdicts, outcome classes (PAPER.md), nested-coverage rewards and failure context.
+"""Verdicts, outcome classes (docs/method.md), nested-coverage rewards and failure context.
 
 Pure functions over per-test results; the judge produces those results, RL and analysis read
 these numbers.
@@ -12,7 +12,7 @@ from backend.vocab import Verdict
 
 OPTIMIZATION: set[Verdict] = {"TLE", "MLE"}
 # No runnable program: nothing extracted (FORMAT: no code block, or one left open by truncation) or
-# a program that does not parse or compile (CE). PAPER.md's "unparsable output" class; the verdict
+# a program that does not parse or compile (CE). docs/method.md's "unparsable output" class; the verdict
 # stays CE so the dashboard can still show the compiler's message.
 FORMAT: set[str] = {"FORMAT", "CE"}
 # Every other failing verdict but SE (WA, RE, OLE) is a correctness failure: a runnable program
@@ -39,7 +39,7 @@ class TestResult:
 
 
 def outcome_of(first_failing_verdict: str | None) -> str:
-    """The first failing test in ascending input length decides (PAPER.md). db/migrations/005.sql
+    """The first failing test in ascending input length decides (docs/method.md). db/migrations/005.sql
     applies the same table to stored verdicts; docs/findings.md prints it."""
     if first_failing_verdict in (None, "AC"):
         return "correct"

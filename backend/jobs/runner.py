@@ -252,7 +252,9 @@ def parameters(kind: str, spec: dict | None) -> list[tuple[str, str]]:
         extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
         if value in (None, "", [], {}) or (extra.get("form") is False and extra.get("cli") is False):
             continue
-        if isinstance(value, list):
+        if isinstance(value, bool):  # a card says "yes"/"no", never Python's False
+            value = "yes" if value else "no"
+        elif isinstance(value, list):
             value = ", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in value)
         elif isinstance(value, str) and "/" in value and Path(value).is_absolute():
             value = Path(value).name

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import psutil
 
-from backend.merge.checkpoints import checkpoint_id, merged_id
+from backend.merge import checkpoints
 from backend.merge.engine import sweep
 from backend.merge.io import CheckpointFolder, content_hash, copied_files_hash
 from backend.merge.methods import DEFAULT as DEFAULT_METHOD
@@ -102,33 +102,11 @@ class MergeCache:
         return removed
 
 
-def register_merged(store: Store, folder: Path, spec: MergeSpec, label: str | None = None) -> CheckpointRow:
+def register_merged(store: Store, folder: Path, spec: MergeSpec) -> CheckpointRow:
     """A merged folder as a `checkpoints` row, with its endpoints (registered too if new) and α.
     An existing row with the same content is returned as it is, never rewritten."""
     record = json.loads((folder / "merge.json").read_text())
     hashes = [i["hash"] for i in record["inputs"]]
-    endpoint_ids = []
-    for inp, h in zip(record["inputs"], hashes, strict=True):
-        cid = checkpoint_id(h)
-        if store.get(CheckpointRow, cid) is None:
-            store.put(
-                [CheckpointRow(id=cid, path=inp["path"], kind="trained", content_hash=h, label=Path(inp["path"]).name)]
-            )
-        endpoint_ids.append(cid)
-    alpha = spec.label.get("alpha")
-    row = CheckpointRow(
-        id=merged_id(merge_key(hashes, spec)),
-        path=str(folder),
-        kind="merged",
-        label=label or (f"α={alpha:g}" if alpha is not None else "merge"),
-        low_id=endpoint_ids[0] if alpha is not None else None,
-        high_id=endpoint_ids[1] if alpha is not None else None,
-        alpha=alpha,
-        weights={p: w for p, w in zip(spec.models, spec.weights, strict=True)},
-        content_hash=merge_key(hashes, spec),
-        model_type=json.loads((folder / "config.json").read_text()).get("model_type"),
-    )
-    # identity is content; a row another experiment registered keeps its own location (a live
-    # switch's `live:` path, another cache folder): this job uses `folder` without rewriting it
-    store.put([row], replace=False)
-    return store.get(CheckpointRow, row.id)
+    ends = [checkpoints.trained(store, i["path"], h).id for i, h in zip(record["inputs"], hashes, strict=True)]
+    model_type = json.loads((folder / "config.json").read_text()).get("model_type")
+    return checkpoints.merged(store, merge_key(hashes, spec), str(folder), spec, ends, model_type)

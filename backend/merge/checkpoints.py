@@ -1,14 +1,17 @@
 """Checkpoint folders as `checkpoints` rows: one id per content, whoever registers it; the id
-formulas of trained and merged checkpoints live here and nowhere else."""
+formulas of trained and merged checkpoints, and the one writer of their rows (`register`), live
+here and nowhere else (tests/merge/test_checkpoint_rows.py checks that no other module builds one)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from backend.hub import checkpoint_label
 from backend.records import Checkpoint
 
 if TYPE_CHECKING:  # duckdb loads with the store a command opens, not with a spec module
+    from backend.merge.spec import MergeSpec
     from backend.store import Store
 
 
@@ -25,18 +28,40 @@ def merged_id(merge_key: str) -> str:
 def ensure_registered(store: Store, path: str | Path, kind: str = "trained", label: str | None = None) -> Checkpoint:
     """The row for a checkpoint folder, created on first sight (keyed by its content hash)."""
     # merge.io reads safetensors with torch: imported here, so that the CLI's spec modules stay light
-    from backend.hub import checkpoint_label
     from backend.merge.io import CheckpointFolder, content_hash
 
-    digest = content_hash(CheckpointFolder(path))
-    row = store.get(Checkpoint, checkpoint_id(digest))
-    if row is None:
-        row = Checkpoint(
-            id=checkpoint_id(digest),
-            path=str(path),
-            kind=kind,
-            content_hash=digest,
-            label=label or checkpoint_label(path),
-        )
-        store.put([row])
+    return trained(store, str(path), content_hash(CheckpointFolder(path)), kind, label)
+
+
+def relabel(store: Store, row: Checkpoint, label: str | None) -> Checkpoint:
+    """The row named as a spec names it (R_4=runs/r4): a checkpoint first seen under its folder name
+    takes the label the user gave it now."""
+    if label and row.label != label:
+        store.update(Checkpoint, (row.id,), label=label)
+        row = store.get(Checkpoint, row.id)
     return row
+
+
+def register(store: Store, row: Checkpoint) -> Checkpoint:
+    """Write a checkpoint row unless one with its id (its content) is there already, and return the
+    stored one: a row another experiment registered keeps its own location (a live switch's `live:`
+    path, another cache folder) and its label."""
+    store.put([row], replace=False)
+    return store.get(Checkpoint, row.id)
+
+
+def trained(store: Store, path: str, digest: str, kind: str = "trained", label: str | None = None) -> Checkpoint:
+    """The row of a folder whose content hash is known (a merge's recorded input, or a folder just hashed)."""
+    return register(store, Checkpoint(id=checkpoint_id(digest), path=path, kind=kind, content_hash=digest,
+                                      label=label or checkpoint_label(path)))  # fmt: skip
+
+
+def merged(store: Store, key: str, path: str, spec: MergeSpec, ends: list[str], model_type: str | None) -> Checkpoint:
+    """The row of a merged point, a folder or a live α switch (`live:low|high`): both get the same
+    id from the merge key; `ends` are the ids of the spec's input checkpoints."""
+    alpha = spec.alpha_value
+    return register(store, Checkpoint(
+        id=merged_id(key), path=path, kind="merged", label=f"α={alpha:g}" if alpha is not None else "merge",
+        low_id=ends[0] if alpha is not None else None, high_id=ends[1] if alpha is not None else None, alpha=alpha,
+        weights=dict(zip(spec.models, spec.weights, strict=True)), content_hash=key, model_type=model_type,
+    ))  # fmt: skip

@@ -30,6 +30,7 @@ class MergeSpec:
     dtype: str = "auto"  # output dtype; auto = the inputs' dtype
     allow_nonfinite: bool = False
     label: dict = field(default_factory=dict)  # how the user wrote it: {"low","high","alpha"} or {"base","lambdas"}
+    alpha_value: float | None = None  # θ_α's α in the two-endpoint form (made by MergeSpec.alpha); None otherwise
 
     def __post_init__(self):
         if len(self.models) != len(self.weights) or not self.models:
@@ -48,6 +49,7 @@ class MergeSpec:
             methods.get(method).alpha_weights(alpha),
             method,
             label={"low": str(low), "high": str(high), "alpha": alpha},
+            alpha_value=alpha,
             **kw,
         )
 

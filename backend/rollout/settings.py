@@ -1,4 +1,4 @@
-"""The three inference settings (PAPER.md): reasoning (one turn), tool use (Python runs in the
+"""The three inference settings (docs/method.md): reasoning (one turn), tool use (Python runs in the
 sandbox) and agentic (a persistent sandboxed terminal with a `submit` action).
 
 Multi-turn rollouts batch across conversations: each turn generates for every live conversation

@@ -82,7 +82,7 @@ class SettingChoice(BaseModel):
 
     setting: Setting = Field("reasoning", title="Setting")
     """reasoning: one turn; tool: Python runs in the sandbox between turns; agentic: a sandboxed
-    terminal with a submit action (PAPER.md). Reasoning is the paper's main setting."""
+    terminal with a submit action (docs/method.md, Inference settings). Reasoning is the paper's main setting."""
 
 
 class EngineChoice(BaseModel):

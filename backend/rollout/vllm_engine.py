@@ -13,7 +13,7 @@ Sampling matches the spec:
   ("prompt_too_long"), not a failed batch.
 
 One engine per device at a time: a vLLM engine holds its memory share until its engine core is
-shut down, so close() does that before the next engine is built (jobs/executors.py Engines). The
+shut down, so close() does that before the next engine is built (sweep/executors.py Engines). The
 engine core's worker processes give their memory back after shutdown returns, so an engine built
 after one closed in this process first waits (at most RELEASE_WAIT_S) until the device's free
 memory covers the share it will ask for; vLLM would refuse to start with that memory still held.

@@ -14,11 +14,12 @@ from dataclasses import dataclass, replace
 from backend.grading.judge import JudgeResult, JudgeTest, Program, judge_setup
 from backend.grading.pool import JudgeJob
 from backend.hub import checkpoint_label
+from backend.merge import checkpoints
 from backend.merge.cache import merge_key, register_merged
-from backend.merge.checkpoints import ensure_registered, merged_id
+from backend.merge.checkpoints import ensure_registered
 from backend.merge.io import CheckpointFolder, content_hash
 from backend.merge.spec import MergeSpec
-from backend.records import Checkpoint, Evaluation, Job, Problem, Sample, Test
+from backend.records import Evaluation, Job, Problem, Sample, Test
 from backend.rollout.prompts import resolve_prompt_format
 from backend.rollout.run import Batch, batch_sampling, conversations, missing_batches, select_problems, store_batch
 from backend.rollout.settings import SettingLimits
@@ -108,18 +109,15 @@ def sweep_points(store: Store, spec: SweepSpec, progress: Progress, merge) -> li
         hashes = [content_hash(CheckpointFolder(spec.low)), content_hash(CheckpointFolder(spec.high))]
         points = []
         for s in specs:
-            cid = merged_id(merge_key(hashes, s))
-            low_id, high_id = (ensure_registered(store, p).id for p in (spec.low, spec.high))
-            model_type = CheckpointFolder(spec.low).model_type
-            store.put([Checkpoint(id=cid, path=f"live:{spec.low}|{spec.high}", kind="merged", label=f"α={s.label['alpha']:g}",
-                                  low_id=low_id, high_id=high_id, alpha=s.label["alpha"], content_hash=merge_key(hashes, s), model_type=model_type)],
-                      replace=False)  # another experiment's row with this content stays as it is  # fmt: skip
-            points.append(Point(cid, spec.low, (spec.low, spec.high, s.label["alpha"]), f"α={s.label['alpha']:g}"))
+            ends = [ensure_registered(store, p).id for p in (spec.low, spec.high)]
+            row = checkpoints.merged(store, merge_key(hashes, s), f"live:{spec.low}|{spec.high}", s, ends,
+                                     CheckpointFolder(spec.low).model_type)  # fmt: skip
+            points.append(Point(row.id, spec.low, (spec.low, spec.high, s.alpha_value), f"α={s.alpha_value:g}"))
         progress.advance("merge", len(specs))
         return points
     folders = merge(specs)
     progress.advance("merge", len(specs))
-    return [Point(register_merged(store, f, s).id, str(f), label=f"α={s.label['alpha']:g}")
+    return [Point(register_merged(store, f, s).id, str(f), label=f"α={s.alpha_value:g}")
             for f, s in zip(folders, specs, strict=True)]  # fmt: skip
 
 
@@ -128,9 +126,7 @@ def eval_points(store: Store, entries: list[str]) -> list[Point]:
     points = []
     for entry in entries:
         path, label = labelled(entry)
-        row = ensure_registered(store, path, label=label)
-        if label and row.label != label:  # first seen under its folder name: the spec names it now
-            store.update(Checkpoint, (row.id,), label=label)
+        row = checkpoints.relabel(store, ensure_registered(store, path, label=label), label)
         points.append(Point(row.id, path, label=label or checkpoint_label(path)))
     return points
 

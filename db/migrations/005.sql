@@ -1,5 +1,5 @@
--- v4 -> v5: outcome classes as PAPER.md defines them, recomputed from the stored first failing
--- verdict (the table in docs/findings.md; backend/sandbox/verdicts.py:outcome_of is the same table).
+-- v4 -> v5: outcome classes as docs/method.md defines them, recomputed from the stored first failing
+-- verdict (the table in docs/findings.md; backend/grading/verdicts.py:outcome_of is the same table).
 -- A program that does not parse or compile (CE) is now a format failure, as is no program at all
 -- (FORMAT); its verdict stays CE. A v0 database has no evaluations yet: it gets the v4 table here
 -- (db/schema.sql then finds it and leaves it).

@@ -5,7 +5,7 @@ import polars as pl
 import pytest
 
 from backend.analysis.frame import Outcomes, default_passk_selection
-from dashboard.plots import churn_heatmap, passk_curves, training_curves
+from dashboard.plots import churn_heatmap, passk_figure, training_curves
 
 
 def outcomes(alphas, correct_per_ckpt) -> Outcomes:
@@ -24,7 +24,7 @@ def test_passk_starts_with_the_endpoints_and_the_best_single():
 
 def test_passk_axes_with_all_zero_data():
     curves = pl.DataFrame({"label": ["a"] * 16, "k": list(range(1, 17)), "pass_at_k": [0.0] * 16})
-    fig = passk_curves(curves)
+    fig = passk_figure(curves)
     assert list(fig.layout.yaxis.range) == [0, 0.05]  # fitted, never below 0 for a share, never a zero span
     assert list(fig.layout.xaxis.tickvals) == [1, 2, 5, 10] and list(fig.layout.xaxis.ticktext) == ["1", "2", "5", "10"]
 
@@ -36,7 +36,7 @@ def test_passk_axis_fitted_to_curves_and_bands_with_overlay_colours():
              "hi": base + 0.01 * k + 0.02, "members": m, "n_problems": 30}
             for e, base in (("A", 0.80), ("B", 0.82)) for lab, m in (("best single", 1), ("all interpolated", 5))
             for k in (1, 2, 4)]  # fmt: skip
-    fig = passk_curves(pl.DataFrame(rows))
+    fig = passk_figure(pl.DataFrame(rows))
     lo, hi = fig.layout.yaxis.range
     assert lo == pytest.approx(0.79 - 0.09 * 0.12) and hi == pytest.approx(0.88 + 0.09 * 0.12)  # 79 %–88 % padded
     lines = [t for t in fig.data if t.mode == "lines"]

@@ -269,13 +269,13 @@ def test_one_solved_threshold_drives_every_count(populated, db_path, monkeypatch
     at = app(db_path, monkeypatch, "churn", {"exp": "exp-dash", "solved": str(at_least)})
     assert not at.exception, at.exception
     assert at.sidebar.slider(key="view-solved").value == at_least
-    assert any(f"solved = pass rate ≥ {at_least:.0%}" in c.value for c in at.caption)
+    assert any(f"solved = solve rate ≥ {at_least:.0%}" in c.value for c in at.caption)
     by_hand = solved_by_hand(populated, at_least)
     assert int(at.metric[2].value) == max(by_hand.values())  # best single checkpoint's solved count
     # the choice follows the session to pass@k, whose unique-solves list says the same threshold
     at.switch_page("dashboard/passk.py").run()
     assert at.sidebar.slider(key="view-solved").value == at_least
-    assert any(f"solved = pass rate ≥ {at_least:.0%}" in c.value for c in at.caption)
+    assert any(f"solved = solve rate ≥ {at_least:.0%}" in c.value for c in at.caption)
 
 
 def values(array) -> list[float]:

@@ -134,7 +134,7 @@ def test_miniature_lab_in_chromium(lab_server, store, page):
 def test_exported_html_opens_offline(tmp_path, page):
     import polars as pl
 
-    from dashboard.export import figure_bytes
+    from dashboard.exports import figure_bytes
     from dashboard.plots import outcome_fractions
 
     table = pl.DataFrame(

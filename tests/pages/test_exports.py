@@ -3,9 +3,10 @@ import struct
 import zipfile
 
 import plotly.graph_objects as go
+import plotly.io as pio
 import pytest
 
-from dashboard.export import export_engine_running, figure_bytes, figures_zip, start_export_engine
+from dashboard.exports import export_engine_running, figure_bytes, figures_zip, start_export_engine
 
 pytestmark = pytest.mark.browser
 
@@ -14,8 +15,9 @@ def test_figures_zip_holds_every_format_of_every_figure():
     figs = {"a": go.Figure(go.Scatter(x=[0, 1], y=[1, 0])), "b": go.Figure(go.Bar(x=["x"], y=[2]))}
     calls = []
     z = zipfile.ZipFile(io.BytesIO(figures_zip(figs, progress=lambda done, total: calls.append((done, total)))))
-    assert calls == [(i, 8) for i in range(1, 9)]  # one step per file written, out of 2 figures × 4 formats
-    assert sorted(z.namelist()) == sorted(f"{n}.{fmt}" for n in figs for fmt in ("html", "png", "svg", "pdf"))
+    assert calls == [(i, 10) for i in range(1, 11)]  # one step per file written, out of 2 figures × 5 formats
+    assert sorted(z.namelist()) == sorted(f"{n}.{fmt}" for n in figs for fmt in ("json", "html", "png", "svg", "pdf"))
+    assert pio.from_json(z.read("a.json").decode()) == figs["a"]  # the figure itself, as the page draws it
     assert z.read("a.png")[:8] == b"\x89PNG\r\n\x1a\n"
     assert z.read("a.pdf")[:5] == b"%PDF-"
     assert z.read("a.svg").lstrip().startswith(b"<svg")

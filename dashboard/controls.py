@@ -1,0 +1,175 @@
+"""The sidebar's controls, each bound to the view state (dashboard/view.py), and the `Selection`
+they make: what a page shows, which the page and the export zip both draw from
+(dashboard/figures.py), so a figure in the zip is the figure on the page."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from backend.analysis.frame import SOLVED_AT, default_passk_selection
+from backend.errors import UserError
+from backend.vocab import DIFFICULTIES, SETTINGS
+from dashboard import data, view
+from dashboard.experiment_view import ExperimentView, Filters
+from dashboard.figures import ORDERINGS, Selection
+
+
+def experiment_picker() -> str | None:
+    """The experiment select box, bound to the view's experiment (?exp= in the URL)."""
+    frame = result_experiments()
+    if frame.empty:
+        st.info(
+            "No experiment with results yet: launch a sweep on the Launch page, or run `make run` to import the miniature lab."
+        )
+        return None
+    ids = list(frame["id"])
+    wanted = view.get("exp")
+    if wanted and wanted not in ids:  # a stale or mistyped link: say so rather than switch silently
+        st.warning(f"No experiment {wanted!r} with results in this database; showing the newest instead.")
+    names = dict(zip(frame["id"], frame["name"], strict=True))
+    exp = view.bound(st.sidebar.selectbox, "exp", "Experiment", ids, default=ids[0],
+                     format_func=lambda i: f"{names[i]}  ({i})")  # fmt: skip
+    note = frame.set_index("id").loc[exp, "note"]
+    if isinstance(note, str) and note.strip():  # a missing note is NaN or None in the frame
+        st.sidebar.caption(f"**What this shows:** {note}")
+    return exp
+
+
+def result_experiments() -> pd.DataFrame:
+    """The experiments that hold samples, newest first (a database error stops the page with one line)."""
+    try:
+        frame = data.experiments()
+    except UserError as err:
+        st.error(str(err))
+        st.stop()
+    return frame[frame["kind"].isin(data.EXPERIMENT_KINDS_WITH_RESULTS)]
+
+
+def filters() -> Filters:
+    """Difficulty / setting / platform filters and the solved threshold, bound to the view."""
+    out = {}
+    for key, options in (("difficulty", ["all", *DIFFICULTIES]), ("setting", ["all", *SETTINGS])):
+        value = view.bound(st.sidebar.selectbox, key, key.capitalize(), options, default="all")
+        out[key] = None if value == "all" else value
+    out["platform"] = view.bound(st.sidebar.text_input, "platform", "Platform", default="") or None
+    solved_at()
+    return Filters(**out)
+
+
+def solved_at() -> float:
+    """The one "solved" control: a problem is solved by a checkpoint when at least this share of
+    its samples is correct. Every page that counts solved problems reads it from here."""
+    view.put("solved", f"{_solved_state():g}")
+    return view.bound(st.sidebar.slider, "solved", "Solved = solve rate at least", default=SOLVED_AT, to_text=lambda v: f"{v:g}",
+                      from_text=float, min_value=0.05, max_value=1.0, step=0.05,
+                      help=f"Default {SOLVED_AT:.0%}: most samples correct. Counts of solved problems on "
+                           "every page use this; the lab's findings use the default.")  # fmt: skip
+
+
+def _solved_state() -> float:
+    try:
+        current = float(view.get("solved") or SOLVED_AT)
+    except ValueError:
+        current = SOLVED_AT
+    return min(1.0, max(0.05, round(current * 20) / 20))
+
+
+def averaging() -> str:
+    return view.bound(st.sidebar.radio, "avg", "Averaging", ["per_problem", "per_sample"], default="per_problem",
+                      format_func=lambda a: "per problem, then averaged" if a == "per_problem" else "pooled over samples")  # fmt: skip
+
+
+def overlay_picker(exp: str) -> list[str]:
+    """Other experiments to draw on the same axes, bound to the view (?with=)."""
+    frame = result_experiments()
+    ids = [i for i in frame["id"] if i != exp]
+    if not ids:
+        return []
+    names = dict(zip(frame["id"], frame["name"], strict=True))
+    return view.bound(st.sidebar.multiselect, "with", "Overlay experiments", ids, default=[],
+                      to_text=",".join, from_text=lambda s: [i for i in s.split(",") if i in ids],
+                      format_func=lambda i: f"{names[i]}  ({i})",
+                      help="Draw other experiments on the same axes: other endpoint pairs, benchmarks or settings.")  # fmt: skip
+
+
+def ordering() -> str:
+    return view.bound(st.sidebar.radio, "order", "Row order", list(ORDERINGS), default="difficulty",
+                      format_func=ORDERINGS.get)  # fmt: skip
+
+
+def grid_page(problems: int, rows: int) -> int:
+    pages = max(1, -(-problems // rows))
+    if pages == 1:
+        return 1
+    return view.bound(st.sidebar.number_input, "grid", f"Grid page (of {pages}, {rows} problems each)", default=1,
+                      to_text=str, from_text=int, min_value=1, max_value=pages)  # fmt: skip
+
+
+def passk_checkpoints(v: ExperimentView) -> list[str]:
+    """The checkpoints drawn as single curves (?ck=), from the endpoints and the best single."""
+    o = v.outcomes
+    labels = dict(zip(o.checkpoints, o.labels, strict=True))
+    return view.bound(st.multiselect, "ck", "Checkpoints", o.checkpoints, default=default_passk_selection(o),
+                      to_text=lambda cs: ",".join(cs) or NONE, from_text=lambda s: [c for c in s.split(",") if c in o.checkpoints],
+                      format_func=labels.get)  # fmt: skip
+
+
+NONE = "none"  # ?ck=none: every single curve deselected (an empty value would mean "the default")
+
+
+def custom_pool(v: ExperimentView) -> list[str]:
+    o = v.outcomes
+    labels = dict(zip(o.checkpoints, o.labels, strict=True))
+    return view.bound(st.multiselect, "pool", "Pool builder: a custom ensemble", o.checkpoints, default=[],
+                      to_text=",".join, from_text=lambda s: [c for c in s.split(",") if c in o.checkpoints],
+                      format_func=labels.get)  # fmt: skip
+
+
+def selection(exp: str, f: Filters) -> Selection:
+    """What the pages show of this experiment, read from the view state (the widgets above write it):
+    the page and the export zip both build their figures from this."""
+    ck = view.get("ck")
+    overlays = [i for i in (view.get("with") or "").split(",") if i and i != exp]
+    return Selection(
+        exp=exp, filters=f, solved_at=_solved_state(), averaging=view.get("avg") or "per_problem",
+        overlays=tuple(overlays), ordering=view.get("order") or "difficulty", grid_page=int(view.get("grid") or 1),
+        checkpoints=None if ck is None else tuple(c for c in ck.split(",") if c),
+        custom=tuple(c for c in (view.get("pool") or "").split(",") if c),
+    )  # fmt: skip
+
+
+def snapshot(v: ExperimentView) -> str:
+    """What a page's figures are drawn from: its problems, judged samples and α points (they
+    move together while a sweep runs, as they come from one read model)."""
+    o = v.outcomes
+    alphas = ", ".join(f"{a:g}" for a in o.alphas if a is not None)
+    others = [label for label, a in zip(o.labels, o.alphas, strict=True) if a is None]
+    return f"{len(o.problems)} problems, {v.samples} judged samples; α = {alphas or 'none'}" + (
+        f"; also {', '.join(others)}" if others else ""
+    )
+
+
+def solved_words(at_least: float) -> str:
+    return f"solved = solve rate ≥ {at_least:.0%} (its share of correct samples)"
+
+
+def load_view(exp: str, f: Filters = Filters()) -> ExperimentView | None:
+    try:
+        return data.experiment_view(exp, f)
+    except UserError as err:
+        st.warning(str(err))
+        return None
+
+
+def page_header(title: str) -> tuple[str, Filters, ExperimentView]:
+    """Title, experiment picker and filters; stops the page when there is nothing to show."""
+    st.title(title)
+    exp = experiment_picker()
+    if not exp:
+        st.stop()
+    f = filters()
+    v = load_view(exp, f)
+    if v is None:
+        st.stop()
+    return exp, f, v

@@ -1,0 +1,131 @@
+"""The pages' figures, built from a `Selection` and the experiments' read models: the Frontier,
+Churn and pass@k pages draw these, and the export zip writes the same objects, so the zip's
+figures are the page's (tests/pages/test_read_model.py compares their JSON)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import plotly.graph_objects as go
+import polars as pl
+
+from backend.analysis.churn import solve_matrix, solve_rates
+from backend.analysis.frame import SOLVED_AT, default_passk_selection
+from backend.errors import UserError
+from dashboard import data
+from dashboard.experiment_view import ExperimentView, Filters, Pools
+from dashboard.paper_views import recovery_overlay, trend_bands
+from dashboard.plots import churn_heatmap, failure_scatter, outcome_fractions, passk_figure, solve_rate
+
+ORDERINGS = {"difficulty": "difficulty, then α of peak", "cluster": "hierarchical clustering"}
+GRID_ROWS = 100  # problems per page of the churn grid
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What the pages show of one experiment: its filters and every choice a page offers."""
+
+    exp: str
+    filters: Filters = field(default_factory=Filters)
+    solved_at: float = SOLVED_AT
+    averaging: str = "per_problem"
+    overlays: tuple[str, ...] = ()
+    ordering: str = "difficulty"
+    grid_page: int = 1
+    checkpoints: tuple[str, ...] | None = None  # pass@k's single curves; None: the page's default
+    custom: tuple[str, ...] = ()  # pass@k's custom pool
+
+    @property
+    def label(self) -> str | None:
+        """The experiment named under each title; overlaid figures name theirs in the legend."""
+        return None if self.overlays else data.experiment_label(self.exp)
+
+
+def views(v: ExperimentView, sel: Selection) -> dict[str, ExperimentView]:
+    """label → read model of the experiment (v: the one the page already shows, so its caption,
+    tables and charts are one snapshot) and of each overlay that has results under the filters."""
+    out = {data.experiment_label(sel.exp): v}
+    for exp in sel.overlays:
+        try:
+            out[data.experiment_label(exp)] = data.experiment_view(exp, sel.filters)
+        except UserError:
+            continue  # the page says which experiments it shows
+    return out
+
+
+def frontier_figures(v: ExperimentView, sel: Selection) -> dict[str, tuple[go.Figure, pl.DataFrame]]:
+    """The Frontier page's three charts, each with the table it is drawn from."""
+    vs = views(v, sel)
+    shown = {label: v.frontier(sel.averaging) for label, v in vs.items()}
+    table = next(iter(shown.values()))
+    scatter = failure_scatter(shown, experiment=sel.label)
+    out = {
+        "outcomes_vs_alpha": (outcome_fractions(shown, experiment=sel.label), table),
+        "frontier_scatter": (scatter, table),
+        "solve_rate": (solve_rate(shown, experiment=sel.label), table),
+    }
+    if not sel.overlays:  # the paper's tests are of one experiment
+        if sel.averaging == "per_problem" and (recovered := v.recovery()):  # per problem, then averaged
+            recovery_overlay(scatter, recovered)
+        result = v.trend()
+        out["trend_bands"] = (trend_bands(result), pl.DataFrame(result["bands"]))
+    return out
+
+
+def churn_rows(v: ExperimentView, sel: Selection) -> list[str]:
+    """The problems on the grid's current page, in the chosen order."""
+    order = v.order(sel.ordering)
+    start = (max(1, sel.grid_page) - 1) * GRID_ROWS
+    return order[start : start + GRID_ROWS] or order[:GRID_ROWS]
+
+
+def churn_figure(v: ExperimentView, sel: Selection) -> tuple[go.Figure, pl.DataFrame]:
+    o = v.outcomes
+    index = [o.problems.index(p) for p in churn_rows(v, sel)]
+    fig = churn_heatmap(solve_rates(o)[index], [o.problems[i] for i in index], [o.titles[i] for i in index], o.labels,
+                        o.correct[index], o.n[index], experiment=data.experiment_label(sel.exp))  # fmt: skip
+    return fig, solve_matrix(o)
+
+
+def passk_pools(v: ExperimentView, sel: Selection) -> dict[str, list[str]]:
+    """The standard and greedy pools, and the custom one when the page's pool builder holds one."""
+    pools = v.pools()
+    custom = [c for c in sel.custom if c in v.outcomes.checkpoints]
+    return pools | ({"custom": custom} if custom else {})
+
+
+def passk_curves(v: ExperimentView, sel: Selection) -> pl.DataFrame:
+    """The pass@k page's curves: chosen checkpoints and multi-member pools of one experiment, or,
+    with overlays, every experiment's pools with an `experiment` column."""
+    if sel.overlays:
+        parts = [w.bands(_pools(w.pools())).with_columns(pl.lit(label).alias("experiment"))
+                 for label, w in views(v, sel).items()]  # fmt: skip
+        return pl.concat(parts)
+    o = v.outcomes
+    wanted = default_passk_selection(o) if sel.checkpoints is None else sel.checkpoints
+    labels = dict(zip(o.checkpoints, o.labels, strict=True))
+    shown = [(labels[c], (c,)) for c in o.checkpoints if c in wanted]
+    shown += [(f"pool: {n}", tuple(m)) for n, m in passk_pools(v, sel).items() if len(m) > 1]
+    return v.bands(tuple(shown)) if shown else pl.DataFrame()
+
+
+def _pools(pools: dict[str, list[str]]) -> Pools:
+    return tuple((name, tuple(members)) for name, members in pools.items())
+
+
+def passk_chart(v: ExperimentView, sel: Selection) -> tuple[go.Figure, pl.DataFrame] | None:
+    curves = passk_curves(v, sel)
+    return (passk_figure(curves, experiment=sel.label), curves) if len(curves) else None
+
+
+def gains(v: ExperimentView, sel: Selection) -> pl.DataFrame:
+    return v.gains(_pools(passk_pools(v, sel)))
+
+
+def all_figures(v: ExperimentView, sel: Selection) -> dict[str, tuple[go.Figure, pl.DataFrame]]:
+    """Every figure of the Frontier, Churn and pass@k pages for this selection, as each page draws it."""
+    out = frontier_figures(v, sel)
+    out["churn_heatmap"] = churn_figure(v, sel)
+    if chart := passk_chart(v, sel):
+        out["passk_curves"] = chart
+    return out

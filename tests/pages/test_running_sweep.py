@@ -1,0 +1,146 @@
+"""Charts that follow a running sweep (issue #48, Done when 1): reloaded while a real sweep writes,
+Frontier's caption, table and every chart show the same α points and sample count at each reload,
+ending with all of them; then pass@k and Churn the same while a second sweep lands."""
+
+import csv
+import io
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from backend.jobs import runner
+from backend.lab.tiny import make_tiny_checkpoint
+from backend.problems.build import build_builtin
+from backend.records import Job
+from backend.sweep.spec import SweepSpec, validate_spec
+from tests.pages.browser import wait_plots
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+PROBLEMS = ["builtin/count-pairs-sum", "builtin/max-subarray"]
+DONE = "document.querySelector('.stApp')?.getAttribute('data-test-script-state') === 'notRunning'"
+CHARTS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(gd => gd.data.map(t => ({
+    name: t.name || '', custom: t.customdata ? Array.from(t.customdata, r => Array.from(r)) : null,
+    x: Array.isArray(t.x) ? t.x : null, text: t.text ? Array.from(t.text) : null})))"""
+NUMBER = r"-?\d+(?:\.\d+)?"
+SNAPSHOT = re.compile(rf"(\d+) problems, (\d+) judged samples; α = ({NUMBER}(?:, {NUMBER})*)")
+
+
+def start_sweep(store, low: str, high: str, alphas: str) -> Job:
+    spec = validate_spec(SweepSpec, {"low": low, "high": high, "alphas": alphas, "n": 4, "max_tokens": 32,
+                                     "problems": PROBLEMS})  # fmt: skip
+    job = runner.create_job(store, spec)
+    runner.start(store, job.id)
+    return job
+
+
+def stop(store, job: Job) -> None:
+    if store.get(Job, job.id).status in ("queued", "running"):  # a failed test leaves no sweep running
+        runner.cancel(store, job.id)
+
+
+def judged(store, exp: str) -> int:
+    with store.connect(read_only=True) as con:
+        q = "SELECT count(*) FROM evaluations WHERE experiment_id = ? AND outcome <> 'sandbox_error'"
+        return con.execute(q, [exp]).fetchone()[0]
+
+
+def wait_for_rows(store, job: Job) -> None:
+    deadline = time.monotonic() + 300
+    while judged(store, job.experiment_id) == 0:
+        assert store.get(Job, job.id).status in ("queued", "running"), store.get(Job, job.id).error
+        assert time.monotonic() < deadline, "the sweep judged nothing in 5 minutes"
+        time.sleep(0.2)
+
+
+def load(page, url: str, plots: int) -> dict:
+    """Open a page, wait for its script to finish, and read its snapshot caption and charts."""
+    page.goto(url)
+    page.get_by_text("judged samples;").first.wait_for(timeout=120000)
+    wait_plots(page, plots)
+    page.wait_for_function(DONE, timeout=120000)
+    assert page.locator("[data-testid='stException']").count() == 0, page.locator(
+        "[data-testid='stException']"
+    ).first.inner_text()
+    problems, samples, alphas = SNAPSHOT.search(page.get_by_text("judged samples;").first.inner_text()).groups()
+    return {"problems": int(problems), "samples": int(samples), "alphas": {a.strip() for a in alphas.split(",")},
+            "charts": page.evaluate(CHARTS)}  # fmt: skip
+
+
+def points(traces: list[dict]) -> tuple[set[str], int]:
+    """α points and samples of a Frontier chart, from its hover data ([α, n, …] per point)."""
+    rows = [r for t in traces if t["custom"] for r in t["custom"]]
+    return {r[0] for r in rows}, sum(int(r[1]) for r in rows)
+
+
+def frontier_reload(page, server: str, exp: str, tmp_path: Path) -> dict:
+    seen = load(page, f"{server}/frontier?exp={exp}", 3)
+    outcomes, scatter, solve = seen["charts"]
+    with page.expect_download() as download:  # the Frontier table, as the page offers it
+        page.get_by_role("button", name="CSV", exact=True).first.click()
+    table = list(csv.DictReader(io.StringIO(Path(download.value.path()).read_text())))
+    shown = {
+        "table": ({f"{float(r['alpha']):g}" for r in table}, sum(int(r["n_samples"]) for r in table)),
+        "outcomes_vs_alpha": points(outcomes[:1]),  # the stacked classes share their points
+        "frontier_scatter": points(scatter),
+        "solve_rate": points(solve),
+    }
+    for part, (alphas, samples) in shown.items():
+        assert (alphas, samples) == (seen["alphas"], seen["samples"]), f"{part} differs from the caption at {seen}"
+    return seen
+
+
+def test_frontier_follows_a_running_sweep_then_passk_and_churn_follow_a_second(server, store, page, tmp_path,
+                                                                               monkeypatch):  # fmt: skip
+    monkeypatch.setenv("FLAB_CACHE", str(tmp_path / "cache"))
+    build_builtin(store, only=[p.split("/")[1] for p in PROBLEMS], progress=False)
+    low, high = (str(make_tiny_checkpoint(tmp_path / name, seed=s)) for name, s in (("low", 1), ("high", 2)))
+    job = start_sweep(store, low, high, "0,0.5,1")
+    try:
+        wait_for_rows(store, job)
+        seen = [frontier_reload(page, server, job.experiment_id, tmp_path)]
+        while store.get(Job, job.id).status in ("queued", "running"):
+            seen.append(frontier_reload(page, server, job.experiment_id, tmp_path))
+        assert store.get(Job, job.id).status == "done", store.get(Job, job.id).error
+        final = frontier_reload(page, server, job.experiment_id, tmp_path)
+    finally:
+        stop(store, job)
+    assert final["alphas"] == {"0", "0.5", "1"} and final["samples"] == judged(store, job.experiment_id) == 24
+    assert seen[0]["samples"] < final["samples"], "the first reload came after the sweep ended: nothing was followed"
+
+    second = start_sweep(store, low, high, "-0.5,0,1")
+    try:
+        wait_for_rows(store, second)
+        first = passk_and_churn(page, server, second.experiment_id)
+        while store.get(Job, second.id).status in ("queued", "running"):
+            passk_and_churn(page, server, second.experiment_id)
+        assert store.get(Job, second.id).status == "done", store.get(Job, second.id).error
+        last = passk_and_churn(page, server, second.experiment_id)
+    finally:
+        stop(store, second)
+    assert first["samples"] < last["samples"] == judged(store, second.experiment_id) == 24
+    assert last["alphas"] == {"-0.5", "0", "1"}
+
+
+def passk_and_churn(page, server: str, exp: str) -> dict:
+    """Churn's grid and pass@k's curves against each page's snapshot caption."""
+    churn = load(page, f"{server}/churn?exp={exp}", 1)
+    (grid,) = churn["charts"][0]
+    columns = {x.removeprefix("α=") for x in grid["x"]}
+    cells = sum(int(re.search(r": \d+/(\d+) correct", t).group(1)) for t in grid["text"])
+    assert (columns, cells) == (churn["alphas"], churn["samples"]), churn
+    passk = load(page, f"{server}/passk?exp={exp}", 0)  # no curve while a checkpoint has no sample of a problem
+    assert (passk["alphas"], passk["samples"]) == (churn["alphas"], churn["samples"]) or passk["samples"] > churn[
+        "samples"
+    ]
+    lines = [t for chart in passk["charts"] for t in chart if t["custom"]]
+    singles = {t["name"].removeprefix("α=") for t in lines if not t["name"].startswith("pool: ")}
+    assert singles <= passk["alphas"]
+    interpolated = [a for a in passk["alphas"] if 0 <= float(a) <= 1]
+    for t in lines:
+        assert {int(r[2]) for r in t["custom"]} == {passk["problems"]}  # every curve over the caption's problems
+        if t["name"] == "pool: all interpolated":
+            assert {r[3] for r in t["custom"]} == {f" · {len(interpolated)} members"}
+    return passk
