@@ -12,16 +12,22 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.(?:md|py|sql|sh|toml|json|txt|yaml|yml|h|cpp))\b")
 # a line that names one of these cites that project's files, not ours
-OTHER_PROJECTS = re.compile(r"vllm|mergekit|lcb_runner|LCB|LiveCodeBench|TRL|transformers|Hugging ?Face|kaleido", re.I)
+OTHER_PROJECTS = re.compile(
+    r"vllm|mergekit|lcb_runner|LCB|LiveCodeBench|TRL|transformers|Hugging ?Face|kaleido|\bray[._/]|\bRAY_", re.I
+)
 # vLLM's own source files (the release requirements-gpu.txt pins), which the engine contract cites by path
 VLLM_FILES = re.compile(
-    r"^(v1/|entrypoints/|renderers/|config/model\.py|sampling_params\.py|core_client\.py|gumbel\.py)"
+    r"^(v1/|entrypoints/|renderers/|config/(model|cache)\.py|sampling_params\.py|core_client\.py|gumbel\.py"
+    r"|kv_cache_(utils|interface)\.py|serial_utils\.py|envs\.py)"
 )
 WRITTEN_AT_RUN_TIME = {
     "trainer_state.json": "TRL's checkpoint state, read from a run's output folder",
     "dataset_info.json": "a Hugging Face dataset's metadata in the download cache",
     "gpu_check.json": "bench/gpu_check.py's own report",
     "prog.cpp": "the program source the sandbox writes for a C++ sample",
+    "prog.py": "a Python sample's source, as `python3 prog.py` runs it",
+    "gpu_check_rl.json": "bench/gpu_check.py --rl's own report",
+    "x.json": "an example output path in a usage line",
     "db/migrations/NNN.sql": "the pattern of the migrations' names",
 }
 
