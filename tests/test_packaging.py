@@ -12,7 +12,7 @@ from packaging.requirements import Requirement
 
 from tests.conftest import ROOT
 
-DEV_TOOLS = {"pytest", "pytest-xdist", "ruff", "playwright"}  # `make test`'s tools, not the lab's
+DEV_TOOLS = {"pytest", "pytest-xdist", "ruff", "playwright", "msgpack"}  # `make test`'s tools, not the lab's
 
 
 def requirements(path) -> dict[str, Requirement]:

@@ -387,3 +387,7 @@ def install_in_ray_worker() -> None:
     module.LLM, module.SamplingParams = LLM, SamplingParams
     sys.modules["vllm"] = module
     torch.cuda.is_available = lambda: True
+    # the device ledger too: an actor that closes one engine and builds the next asks for free memory
+    torch.cuda.mem_get_info = lambda device=None: DEVICE.mem_get_info(device)
+    torch.cuda.empty_cache = lambda: EVENTS.append(("empty_cache",))
+    torch.cuda.synchronize = lambda device=None: None
