@@ -173,7 +173,7 @@ if [ "\$(cat $job/leaf)" = 1 ]; then  # as systemd starts a service: controllers
   mkdir \$c/system.slice && echo "+cpu +memory +pids" >\$c/system.slice/cgroup.subtree_control
   mkdir \$c/system.slice/flab.service && echo \$\$ >\$c/system.slice/flab.service/cgroup.procs
 fi
-/bin/sh $job/cmd </dev/null
+/bin/bash $job/cmd </dev/null
 echo \$? >$job/rc
 sync
 /.v2vm/busybox poweroff -f

@@ -1,0 +1,49 @@
+"""This machine's speed against the one the sandbox tests' CPU limits were written for.
+
+Under QEMU's TCG emulation (the cgroup v2 VM, scripts/v2vm.sh, on a host whose /dev/kvm cannot
+run it) code runs about ten times slower, so a program whose *work* is fixed — a memory bomb that
+must reach its cap before its time limit, a C++ compile — meets its CPU limit first. A calibration
+loop at the start of the session gives the factor, and those tests scale their CPU limits by it.
+Verdict rules are never scaled, nor a limit that a CPU-time burn is measured against (a burn
+counts CPU seconds, which emulation does not change).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import subprocess
+
+from backend.grading.limits import JudgeLimits
+from backend.sandbox.boot import SANDBOX_PYTHON
+
+# The best of three runs of LOOP on this project's machines (2 cores, shared: 0.117–0.148 s, under
+# `nice` beside other work); the factor is never below 1.
+REFERENCE_CPU_S = 0.12
+LOOP = """
+import time
+best = 9e9
+for _ in range(3):
+    s = time.process_time(); x = 0
+    for i in range(2_000_000):
+        x += i * i
+    best = min(best, time.process_time() - s)
+print(best)
+"""
+
+
+@functools.cache
+def factor() -> float:
+    """FLAB_SPEED_FACTOR when set; else the loop's CPU time over the reference, at least 1."""
+    if os.environ.get("FLAB_SPEED_FACTOR"):
+        return float(os.environ["FLAB_SPEED_FACTOR"])
+    out = subprocess.run([SANDBOX_PYTHON, "-c", LOOP], capture_output=True, text=True, check=True, timeout=300)
+    return max(1.0, float(out.stdout) / REFERENCE_CPU_S)
+
+
+def scaled(limits: JudgeLimits) -> JudgeLimits:
+    """The same limits with CPU time (the program's and the compiler's) stretched by the factor."""
+    f = factor()
+    return limits.model_copy(
+        update={"time_limit_s": limits.time_limit_s * f, "compile_time_s": limits.compile_time_s * f}
+    )
