@@ -135,7 +135,7 @@ QEMU=(qemu-system-x86_64 -machine q35,accel="$ACCEL" -cpu "$([ "$ACCEL" = kvm ] 
   -virtfs "local,path=/,mount_tag=hostroot,security_model=passthrough,readonly=on,multidevs=remap"
   -virtfs "local,path=$JOB,mount_tag=job,security_model=passthrough,multidevs=remap"
   -device virtio-rng-pci)
-"${QEMU[@]}" </dev/null | tr -d '\r'
+"${QEMU[@]}" </dev/null | stdbuf -o0 tr -d '\r'  # unbuffered: a long run shows its progress
 [ -f "$JOB/rc" ] || { echo "v2vm: the guest stopped without an exit status" >&2; exit 125; }
 exit "$(cat "$JOB/rc")"
 
@@ -176,6 +176,7 @@ fi
 /bin/bash $job/cmd </dev/null
 echo \$? >$job/rc
 sync
+echo 0 >/proc/sys/kernel/printk  # no "Power down" after the command's last line (CI reads it)
 /.v2vm/busybox poweroff -f
 sleep 10
 EOF
