@@ -50,7 +50,7 @@ screenshots: setup
 # packages are installed by these targets only; the kernel is unpacked into a cache folder.
 V2VM_PACKAGES := qemu-system-x86 busybox-static xz-utils zstd
 V2_KERNEL ?= 6.1
-V2_PYTEST := $(PY) -m pytest -q -p no:cacheprovider -m "not docker"
+V2_PYTEST := $(PY) -m pytest -q --color=no -p no:cacheprovider -m "not docker"
 # CI's share (.ci/run): accounting, conformance, the hot path, the hostile memory cases and the v2
 # tests, less what repeats a path under emulation (the CPU-hog twins, most C++ compiles).
 V2_CI_TESTS := tests/sandbox/test_cgroup_v2.py tests/sandbox/test_accounting.py tests/sandbox/test_conformance.py \

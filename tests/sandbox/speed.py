@@ -45,9 +45,11 @@ def factor() -> float:
     return ratio if ratio >= NOISE else 1.0
 
 
-def scaled(limits: JudgeLimits) -> JudgeLimits:
-    """The same limits with CPU time (the program's and the compiler's) stretched by the factor."""
+def scaled(limits: JudgeLimits, program: bool = True) -> JudgeLimits:
+    """The same limits with CPU time stretched by the factor: the compiler's, and the program's
+    unless `program` is False (a program that burns a given CPU time against its limit)."""
     f = factor()
-    return limits.model_copy(
-        update={"time_limit_s": limits.time_limit_s * f, "compile_time_s": limits.compile_time_s * f}
-    )
+    update = {"compile_time_s": limits.compile_time_s * f}
+    if program:
+        update["time_limit_s"] = limits.time_limit_s * f
+    return limits.model_copy(update=update)
