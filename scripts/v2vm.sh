@@ -34,7 +34,7 @@ for tool in qemu-system-x86_64 busybox dpkg-deb apt-get; do
   command -v "$tool" >/dev/null || { echo "v2vm: $tool is missing; run 'make v2vm-debs'" >&2; exit 2; }
 done
 
-CACHE=${V2VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/frontier-lab/v2vm}
+CACHE=${V2VM_CACHE:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/frontier-lab/v2vm}
 MIRROR=${V2VM_MIRROR:-http://deb.debian.org/debian}
 case "$KERNEL" in
   6.1) SOURCES="deb $MIRROR bookworm main
