@@ -12,7 +12,7 @@ STAMP := $(VENV)/.installed-$(REQ_HASH)
 PORT ?= 8501
 HOST ?= 127.0.0.1
 
-.PHONY: lab lab-smoke run test test-fast stress setup debs db lint clean-venv sandbox-image bench gpu-env gpu-env-check screenshots
+.PHONY: lab lab-smoke run test test-fast test-v2 test-v2-ci v2vm-debs stress setup debs db lint clean-venv sandbox-image bench gpu-env gpu-env-check screenshots
 
 # `make run HOST=0.0.0.0` opens the dashboard to the network, behind a token (docs/dashboard.md).
 run: setup db
@@ -43,6 +43,29 @@ stress: setup
 screenshots: setup
 	FLAB_SCREENSHOTS=docs/screenshots $(PY) -m pytest -q tests/pages/test_browser.py tests/pages/test_research_views.py \
 		-k "miniature_lab or reaches_done or two_experiments_overlaid"
+
+# The sandbox suites on a real cgroup v2 kernel (scripts/v2vm.sh: QEMU, the host's / read-only),
+# with the judge started in a leaf cgroup as systemd starts a service. V2_KERNEL=6.1 (bookworm) or
+# 6.12 (bookworm-backports): the two ways of reading a test's memory peak (docs/sandbox.md). Its
+# packages are installed by these targets only; the kernel is unpacked into a cache folder.
+V2VM_PACKAGES := qemu-system-x86 busybox-static xz-utils zstd
+V2_KERNEL ?= 6.1
+V2_PYTEST := $(PY) -m pytest -q --color=no -p no:cacheprovider -m "not docker"
+# CI's share (.ci/run): accounting, conformance, the hot path, the hostile memory cases and the v2
+# tests, less what repeats a path under emulation (the CPU-hog twins, most C++ compiles).
+V2_CI_TESTS := tests/sandbox/test_cgroup_v2.py tests/sandbox/test_accounting.py tests/sandbox/test_conformance.py \
+	tests/sandbox/test_hot_path.py "tests/sandbox/test_hostile.py::test_hostile_program[bwrap-memory_bomb_py]" \
+	"tests/sandbox/test_hostile.py::test_hostile_program[bwrap-mmap_bomb_py]"
+V2_CI_SKIP := -k "not cpu_hog and not std_thread and not special_judge" \
+	$(foreach v,AC WA TLE RE CE OLE,--deselect "tests/sandbox/test_conformance.py::test_one_program_per_verdict[bwrap-$(v)-cpp]")
+test-v2: setup v2vm-debs
+	scripts/v2vm.sh --kernel $(V2_KERNEL) --leaf $(V2_PYTEST) tests/sandbox
+
+test-v2-ci: setup v2vm-debs
+	scripts/v2vm.sh --kernel $(V2_KERNEL) --leaf $(V2_PYTEST) -m "not docker and not slow" $(V2_CI_SKIP) $(V2_CI_TESTS)
+
+v2vm-debs:
+	@scripts/ensure_debs.sh $(V2VM_PACKAGES)
 
 setup: debs $(STAMP)
 

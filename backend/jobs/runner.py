@@ -27,6 +27,7 @@ import psutil
 from backend.errors import UserError
 from backend.records import Experiment, Job
 from backend.rl.spec import RLSpec
+from backend.sandbox.cgroup_detect import systemd_scope_prefix
 from backend.sweep.spec import EvalSpec, SweepSpec, driver_paths, job_folders, stored_spec, validate_spec
 
 if TYPE_CHECKING:  # duckdb and pyarrow load with the first store a command opens, not with `sweep --help`
@@ -113,6 +114,7 @@ def start(store: Store, job_id: str, detach: bool = True) -> int:
 def spawn(argv: list[str], log) -> int:
     """A detached process in its own session. A thread of ours waits for it, so when it ends it is
     reaped at once: a long-lived starter (the dashboard's server) keeps no <defunct> children."""
+    argv = [*systemd_scope_prefix(), *argv]  # a delegated cgroup for the judge where it needs one
     proc = subprocess.Popen(argv, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                             start_new_session=True)  # fmt: skip
     threading.Thread(target=proc.wait, name=f"reap-{proc.pid}", daemon=True).start()

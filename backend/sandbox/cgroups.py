@@ -7,11 +7,7 @@ program process is inside from its first instruction), and per test: sets the me
 the peak, reads the OOM-kill counter; the launcher reads the CPU counter live (through a read-only
 fd) to enforce the time limit over all processes.
 
-Layouts, detected at run time from /proc/self/mountinfo and /proc/self/cgroup:
-- cgroup v2: the unified hierarchy with the cpu, memory and pids controllers;
-- cgroup v1: separate cpuacct, memory and pids hierarchies (this project's machines);
-- neither usable (not root, no delegation): `detect()` says why and the judge falls back to
-  rlimits accounting, once and loudly.
+Where they go (v1 or v2, delegation, how the peak is read) is cgroup_detect.py's to find out.
 
 Cgroups are named `flab-<judge pid>-<n>`; a judge that was killed leaves its cgroups behind, and
 the next judge to start in the same parent removes those whose judge pid is gone.
@@ -25,107 +21,30 @@ import os
 import re
 import signal
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
-PREFIX = "flab-"
-CONTROLLERS = ("cpu", "memory", "pids")  # roles; v1 counts CPU with the cpuacct controller
-V1_CONTROLLER = {"cpu": "cpuacct", "memory": "memory", "pids": "pids"}
+from backend.sandbox.cgroup_detect import (  # noqa: F401  (detect, Layout: the judge's entry points)
+    CONTROLLERS,
+    PEAK_ACCOUNTING,
+    PEAK_NONE,
+    PEAK_PER_TEST,
+    PEAK_RESET,
+    PREFIX,
+    V1_CONTROLLER,
+    Layout,
+    _folder,
+    _mounts,
+    _own_paths,
+    _read,
+    _write,
+    detect,
+)
+
 PAGE = os.sysconf("SC_PAGE_SIZE")
 LAUNCHER_SLACK_MB = 8  # room for the launcher's own pages (copy-on-write) on top of the test's limit
 CAP_REACHED_BYTES = 2 << 20  # a charge that fails at the cap can be one huge page: a peak this close reached it
 _counter = itertools.count()
 _reaped: set[Path] = set()
-
-
-@dataclass(frozen=True)
-class Layout:
-    version: int  # 1 or 2
-    parents: dict[str, Path]  # role -> the folder new cgroups are created in
-
-    @property
-    def accounting(self) -> str:
-        return f"cgroup-v{self.version}"
-
-
-def _mounts(mountinfo: str) -> list[tuple[str, Path, str, set[str]]]:
-    """(fstype, mount point, root inside the hierarchy, super options) of each cgroup mount."""
-    out = []
-    for line in mountinfo.splitlines():
-        left, _, right = line.partition(" - ")
-        fields, tail = left.split(), right.split()
-        if tail and tail[0] in ("cgroup", "cgroup2"):
-            out.append((tail[0], Path(fields[4]), fields[3], set(tail[2].split(",")) if len(tail) > 2 else set()))
-    return out
-
-
-def _own_paths(proc_cgroup: str) -> dict[str, str]:
-    """controller name -> this process's cgroup path; '' is the unified (v2) hierarchy."""
-    out = {}
-    for line in proc_cgroup.splitlines():
-        _, names, path = line.split(":", 2)
-        for name in names.split(",") if names else [""]:
-            out[name] = path
-    return out
-
-
-def _folder(mount: Path, root: str, path: str) -> Path:
-    rel = os.path.relpath(path, root) if path.startswith(root) else path.lstrip("/")
-    return mount if rel in (".", "") else mount / rel
-
-
-def detect(mountinfo: str | None = None, proc_cgroup: str | None = None) -> Layout | str:
-    """The usable layout, or one line saying why there is none."""
-    if os.environ.get("FLAB_CGROUPS", "").lower() in ("0", "off", "no"):
-        return "FLAB_CGROUPS=off"
-    mountinfo = mountinfo if mountinfo is not None else Path("/proc/self/mountinfo").read_text()
-    proc_cgroup = proc_cgroup if proc_cgroup is not None else Path("/proc/self/cgroup").read_text()
-    mounts, own = _mounts(mountinfo), _own_paths(proc_cgroup)
-    unified = next(((m, r) for t, m, r, _ in mounts if t == "cgroup2"), None)
-    if unified and set(CONTROLLERS) <= set(_read(unified[0] / "cgroup.controllers").split()):
-        return _v2_layout(_folder(*unified, own.get("", "/")))
-    parents = {}
-    for role, ctrl in V1_CONTROLLER.items():
-        found = next(((m, r) for t, m, r, opts in mounts if t == "cgroup" and ctrl in opts), None)
-        if not found:
-            return f"no cgroup v2 with {', '.join(CONTROLLERS)} and no cgroup v1 {ctrl} hierarchy"
-        parents[role] = _folder(*found, own.get(ctrl, "/"))
-    if not all(os.access(p, os.W_OK) for p in parents.values()):
-        return f"cgroup v1 folders under {parents['memory'].parent} are not writable (run the judge as root)"
-    return Layout(1, parents)
-
-
-def _v2_layout(own: Path) -> Layout | str:
-    """v2 needs a parent with the controllers enabled for its children, and a parent with
-    processes of its own cannot enable them ("no internal processes"): FLAB_CGROUP_PARENT names
-    a delegated cgroup; otherwise the judge's own cgroup is tried."""
-    parent = Path(os.environ.get("FLAB_CGROUP_PARENT") or own)
-    wanted = set(CONTROLLERS)
-    enabled = set(_read(parent / "cgroup.subtree_control").split())
-    if not wanted <= enabled:
-        try:
-            _write(parent / "cgroup.subtree_control", " ".join(f"+{c}" for c in sorted(wanted - enabled)))
-        except OSError as exc:
-            return (
-                f"cgroup v2: cannot enable {', '.join(CONTROLLERS)} for children of {parent} ({exc.strerror}); "
-                "set FLAB_CGROUP_PARENT to a delegated cgroup with no processes of its own"
-            )
-    return Layout(2, dict.fromkeys(CONTROLLERS, parent))
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text()
-    except OSError:
-        return ""
-
-
-def _write(path: Path, value: str) -> None:
-    fd = os.open(path, os.O_WRONLY)
-    try:
-        os.write(fd, value.encode())
-    finally:
-        os.close(fd)
 
 
 def _field(text: str, key: str) -> int:
@@ -155,14 +74,23 @@ class SandboxCgroup:
     def __init__(self, layout: Layout, dirs: dict[str, Path], owned: bool):
         self.layout, self.dirs, self.owned = layout, dirs, owned
         self.v2 = layout.version == 2
+        # docker's container cgroup has the container's processes: no child cgroup per test there
+        self.peak = layout.peak if owned or layout.peak == PEAK_RESET else PEAK_NONE
+        self._leaf: Path | None = None  # per-test peak: the cgroup the launcher and this test's program are in
         self._peak_fd: int | None = None
-        self._baseline = 0
+        self._baseline = 0  # the group's use when the test began (+ staged input): the cap's base
+        self._peak_base = 0  # the same in the cgroup whose peak is read
         self._cap = 0
         self._events = (0, 0)
         self._events_at_end: tuple[int, int] | None = None  # the counters as the last end() read them
         self._fds: dict[str, int] = {}  # per-test files stay open: a test costs a few µs of syscalls
         self._written: dict[str, int] = {}  # what was last set, so unchanged values are not rewritten
         self._memsw = not self.v2 and (dirs["memory"] / "memory.memsw.failcnt").exists()
+
+    @property
+    def accounting(self) -> str:
+        """How this group's CPU and memory are measured (stored with every result)."""
+        return PEAK_ACCOUNTING[self.peak] if self.v2 else "cgroup-v1"
 
     @classmethod
     def create(cls, layout: Layout) -> SandboxCgroup:
@@ -181,6 +109,9 @@ class SandboxCgroup:
             if group.v2:
                 with contextlib.suppress(OSError):  # no swap configured: the file is absent
                     _write(dirs["memory"] / "memory.swap.max", "0")
+                if group.peak == PEAK_PER_TEST:  # the cap stays on this group; each test's peak is a child's
+                    _write(dirs["memory"] / "cgroup.subtree_control", "+memory")
+                    group._leaf = group._new_leaf()
             else:
                 with contextlib.suppress(OSError):
                     _write(dirs["memory"] / "memory.swappiness", "0")
@@ -207,11 +138,11 @@ class SandboxCgroup:
     # -- membership -------------------------------------------------------------------------
 
     def add(self, pid: int) -> None:
-        for d in dict.fromkeys(self.dirs.values()):
+        for d in [self._leaf] if self._leaf else dict.fromkeys(self.dirs.values()):
             _write(d / "cgroup.procs", str(pid))
 
     def pids(self) -> list[int]:
-        return [int(p) for p in _read(self.dirs["pids"] / "cgroup.procs").split()]
+        return [int(p) for p in _read((self._leaf or self.dirs["pids"]) / "cgroup.procs").split()]
 
     # -- what the launcher reads ------------------------------------------------------------
 
@@ -261,11 +192,13 @@ class SandboxCgroup:
         """Cap memory at the current use (launcher, staged input) plus the test's limit; reset the
         peak; note the OOM counters. Returns the cap in bytes. `staged_bytes`: input the launcher
         is about to write to its tmpfs, counted (in whole pages) as if already there."""
-        self._baseline = self.usage_bytes() + -(-staged_bytes // PAGE) * PAGE
+        staged = -(-staged_bytes // PAGE) * PAGE
+        self._baseline = self.usage_bytes() + staged
         cap = ((self._baseline >> 20) + 1 + memory_mb + LAUNCHER_SLACK_MB) << 20  # whole MB: rarely rewritten
         recapped = self._set_memory_cap(cap)
         self._cap = cap
         self._set("pids.max", max_procs + 1, role="pids")  # + the launcher
+        self._peak_base = self._next_leaf() + staged if self.peak == PEAK_PER_TEST else self._baseline
         self._reset_peak()
         # Nothing but the launcher's cleanup ran since the last end() read the counters, under a cap
         # that has not moved: reuse them rather than read three files again (once only: a test
@@ -284,10 +217,11 @@ class SandboxCgroup:
         oom0, hit0 = self._events
         oom, hit = self._events_at_end = self._memory_events()
         peak = self._peak_bytes()
+        used = None if peak is None else max(0, peak - self._peak_base)
         return {
-            "mem_mb": None if peak is None else max(0, peak - self._baseline) / (1 << 20),
+            "mem_mb": None if used is None else used / (1 << 20),
             "oom_killed": oom > oom0,
-            "cap_hit": hit > hit0 or (peak is not None and peak >= self._cap - CAP_REACHED_BYTES),
+            "cap_hit": hit > hit0 or (used is not None and self._baseline + used >= self._cap - CAP_REACHED_BYTES),
         }
 
     def _memory_events(self) -> tuple[int, int]:
@@ -320,24 +254,35 @@ class SandboxCgroup:
     def _reset_peak(self) -> None:
         if not self.v2:
             os.pwrite(self._fd("memory.max_usage_in_bytes"), b"0", 0)  # resets it to the current use
-            return
-        # v2 (kernel >= 6.12): a write resets the peak as seen through that same open file
-        if self._peak_fd is None:
-            try:
+        elif self.peak == PEAK_RESET:  # kernel >= 6.12: resets the peak as seen through this open file
+            if self._peak_fd is None:
                 self._peak_fd = os.open(self.dirs["memory"] / "memory.peak", os.O_RDWR)
-            except OSError:
-                self._peak_fd = -1
-        if self._peak_fd >= 0:
-            try:
-                os.write(self._peak_fd, b"reset\n")
-            except OSError:
-                os.close(self._peak_fd)
-                self._peak_fd = -1
+            os.write(self._peak_fd, b"reset\n")
+
+    def _new_leaf(self) -> Path:
+        leaf = self.dirs["memory"] / f"t{next(_counter)}"
+        leaf.mkdir()
+        return leaf
+
+    def _next_leaf(self) -> int:
+        """Move the launcher into a fresh child cgroup, whose peak starts at zero (memory it charged
+        before stays charged to the old child, inside this group's cap), and remove the old child.
+        Returns the fresh child's use."""
+        old, self._leaf = self._leaf, self._new_leaf()
+        for pid in _read(old / "cgroup.procs").split():
+            with contextlib.suppress(ProcessLookupError):
+                _write(self._leaf / "cgroup.procs", pid)
+        with contextlib.suppress(OSError):  # still busy: removed with the group
+            old.rmdir()
+        if self._peak_fd is not None:
+            os.close(self._peak_fd)
+        self._peak_fd = os.open(self._leaf / "memory.peak", os.O_RDONLY)
+        return int(_read(self._leaf / "memory.current") or 0)
 
     def _peak_bytes(self) -> int | None:
         if not self.v2:
             return int(self._get("memory.max_usage_in_bytes") or 0)
-        if self._peak_fd is None or self._peak_fd < 0:
+        if self._peak_fd is None:  # PEAK_NONE: the launcher's largest process stands in, labelled so
             return None
         return int(os.pread(self._peak_fd, 64, 0) or 0)
 
@@ -345,7 +290,7 @@ class SandboxCgroup:
 
     def remove(self, timeout_s: float = 2.0) -> None:
         """Kill what is left and remove the folders (a namespace's processes die asynchronously)."""
-        if self._peak_fd is not None and self._peak_fd >= 0:
+        if self._peak_fd is not None:
             os.close(self._peak_fd)
             self._peak_fd = None
         for fd in self._fds.values():
@@ -359,6 +304,8 @@ class SandboxCgroup:
 def _remove(dirs: list[Path], group: SandboxCgroup | None, timeout_s: float) -> None:
     deadline = time.monotonic() + timeout_s
     for d in dirs:
+        children = [c for c in d.iterdir() if c.is_dir()] if d.is_dir() else []  # per-test cgroups
+        _remove(children, None, max(0.0, deadline - time.monotonic()))
         while True:
             try:
                 d.rmdir()

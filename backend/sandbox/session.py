@@ -42,7 +42,7 @@ class Session:
         self.proc = proc
         self._cleanup = cleanup
         self.cgroup = cgroup
-        self.accounting = cgroup.layout.accounting if cgroup else "rlimits"
+        self.accounting = cgroup.accounting if cgroup else "rlimits"
         self.broken = False
         self._admission: contextlib.ExitStack | None = None
         self._admitted_cap = 0

@@ -4,6 +4,7 @@ import pytest
 
 from backend.grading.judge import JudgeTest, SpecialJudge
 from backend.grading.limits import JudgeLimits
+from tests.sandbox.speed import scaled
 
 SUM_TESTS = [JudgeTest("1 2\n", "3\n"), JudgeTest("10 20\n", "30\n")]
 
@@ -37,7 +38,7 @@ EXPECTED_OUTCOME = {
 @pytest.mark.parametrize("language,programs", [("python", PY), ("cpp", CPP)], ids=["python", "cpp"])
 @pytest.mark.parametrize("verdict", list(PY))
 def test_one_program_per_verdict(run, language, programs, verdict):
-    result = run(programs[verdict], SUM_TESTS, language=language, limits=LIMITS)
+    result = run(programs[verdict], SUM_TESTS, language=language, limits=scaled(LIMITS))
     assert result.verdict == verdict, result.tests[0].detail
     assert result.outcome == EXPECTED_OUTCOME.get(verdict, "correctness_failure")
     if verdict == "CE":
@@ -93,10 +94,10 @@ def test_functional_problem(run):
     source += "        for i, x in enumerate(nums):\n            if target - x in seen:\n"
     source += "                return (seen[target - x], i)\n            seen[x] = i\n"
     tests = [JudgeTest("[2, 7, 11, 15]\n9", "[0, 1]"), JudgeTest("[3, 3]\n6", "[0, 1]")]
-    assert run(source, tests, func_name="twoSum").verdict == "AC"
-    assert (
-        run(source.replace("(seen[target - x], i)", "(i, seen[target - x])"), tests, func_name="twoSum").verdict == "WA"
-    )
+    limits = scaled(JudgeLimits(time_limit_s=1.0))
+    assert run(source, tests, func_name="twoSum", limits=limits).verdict == "AC"
+    swapped = source.replace("(seen[target - x], i)", "(i, seen[target - x])")
+    assert run(swapped, tests, func_name="twoSum", limits=limits).verdict == "WA"
 
 
 @pytest.mark.parametrize("language", ["python", "cpp"])
@@ -117,7 +118,7 @@ def test_peak_memory_is_measured(run, language):
         "cpp": "#include <cstdio>\n#include <cstdlib>\nint main(){size_t n=200u<<20;"
         'volatile char*p=(volatile char*)malloc(n);for(size_t i=0;i<n;i+=4096)p[i]=1;printf("%d\\n",2+p[n-4096]);}',
     }
-    result = run(programs[language], language=language, limits=JudgeLimits(time_limit_s=3.0, memory_mb=512))
+    result = run(programs[language], language=language, limits=scaled(JudgeLimits(time_limit_s=3.0, memory_mb=512)))
     assert result.verdict == "AC"
     assert abs(result.tests[0].mem_mb - 200) <= 30
 

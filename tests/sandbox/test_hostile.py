@@ -11,6 +11,7 @@ import pytest
 
 from backend.grading.judge import JudgeTest
 from backend.grading.limits import JudgeLimits
+from tests.sandbox.speed import scaled
 
 LIMITS = JudgeLimits(time_limit_s=0.5, memory_mb=128, output_mb=2, max_procs=16)
 SECRET = "flab-host-secret-4242"
@@ -182,7 +183,7 @@ def test_hostile_program(run, name, host_guard, host_listener, monkeypatch, tmp_
     monkeypatch.setenv("FLAB_HOST_SECRET", SECRET)
     (tmp_path / "expected.txt").write_text("EXPECTED-MARKER")
     tests = [JudgeTest("1\n", expected + "\n"), JudgeTest("22\n", expected + "\n")]
-    result = run(source, tests, language=language, limits=LIMITS, run_all=True)
+    result = run(source, tests, language=language, limits=scaled(LIMITS), run_all=True)
     assert result.verdict in verdicts, (name, result.verdict, result.tests[0].detail[:300])
     assert all(t.verdict != "SE" for t in result.tests), "the sandbox must survive every program"
     assert hits == [], "a sandboxed program reached the host's network"

@@ -69,7 +69,7 @@ def test_cli_json_contract(tmp_path):
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert set(data) == {"outcome", "verdict", "first_failing_test", "tests", "rewards", "accounting"}
-    assert data["accounting"] in ("cgroup-v1", "cgroup-v2", "rlimits")
+    assert data["accounting"] in ("cgroup-v1", "cgroup-v2", "cgroup-v2-per-test", "rlimits")
     assert (data["outcome"], data["verdict"], data["first_failing_test"]) == ("correctness_failure", "WA", 1)
     assert set(data["tests"][0]) == {"index", "input_len", "tier", "verdict", "cpu_s", "wall_s", "mem_mb"}
     assert [t["tier"] for t in data["tests"]] == [1, 3]
