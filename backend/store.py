@@ -25,7 +25,7 @@ from backend.errors import UserError
 from backend.records import TABLES
 from backend.vocab import OUTCOME_CLASSES, SANDBOX_ERROR
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 6
 # Columns the store derives on insert, by table: an integer key for each experiment's evaluations, so
 # DuckDB's zone maps (which keep only a prefix of a string) skip other experiments' row groups.
 DERIVED = {"evaluations": {"experiment_key": "md5_number_lower(experiment_id)"}}

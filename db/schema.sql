@@ -114,7 +114,7 @@ CREATE TABLE IF NOT EXISTS evaluations (
     accounting          VARCHAR,           -- how cpu_s/mem_mb were measured: cgroup-v2 | cgroup-v1 | rlimits
     rewards             VARCHAR,           -- JSON: R_1..R_6, R_inf, partial credit
     test_results        VARCHAR,           -- JSON list of per-test results
-    experiment_key      UBIGINT,           -- md5_number_lower(experiment_id), filled by backend/store.py (see 007.sql)
+    experiment_key      UBIGINT,           -- md5_number_lower(experiment_id), filled by backend/store.py (see 006.sql)
     PRIMARY KEY (experiment_id, checkpoint_id, problem_id, sample_idx)
 );
 

@@ -310,7 +310,7 @@ def test_v5_database_gains_experiment_keys_and_keeps_evaluations(db_path):
     """v5 -> v7: the evaluations are rewritten with their experiment's key, in experiment order."""
     con = duckdb.connect(str(db_path))
     con.execute((Path(__file__).resolve().parents[1] / "db" / "schema.sql").read_text().replace(
-        "    experiment_key      UBIGINT,           -- md5_number_lower(experiment_id), filled by backend/store.py (see 007.sql)\n", ""
+        "    experiment_key      UBIGINT,           -- md5_number_lower(experiment_id), filled by backend/store.py (see 006.sql)\n", ""
     ))  # fmt: skip
     con.execute("INSERT OR REPLACE INTO schema_meta VALUES ('version', '5')")
     con.execute("INSERT INTO evaluations (experiment_id, checkpoint_id, problem_id, sample_idx, outcome) VALUES "
