@@ -29,7 +29,7 @@ SNAPSHOT = re.compile(rf"(\d+) problems, (\d+) judged samples; α = ({NUMBER}(?:
 
 
 def start_sweep(store, low: str, high: str, alphas: str) -> Job:
-    spec = validate_spec(SweepSpec, {"low": low, "high": high, "alphas": alphas, "n": 4, "max_tokens": 32,
+    spec = validate_spec(SweepSpec, {"low": low, "high": high, "alphas": alphas, "n": 8, "max_tokens": 32,
                                      "problems": PROBLEMS})  # fmt: skip
     job = runner.create_job(store, spec)
     runner.start(store, job.id)
@@ -76,8 +76,8 @@ def points(traces: list[dict]) -> tuple[set[str], int]:
 
 
 def frontier_reload(page, server: str, exp: str, tmp_path: Path) -> dict:
-    seen = load(page, f"{server}/frontier?exp={exp}", 3)
-    outcomes, scatter, solve = seen["charts"]
+    seen = load(page, f"{server}/frontier?exp={exp}", 4)
+    outcomes, scatter, solve, trend = seen["charts"]
     with page.expect_download() as download:  # the Frontier table, as the page offers it
         page.get_by_role("button", name="CSV", exact=True).first.click()
     table = list(csv.DictReader(io.StringIO(Path(download.value.path()).read_text())))
@@ -89,6 +89,9 @@ def frontier_reload(page, server: str, exp: str, tmp_path: Path) -> dict:
     }
     for part, (alphas, samples) in shown.items():
         assert (alphas, samples) == (seen["alphas"], seen["samples"]), f"{part} differs from the caption at {seen}"
+    # the trend's lines (one per failure class) carry no sample counts: their α points, once a slope exists
+    trend_alphas = {f"{float(x):g}" for t in trend if not t["name"].endswith("band") and t["x"] for x in t["x"]}
+    assert trend_alphas == seen["alphas"] if trend_alphas else len(seen["alphas"]) < 2, f"trend_bands at {seen}"
     return seen
 
 
@@ -97,6 +100,8 @@ def test_frontier_follows_a_running_sweep_then_passk_and_churn_follow_a_second(s
     monkeypatch.setenv("FLAB_CACHE", str(tmp_path / "cache"))
     build_builtin(store, only=[p.split("/")[1] for p in PROBLEMS], progress=False)
     low, high = (str(make_tiny_checkpoint(tmp_path / name, seed=s)) for name, s in (("low", 1), ("high", 2)))
+    page.goto(f"{server}/frontier")  # a fresh server's first render (imports, caches) before the sweep starts,
+    page.wait_for_function(DONE, timeout=120000)  # so the reloads below can follow the sweep, not trail it
     job = start_sweep(store, low, high, "0,0.5,1")
     try:
         wait_for_rows(store, job)
@@ -107,9 +112,10 @@ def test_frontier_follows_a_running_sweep_then_passk_and_churn_follow_a_second(s
         final = frontier_reload(page, server, job.experiment_id, tmp_path)
     finally:
         stop(store, job)
-    assert final["alphas"] == {"0", "0.5", "1"} and final["samples"] == judged(store, job.experiment_id) == 24
+    assert final["alphas"] == {"0", "0.5", "1"} and final["samples"] == judged(store, job.experiment_id) == 48
     assert seen[0]["samples"] < final["samples"], "the first reload came after the sweep ended: nothing was followed"
 
+    passk_and_churn(page, server, job.experiment_id)  # both pages' first render, before the second sweep starts
     second = start_sweep(store, low, high, "-0.5,0,1")
     try:
         wait_for_rows(store, second)
@@ -120,7 +126,7 @@ def test_frontier_follows_a_running_sweep_then_passk_and_churn_follow_a_second(s
         last = passk_and_churn(page, server, second.experiment_id)
     finally:
         stop(store, second)
-    assert first["samples"] < last["samples"] == judged(store, second.experiment_id) == 24
+    assert first["churn_samples"] < last["samples"] == judged(store, second.experiment_id) == 48
     assert last["alphas"] == {"-0.5", "0", "1"}
 
 
@@ -143,4 +149,4 @@ def passk_and_churn(page, server: str, exp: str) -> dict:
         assert {int(r[2]) for r in t["custom"]} == {passk["problems"]}  # every curve over the caption's problems
         if t["name"] == "pool: all interpolated":
             assert {r[3] for r in t["custom"]} == {f" · {len(interpolated)} members"}
-    return passk
+    return passk | {"churn_samples": churn["samples"]}  # churn loads first: the earlier snapshot of the two
