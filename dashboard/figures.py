@@ -14,7 +14,7 @@ from backend.analysis.frame import SOLVED_AT, default_passk_selection
 from backend.errors import UserError
 from dashboard import data
 from dashboard.experiment_view import ExperimentView, Filters, Pools
-from dashboard.paper_views import recovery_overlay, trend_bands
+from dashboard.paper_views import gain_curves, recovery_overlay, trend_bands
 from dashboard.plots import churn_heatmap, failure_scatter, outcome_fractions, passk_figure, solve_rate
 
 ORDERINGS = {"difficulty": "difficulty, then α of peak", "cluster": "hierarchical clustering"}
@@ -122,10 +122,16 @@ def gains(v: ExperimentView, sel: Selection) -> pl.DataFrame:
     return v.gains(_pools(passk_pools(v, sel)))
 
 
+def gains_chart(v: ExperimentView, sel: Selection) -> tuple[go.Figure, pl.DataFrame]:
+    table = gains(v, sel)
+    return gain_curves(table), table
+
+
 def all_figures(v: ExperimentView, sel: Selection) -> dict[str, tuple[go.Figure, pl.DataFrame]]:
     """Every figure of the Frontier, Churn and pass@k pages for this selection, as each page draws it."""
     out = frontier_figures(v, sel)
     out["churn_heatmap"] = churn_figure(v, sel)
     if chart := passk_chart(v, sel):
         out["passk_curves"] = chart
+    out["ensemble_gains"] = gains_chart(v, sel)
     return out

@@ -5,8 +5,7 @@ import streamlit as st
 from backend.analysis.ensembles import unique_solves
 from dashboard import controls, evidence, view
 from dashboard.exports import figure_downloads, table_downloads
-from dashboard.figures import gains, passk_chart
-from dashboard.paper_views import gain_curves
+from dashboard.figures import gains_chart, passk_chart
 
 exp, f, v = controls.page_header("pass@k and ensembles")
 o = v.outcomes
@@ -35,8 +34,9 @@ if chart:
     )
 
 st.subheader("Gain over the best single checkpoint at each k (matched sample budget)")
-table = gains(v, sel)
-st.plotly_chart(gain_curves(table), width="stretch", key="gains")
+fig, table = gains_chart(v, sel)
+st.plotly_chart(fig, width="stretch", key="gains")
+figure_downloads(fig, "ensemble_gains")
 st.dataframe(table.to_pandas(), hide_index=True, width="stretch")
 table_downloads(table, "ensemble_gains")
 st.caption(

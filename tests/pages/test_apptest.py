@@ -169,7 +169,7 @@ def test_export_all_figures_offers_a_zip(populated, db_path, monkeypatch):
     assert not at.exception, at.exception
     assert any(d.label == "Download the zip" for d in at.get("download_button"))
     bar = at.get("progress")[0]  # the zip's progress bar ends on what it holds
-    assert bar.proto.value == 100 and bar.proto.text.startswith("5 figures and their data in")
+    assert bar.proto.value == 100 and bar.proto.text.startswith("7 figures and their data in")
 
 
 def test_training_page_draws_the_curves_of_an_rl_run(store, db_path, monkeypatch):

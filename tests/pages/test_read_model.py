@@ -12,9 +12,9 @@ from tests.pages.test_apptest import app
 # a view with a filter, a churn row order, a pass@k selection and a custom pool: all of it travels
 VIEW = {"exp": "exp-dash", "difficulty": "hard", "order": "cluster", "ck": "m0,m1.5", "pool": "m-0.5,m1.5"}
 PAGES = {
-    "frontier": ["outcomes_vs_alpha", "frontier_scatter", "solve_rate"],
+    "frontier": ["outcomes_vs_alpha", "frontier_scatter", "solve_rate", "trend_bands"],
     "churn": ["churn_heatmap"],
-    "passk": ["passk_curves"],
+    "passk": ["passk_curves", "ensemble_gains"],
 }  # each page's charts, in the order it draws them
 
 
