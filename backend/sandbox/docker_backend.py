@@ -168,8 +168,11 @@ def _client():
 
 
 def open_docker_session(tmpfs_mb: int = 128) -> DockerSession:
-    if _idle:
-        return _idle.pop()
+    while _idle:
+        idle = _idle.pop()
+        if idle.cgroup is None or all(d.is_dir() for d in idle.cgroup.dirs.values()):
+            return idle
+        idle.destroy()  # its container went away while idle (its cgroup with it): a fresh one instead
     client = _client()
     try:
         session = DockerSession(client, max(tmpfs_mb, 128))
