@@ -127,14 +127,17 @@ trap 'rm -rf "$JOB"' EXIT
 } >"$JOB/cmd"
 echo "$LEAF" >"$JOB/leaf"
 ACCEL=$(accel)
+WORK=  # the guest's /tmp is a fresh tmpfs: a checkout under /tmp (a CI clone) is shared on its own
+case "$PWD/" in /tmp/*) WORK=" v2vm_work=$PWD" ;; esac
 echo "v2vm: $(basename "$KDIR") on ${ACCEL}, ${CPUS} vCPUs, ${MEM_MB} MB, $([ "$LEAF" = 1 ] && echo 'in a leaf cgroup' || echo 'in the root cgroup')" >&2
 QEMU=(qemu-system-x86_64 -machine q35,accel="$ACCEL" -cpu "$([ "$ACCEL" = kvm ] && echo host || echo max)"
   -smp "$CPUS" -m "$MEM_MB" -display none -monitor none -no-reboot -nodefaults -serial stdio
   -kernel "$KDIR"/boot/vmlinuz-* -initrd "$INITRD"
-  -append "console=ttyS0 quiet loglevel=3 panic=-1 cgroup_no_v1=all systemd.unified_cgroup_hierarchy=1 v2vm_job=$JOB"
+  -append "console=ttyS0 quiet loglevel=3 panic=-1 cgroup_no_v1=all systemd.unified_cgroup_hierarchy=1 v2vm_job=$JOB$WORK"
   -virtfs "local,path=/,mount_tag=hostroot,security_model=passthrough,readonly=on,multidevs=remap"
   -virtfs "local,path=$JOB,mount_tag=job,security_model=passthrough,multidevs=remap"
   -device virtio-rng-pci)
+[ -n "$WORK" ] && QEMU+=(-virtfs "local,path=$PWD,mount_tag=work,security_model=passthrough,readonly=on,multidevs=remap")
 "${QEMU[@]}" </dev/null | stdbuf -o0 tr -d '\r'  # unbuffered: a long run shows its progress
 [ -f "$JOB/rc" ] || { echo "v2vm: the guest stopped without an exit status" >&2; exit 125; }
 exit "$(cat "$JOB/rc")"
@@ -162,6 +165,11 @@ mount -t devtmpfs dev $r/dev
 mkdir -p $r/dev/pts $r/dev/shm && mount -t devpts devpts $r/dev/pts && mount -t tmpfs shm $r/dev/shm
 mount -t tmpfs -o mode=1777 tmp $r/tmp
 mkdir -p $r$job && mount -t 9p -o "$opts" job $r$job
+work=$(sed -n 's/.*v2vm_work=\([^ ]*\).*/\1/p' /proc/cmdline)
+if [ -n "$work" ]; then  # the checkout under /tmp: read-only from the host, writes to the tmpfs
+  mkdir -p /wl /rw/wu /rw/ww $r$work && mount -t 9p -o "$opts,ro,cache=loose" work /wl &&
+    mount -t overlay -o lowerdir=/wl,upperdir=/rw/wu,workdir=/rw/ww overlay $r$work
+fi
 mkdir -p $r/.v2vm && cp /bin/busybox $r/.v2vm/busybox
 cat >$r/.v2vm-stage2 <<EOF
 #!/.v2vm/busybox sh
