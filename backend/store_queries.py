@@ -1,0 +1,129 @@
+"""The store's analysis inputs: per-experiment aggregates over evaluations, in SQL (a part of
+backend/store.py's Store, kept apart from its connections, schema and entity access)."""
+
+from __future__ import annotations
+
+from backend.vocab import OUTCOME_CLASSES, SANDBOX_ERROR
+
+
+class AnalysisQueries:
+    """Mixed into Store: every method reads through `self.connect(read_only=True)`."""
+
+    def outcome_counts(
+        self,
+        experiment_id: str,
+        *,
+        difficulty: str | None = None,
+        platform: str | None = None,
+        setting: str | None = None,
+        opt_min_tier: int | None = None,
+    ):
+        """One row per (checkpoint, problem): sample counts per outcome class, with the
+        checkpoint's α/kind/label and the problem's difficulty/platform/title (a Polars frame).
+        Sandbox errors are not the program's fault, so they count in no class and not in n.
+        opt_min_tier T: a time or memory failure first failing at tier < T counts as a correctness
+        failure (a program too slow on a tiny input is stuck, not inefficient at scale)."""
+        import polars as pl
+
+        filters, params, join_samples = self._evaluation_filters(experiment_id, difficulty, platform, setting)
+        tiny = f"e.outcome = 'optimization_failure' AND e.first_failing_tier < {int(opt_min_tier or 0)}"
+        sql = f"""
+            SELECT e.checkpoint_id, e.problem_id,
+                   count(*)::INTEGER AS n,
+                   {", ".join(f"count(*) FILTER (WHERE {_outcome_is(c, tiny)})::INTEGER AS {c}" for c in OUTCOME_CLASSES)},
+                   any_value(c.alpha) AS alpha, any_value(c.kind) AS kind,
+                   any_value(coalesce(c.label, e.checkpoint_id)) AS label,
+                   any_value(p.difficulty) AS difficulty, any_value(p.platform) AS platform,
+                   any_value(coalesce(p.title, e.problem_id)) AS title
+            FROM evaluations e
+            LEFT JOIN checkpoints c ON c.id = e.checkpoint_id
+            LEFT JOIN problems p ON p.id = e.problem_id
+            {join_samples}
+            WHERE {" AND ".join(filters)}
+            GROUP BY e.checkpoint_id, e.problem_id
+            ORDER BY e.checkpoint_id, e.problem_id
+        """
+        with self.connect(read_only=True) as con:
+            return pl.from_arrow(con.sql(sql, params=params).to_arrow_table())
+
+    def experiment_stamp(self, experiment_id: str) -> tuple[int, int]:
+        """(rows, fingerprint) of an experiment's evaluations: changes when a row lands, goes or is
+        judged again, so a read model keyed by it follows a running sweep and is kept while nothing changes."""
+        sql = """SELECT count(*), coalesce(bit_xor(hash(checkpoint_id, problem_id, sample_idx, outcome)), 0)
+                 FROM evaluations WHERE experiment_key = md5_number_lower(?) AND experiment_id = ?"""
+        with self.connect(read_only=True) as con:
+            rows, fingerprint = con.execute(sql, [experiment_id, experiment_id]).fetchone()
+        return int(rows), int(fingerprint)
+
+    @staticmethod
+    def _evaluation_filters(experiment_id, difficulty, platform, setting) -> tuple[list[str], list, str]:
+        """WHERE terms, their parameters and the samples join for evaluations `e` of one experiment."""
+        filters = ["e.experiment_key = md5_number_lower(?)", "e.experiment_id = ?", f"e.outcome <> '{SANDBOX_ERROR}'"]
+        params = [experiment_id, experiment_id]
+        for column, value in (("p.difficulty", difficulty), ("p.platform", platform), ("s.setting", setting)):
+            if value:
+                filters.append(f"{column} = ?")
+                params.append(value)
+        join_samples = (
+            "LEFT JOIN samples s USING (experiment_id, checkpoint_id, problem_id, sample_idx)" if setting else ""
+        )
+        return filters, params, join_samples
+
+    def format_causes(self, experiment_id: str, *, difficulty=None, platform=None, setting=None):
+        """Per (checkpoint, problem): judged samples, format failures by cause — cut at the token
+        limit (finish_reason 'length'), else a program that does not compile (verdict CE), else no
+        code at all — and the completions' token counts (sum and number counted), as a Polars frame."""
+        import polars as pl
+
+        filters, params, _ = self._evaluation_filters(experiment_id, difficulty, platform, setting)
+        fmt = "e.outcome = 'format_failure'"
+        cut = f"{fmt} AND s.finish_reason = 'length'"
+        sql = f"""
+            SELECT e.checkpoint_id, e.problem_id, count(*)::INTEGER AS n,
+                   count(*) FILTER (WHERE {cut})::INTEGER AS truncated,
+                   count(*) FILTER (WHERE {fmt} AND NOT coalesce({cut}, false) AND e.verdict = 'CE')::INTEGER
+                       AS compile_error,
+                   count(*) FILTER (WHERE {fmt} AND NOT coalesce({cut}, false) AND e.verdict IS DISTINCT FROM 'CE')::INTEGER
+                       AS no_code,
+                   coalesce(sum(s.completion_tokens), 0)::BIGINT AS tokens,
+                   count(s.completion_tokens)::INTEGER AS with_tokens
+            FROM evaluations e
+            LEFT JOIN problems p ON p.id = e.problem_id
+            LEFT JOIN samples s USING (experiment_id, checkpoint_id, problem_id, sample_idx)
+            WHERE {" AND ".join(filters)}
+            GROUP BY e.checkpoint_id, e.problem_id
+        """  # fmt: skip
+        with self.connect(read_only=True) as con:
+            return pl.from_arrow(con.sql(sql, params=params).to_arrow_table())
+
+    def optimization_tiers(self, experiment_id: str, *, difficulty=None, platform=None, setting=None):
+        """Per checkpoint, its judged samples and its optimization failures by first failing tier
+        (tier k: the failing input is shorter than 10^k characters), as a Polars frame."""
+        import polars as pl
+
+        filters, params, join_samples = self._evaluation_filters(experiment_id, difficulty, platform, setting)
+        sql = f"""
+            SELECT e.checkpoint_id, any_value(coalesce(c.label, e.checkpoint_id)) AS label,
+                   any_value(c.alpha) AS alpha, count(*)::INTEGER AS n,
+                   {", ".join(f"count(*) FILTER (WHERE e.outcome = 'optimization_failure' AND e.first_failing_tier = {k})::INTEGER AS tier_{k}" for k in range(1, 7))},
+                   count(*) FILTER (WHERE e.outcome = 'optimization_failure' AND (e.first_failing_tier IS NULL OR e.first_failing_tier > 6))::INTEGER AS tier_other
+            FROM evaluations e
+            LEFT JOIN checkpoints c ON c.id = e.checkpoint_id
+            LEFT JOIN problems p ON p.id = e.problem_id
+            {join_samples}
+            WHERE {" AND ".join(filters)}
+            GROUP BY e.checkpoint_id
+            ORDER BY any_value(c.alpha) NULLS LAST, label
+        """  # fmt: skip
+        with self.connect(read_only=True) as con:
+            return pl.from_arrow(con.sql(sql, params=params).to_arrow_table())
+
+
+def _outcome_is(outcome: str, tiny: str) -> str:
+    """The SQL condition that counts an evaluation in `outcome`, with the opt_min_tier rule applied
+    (`tiny`: a time or memory failure first failing below the tier counts as a correctness failure)."""
+    if outcome == "optimization_failure":
+        return f"e.outcome = '{outcome}' AND NOT coalesce({tiny}, false)"
+    if outcome == "correctness_failure":
+        return f"(e.outcome = '{outcome}' OR coalesce({tiny}, false))"
+    return f"e.outcome = '{outcome}'"
