@@ -172,7 +172,8 @@ def open_docker_session(tmpfs_mb: int = 128) -> DockerSession:
         idle = _idle.pop()
         if idle.cgroup is None or all(d.is_dir() for d in idle.cgroup.dirs.values()):
             return idle
-        idle.destroy()  # its container went away while idle (its cgroup with it): a fresh one instead
+        idle.broken = True  # its container went away while idle (its cgroup with it): a fresh one instead
+        idle.destroy()
     client = _client()
     try:
         session = DockerSession(client, max(tmpfs_mb, 128))

@@ -2,12 +2,16 @@
 Frontier's caption, table and every chart show the same α points and sample count at each reload,
 ending with all of them; then pass@k and Churn the same while a second sweep lands."""
 
+import contextlib
 import csv
 import io
+import os
 import re
+import signal
 import time
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from backend.jobs import runner
@@ -53,6 +57,25 @@ def wait_for_rows(store, job: Job) -> None:
         assert store.get(Job, job.id).status in ("queued", "running"), store.get(Job, job.id).error
         assert time.monotonic() < deadline, "the sweep judged nothing in 5 minutes"
         time.sleep(0.2)
+
+
+@contextlib.contextmanager
+def paused(store, job: Job):
+    """The sweep's processes stopped between two writes, so a reload sees it part-way whatever the
+    machine's load (on a busy CI host a whole sweep could land during one page render)."""
+    pgid = os.getpgid(store.get(Job, job.id).pid)
+    while True:
+        os.killpg(pgid, signal.SIGSTOP)
+        try:
+            duckdb.connect(str(store.path), read_only=True).close()  # no write lock held: safe to read
+            break
+        except duckdb.Error:
+            os.killpg(pgid, signal.SIGCONT)
+            time.sleep(0.02)
+    try:
+        yield
+    finally:
+        os.killpg(pgid, signal.SIGCONT)
 
 
 def load(page, url: str, plots: int) -> dict:
@@ -105,7 +128,8 @@ def test_frontier_follows_a_running_sweep_then_passk_and_churn_follow_a_second(s
     job = start_sweep(store, low, high, "0,0.5,1")
     try:
         wait_for_rows(store, job)
-        seen = [frontier_reload(page, server, job.experiment_id, tmp_path)]
+        with paused(store, job):
+            seen = [frontier_reload(page, server, job.experiment_id, tmp_path)]
         while store.get(Job, job.id).status in ("queued", "running"):
             seen.append(frontier_reload(page, server, job.experiment_id, tmp_path))
         assert store.get(Job, job.id).status == "done", store.get(Job, job.id).error
@@ -119,7 +143,8 @@ def test_frontier_follows_a_running_sweep_then_passk_and_churn_follow_a_second(s
     second = start_sweep(store, low, high, "-0.5,0,1")
     try:
         wait_for_rows(store, second)
-        first = passk_and_churn(page, server, second.experiment_id)
+        with paused(store, second):
+            first = passk_and_churn(page, server, second.experiment_id)
         while store.get(Job, second.id).status in ("queued", "running"):
             passk_and_churn(page, server, second.experiment_id)
         assert store.get(Job, second.id).status == "done", store.get(Job, second.id).error
