@@ -247,43 +247,17 @@ def withheld_tests(store: Store, manifest: dict, evals: list[Evaluation]) -> Non
     if not manifest.get("withheld"):
         print("withheld-set tests (fourth design): not tested, this build has no withheld set")
         return
-    from backend.analysis.did import DidSpec, difference_in_differences, endpoint_change
-    from backend.analysis.frame import to_outcomes
-    from backend.lab.report import findings_by_subset
+    from backend.lab.report import preregistered_tests
 
-    sets = {"withheld": manifest["withheld"], "kept": manifest["kept"]}
-    per_cell = Counter((e.problem_id, e.checkpoint_id) for e in evals if e.problem_id in set(sets["withheld"]))
+    withheld = set(manifest["withheld"])
+    per_cell = Counter((e.problem_id, e.checkpoint_id) for e in evals if e.problem_id in withheld)
     n = min(per_cell.values(), default=0)
-    print(f"withheld set: {len(sets['withheld'])} problems, kept set {len(sets['kept'])}; samples per α on each "
+    print(f"withheld set: {len(withheld)} problems, kept set {len(manifest['kept'])}; samples per α on each "
           f"withheld problem: at least {n} (target ≥ 16: {'met' if n >= 16 else 'NOT met'})")  # fmt: skip
-    counts = store.outcome_counts(manifest["sweep_experiment"])
-    for name, rows in findings_by_subset(counts, sets, manifest["recipe"]["seed"]).items():
-        frontier = next(r for r in rows if r["finding"] == "frontier")
-        print(f"  frontier on the {name} set (the findings module: {frontier['status']}); each part's pre-registered "
-              f"status from its CI, needed effect {DidSpec().needed:+g}:")  # fmt: skip
-        for part in frontier["parts"]:
-            if "flat" not in part["name"]:
-                status = preregistered(part)
-            elif name == "withheld":  # marked in advance as trivially met there alone
-                status = "trivially met (pre-registered: nothing is solved)"
-            else:
-                status = part["status"]  # an equivalence test: the findings module's own rule
-            print(f"    {part['name']}: {status}; {fmt(part['statistic'])} [{fmt(part['ci_low'])}, "
-                  f"{fmt(part['ci_high'])}] (findings module: {part['status']})")  # fmt: skip
-    o = to_outcomes(counts)
-    did = difference_in_differences(endpoint_change(o, sets["withheld"]), endpoint_change(o, sets["kept"]))
-    print(f"  difference-in-differences of the correctness-failure change (withheld − kept): {did.status}, "
-          f"{fmt(did.statistic)} [{fmt(did.ci_low)}, {fmt(did.ci_high)}] (withheld {fmt(did.withheld_change)}, "
-          f"kept {fmt(did.kept_change)}; {did.criterion})")  # fmt: skip
-
-
-def preregistered(part: dict) -> str:
-    """A frontier part's status by the fourth design's rule (did.status_of) on the findings module's CI."""
-    from backend.analysis.did import DidSpec, status_of
-
-    if part["ci_low"] is None or part["ci_high"] is None:
-        return "not_tested"
-    return status_of(part["ci_low"], part["ci_high"], DidSpec().needed)
+    print("pre-registered tests (needed effect +0.1; T1 on the withheld set, the kept set's parts in brackets):")
+    for row in preregistered_tests(store.outcome_counts(manifest["sweep_experiment"]), manifest):
+        print(f"  {row['test']} {row['set']}: {row['what']}: {row['status']}; {fmt(row['statistic'])} "
+              f"[{fmt(row['ci_low'])}, {fmt(row['ci_high'])}]")  # fmt: skip
 
 
 def fmt(value: float | None) -> str:

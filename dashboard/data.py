@@ -152,6 +152,21 @@ def _lab_experiment(path: str) -> str | None:
     return find(_store(path))
 
 
+def lab_tests(experiment: str) -> list[dict]:
+    """The lab build's pre-registered tests (withheld vs kept set); [] for a build without them."""
+    return _lab_tests(db_path(), experiment)
+
+
+@st.cache_data(ttl=3600, show_spinner=False)
+def _lab_tests(path: str, experiment: str) -> list[dict]:
+    from backend.lab.report import lab_manifest, preregistered_tests
+
+    manifest = lab_manifest()
+    if manifest is None or manifest["sweep_experiment"] != experiment:
+        return []
+    return preregistered_tests(_store(path).outcome_counts(experiment), manifest)
+
+
 def lab_styles(experiment: str) -> pl.DataFrame:
     return _lab_styles(db_path(), experiment)
 

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from backend.analysis.findings_text import findings_table, overview_rows
+from backend.analysis.findings_text import findings_table, overview_rows, preregistered_rows
 from backend.errors import UserError
 from backend.lab.styles import MATCH
 from dashboard import controls, data
@@ -64,6 +64,19 @@ if lab_experiment:
         f"force, buggy-fast) by token similarity with its own names folded together; below {MATCH:.0%} similarity it "
         f"resembles none (`backend/lab/styles.py`). The shaded band is interpolation."
     )
+    if tests := data.lab_tests(lab_experiment):
+        st.subheader("Miniature lab: its pre-registered test, withheld against kept references")
+        st.dataframe(preregistered_rows(tests), hide_index=True, width="stretch")
+        st.caption(
+            "A tiny CPU model on our own problems: its numbers say nothing about real models. Half of the problems on "
+            "which fast and slow code differ were taught without their reference program (*withheld*), half with it "
+            "(*kept*). T1a/T1b: optimization failures fall and correctness failures rise from θ_low (α = 0) to θ_high "
+            "(α = 1) on the withheld set; T1c: its solve rate stays flat, marked in advance as trivially met (nothing "
+            "there is expected to be solved); in brackets the same parts on the kept set; T2: how much more "
+            "correctness failures rise on the withheld set than on the kept set. 95 % CIs over problems; each test "
+            "shows when its CI lies above 0 and needs +0.10. The criteria were committed before the build "
+            "(docs/lab-preregistration.md)."
+        )
     st.page_link("dashboard/frontier.py", label="Open the lab's frontier", query_params={"exp": lab_experiment})
 
 newest = data.newest_with_results()

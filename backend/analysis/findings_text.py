@@ -33,6 +33,12 @@ def overview_rows(rows: list[dict]) -> list[dict]:
     return out
 
 
+def preregistered_rows(rows: list[dict]) -> list[dict]:
+    """The lab's pre-registered tests (backend/lab/report.py) in words, as the Overview shows them."""
+    return [{"test": r["test"], "set": r["set"], "what": r["what"], "status": STATUS_WORDS.get(r["status"], r["status"]),
+             "estimate [95 % CI]": estimate_text(r)} for r in rows]  # fmt: skip
+
+
 def estimate_text(r: dict) -> str:
     """ "+0.300 [+0.231, +0.367]", or "–" for a statistic never computed."""
     return _num(r["statistic"]) if r["ci_low"] is None else f"{_num(r['statistic'])} {_ci_text(r)}"

@@ -42,14 +42,56 @@ def subsets_markdown(report: dict[str, list[dict]], sets: dict[str, list[str]]) 
     )
 
 
-def lab_experiment(store, manifest_folder: Path | None = None) -> str | None:
-    """The lab's sweep experiment when the lab is in this database, else None."""
+PREREGISTERED = ("T1a", "T1b", "T1c")  # the frontier's three parts on the withheld set, in its order
+
+
+def preregistered_tests(counts, manifest: dict) -> list[dict]:
+    """The fourth design's pre-registered tests (docs/lab-preregistration.md, build G), one row each:
+    T1a/T1b/T1c, the frontier's parts on the withheld set (T1a, T1b by the design's rule on the
+    findings' CIs; T1c's flatness marked in advance as trivially met), the same parts on the kept
+    set beside them, and T2, the difference-in-differences. [] for a build with no withheld set."""
+    if not manifest.get("withheld"):
+        return []
+    from backend.analysis.did import DidSpec, difference_in_differences, endpoint_change, status_of
+    from backend.analysis.frame import to_outcomes
+
+    sets = {"withheld": manifest["withheld"], "kept": manifest["kept"]}
+    rows = []
+    for name, found in findings_by_subset(counts, sets, manifest["recipe"]["seed"]).items():
+        frontier = next(r for r in found if r["finding"] == "frontier")
+        for test, part in zip(PREREGISTERED, frontier["parts"], strict=False):  # none when not tested
+            if test != "T1c":
+                status = "not_tested" if part["ci_low"] is None else status_of(part["ci_low"], part["ci_high"],
+                                                                                DidSpec().needed)  # fmt: skip
+            elif name == "withheld":
+                status = "trivially met"  # pre-registered: nothing on the withheld set is expected to be solved
+            else:
+                status = part["status"]  # an equivalence test on the kept set: the findings' own rule
+            rows.append({"test": test if name == "withheld" else f"({test})", "set": name, "what": part["name"],
+                         "status": status, "statistic": part["statistic"], "ci_low": part["ci_low"],
+                         "ci_high": part["ci_high"]})  # fmt: skip
+    o = to_outcomes(counts)
+    did = difference_in_differences(endpoint_change(o, sets["withheld"]), endpoint_change(o, sets["kept"]))
+    rows.append({"test": "T2", "set": "withheld − kept", "status": did.status, "statistic": did.statistic,
+                 "what": "difference-in-differences of the correctness-failure change",
+                 "ci_low": did.ci_low, "ci_high": did.ci_high})  # fmt: skip
+    return rows
+
+
+def lab_manifest(folder: Path | None = None) -> dict | None:
+    """The committed lab build's recipe.json (what it built and how), or None when there is none."""
     from backend.lab.artifacts import ARTIFACTS
 
-    manifest = (manifest_folder or ARTIFACTS) / "recipe.json"
-    if not manifest.is_file():
+    path = (folder or ARTIFACTS) / "recipe.json"
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def lab_experiment(store, manifest_folder: Path | None = None) -> str | None:
+    """The lab's sweep experiment when the lab is in this database, else None."""
+    manifest = lab_manifest(manifest_folder)
+    if manifest is None:
         return None
-    experiment = json.loads(manifest.read_text())["sweep_experiment"]
+    experiment = manifest["sweep_experiment"]
     return None if store.outcome_counts(experiment).is_empty() else experiment
 
 
