@@ -22,6 +22,7 @@ from backend.grading.verdicts import (
 )
 from backend.records import Problem, tier_of
 from backend.sandbox.backends import SandboxError, Session, open_session
+from backend.sandbox.result import RunResult
 
 LANGUAGES = ("python", "cpp")
 
@@ -111,28 +112,24 @@ def format_failure(reason: str) -> JudgeResult:
     return JudgeResult("format_failure", "FORMAT", None, None, 0, [], zero_rewards(), extra={"reason": reason})
 
 
-def _verdict(res: dict, limits: JudgeLimits) -> str | None:
+def _verdict(res: RunResult, limits: JudgeLimits) -> str | None:
     """Everything but the output check. None means the run was clean.
 
     What the program did decides, not which limit's enforcement came first: a test that reached
     its memory cap (an OOM kill, a limit hit, or a peak above the limit) is MLE even when the
     clock stopped it, since a program held at its cap can spend its time in the kernel's reclaim,
     and how much depends on the machine's load."""
-    sig = res["signal"]
-    if res.get("oom_killed") or res.get("cap_hit") or res["mem_mb"] > limits.memory_mb:
+    sig = res.signal
+    if res.oom_killed or res.cap_hit or res.mem_mb > limits.memory_mb:
         return "MLE"
-    if res["timed_out"] or res["cpu_s"] > limits.time_limit_s or sig == signal.SIGXCPU:
+    if res.wall_backstop_fired or res.cpu_s > limits.time_limit_s or sig == signal.SIGXCPU:
         return "TLE"
-    if sig == signal.SIGXFSZ or len(res["stdout"]) > limits.output_mb << 20:
+    if sig == signal.SIGXFSZ or len(res.stdout) > limits.output_mb << 20:
         return "OLE"
-    failed = sig is not None or res["exit_code"] != 0
-    out_of_memory = any(m in res["stderr"] for m in ("MemoryError", "std::bad_alloc", "Cannot allocate memory"))
+    failed = sig is not None or res.exit_code != 0
+    out_of_memory = any(m in res.stderr for m in ("MemoryError", "std::bad_alloc", "Cannot allocate memory"))
     # Under rlimits a crash at the address-space cap (a NULL malloc, a stack that cannot grow) is memory too.
-    at_cap = (
-        sig is not None
-        and res["mem_mb"] >= 0.9 * limits.memory_mb
-        and res.get("accounting", "rlimits").startswith("rlimits")
-    )
+    at_cap = sig is not None and res.mem_mb >= 0.9 * limits.memory_mb and res.accounting.startswith("rlimits")
     if (failed and out_of_memory) or at_cap:
         return "MLE"
     if failed:
@@ -156,11 +153,9 @@ class _Checker:
         files = {"input.txt": test.input, "output.txt": got, "answer.txt": test.output}
         lim = JudgeLimits(time_limit_s=max(5.0, self.limits.time_limit_s), memory_mb=1024).for_test()
         res = self.session.run(lim, files=files, args=list(files))
-        if res["exit_code"] in (0, 1, 2):  # testlib: 0 ok, 1 wrong answer, 2 presentation error
-            return res["exit_code"] == 0, res["stderr"][-300:]
-        raise SandboxError(
-            f"special judge failed (exit {res['exit_code']}, signal {res['signal']}): {res['stderr'][-200:]}"
-        )
+        if res.exit_code in (0, 1, 2):  # testlib: 0 ok, 1 wrong answer, 2 presentation error
+            return res.exit_code == 0, res.stderr[-300:]
+        raise SandboxError(f"special judge failed (exit {res.exit_code}, signal {res.signal}): {res.stderr[-200:]}")
 
     def _open_special(self) -> Session:
         """A sandbox with the checker loaded: a C++ checker from the compile cache."""
@@ -238,13 +233,13 @@ def _judge_once(program, tests, limits, checker_spec, backend, run_all) -> Judge
                     session = open_session(backend, tmpfs_mb=2 * limits.output_mb + 96, allow_none=backend == "none")
                     session.load(program.language, program.source, limits.for_compile())
                 res = session.run(limits.for_test(), test.input)
-                result.cpu_s, result.wall_s, result.mem_mb = res["cpu_s"], res["wall_s"], res["mem_mb"]
+                result.cpu_s, result.wall_s, result.mem_mb = res.cpu_s, res.wall_s, res.mem_mb
                 result.verdict = _verdict(res, limits)
                 if result.verdict is None:
-                    ok, result.detail = checker.accepts(test, res["stdout"])
+                    ok, result.detail = checker.accepts(test, res.stdout)
                     result.verdict = "AC" if ok else "WA"
                 elif result.verdict == "RE":
-                    result.detail = res["stderr"][-500:]
+                    result.detail = res.stderr[-500:]
                 if result.verdict != "AC" and first_fail is None:
                     context = _failure_context(result, limits, test, res)
             if result.verdict != "AC" and first_fail is None:
@@ -269,7 +264,7 @@ def _judge_once(program, tests, limits, checker_spec, backend, run_all) -> Judge
     )
 
 
-def _failure_context(result: TestResult, limits: JudgeLimits, test: JudgeTest, res: dict) -> dict:
+def _failure_context(result: TestResult, limits: JudgeLimits, test: JudgeTest, res: RunResult) -> dict:
     """What a repair policy is shown about the first failure (rl/ truncates it further)."""
     return {
         "tier": result.tier,
@@ -279,8 +274,8 @@ def _failure_context(result: TestResult, limits: JudgeLimits, test: JudgeTest, r
         "time_limit_s": limits.time_limit_s,
         "mem_mb": round(result.mem_mb, 1),
         "memory_limit_mb": limits.memory_mb,
-        "diff": short_diff(test.output, res["stdout"]) if result.verdict == "WA" else "",
-        "stderr": res["stderr"][-300:] if result.verdict == "RE" else "",
+        "diff": short_diff(test.output, res.stdout) if result.verdict == "WA" else "",
+        "stderr": res.stderr[-300:] if result.verdict == "RE" else "",
     }
 
 

@@ -77,11 +77,9 @@ def run_reference(source: str, inputs: list[str], limits: JudgeLimits) -> list[s
         outputs = []
         for text in inputs:
             res = session.run(limits.for_test(), text)
-            if res["exit_code"] != 0 or res["timed_out"]:
-                raise UserError(
-                    f"reference failed (exit {res['exit_code']}, signal {res['signal']}): {res['stderr'][-300:]}"
-                )
-            outputs.append(res["stdout"])
+            if res.exit_code != 0 or res.wall_backstop_fired:
+                raise UserError(f"reference failed (exit {res.exit_code}, signal {res.signal}): {res.stderr[-300:]}")
+            outputs.append(res.stdout)
         return outputs
     finally:
         session.close()

@@ -20,6 +20,7 @@ from backend.grading.limits import JudgeLimits
 from backend.rollout.prompts import render
 from backend.rollout.spec import Episode, SamplingSpec, Turn, seed_of
 from backend.sandbox.backends import SandboxError, Session, open_session
+from backend.sandbox.result import RunResult
 
 if TYPE_CHECKING:  # engines import torch; settings only name the protocol
     from backend.rollout.engines import Engine
@@ -46,17 +47,17 @@ def truncate(text: str, limit: int) -> str:
     return f"{text[:half]}\n... [{len(text) - limit} characters cut] ...\n{text[-half:]}"
 
 
-def _describe(res: dict, limits: SettingLimits) -> str:
+def _describe(res: RunResult, limits: SettingLimits) -> str:
     """What the model reads back: output, errors and why a command stopped, truncated."""
-    parts = [res["stdout"]]
-    if res["stderr"]:
-        parts.append(f"[stderr]\n{res['stderr']}")
-    if res["timed_out"] or res["cpu_s"] > limits.command_time_s:
+    parts = [res.stdout]
+    if res.stderr:
+        parts.append(f"[stderr]\n{res.stderr}")
+    if res.wall_backstop_fired or res.cpu_s > limits.command_time_s:
         parts.append(f"[killed: over the {limits.command_time_s:g}s limit]")
-    elif res["signal"] is not None:
-        parts.append(f"[killed by signal {res['signal']}]")
-    elif res["exit_code"]:
-        parts.append(f"[exit code {res['exit_code']}]")
+    elif res.signal is not None:
+        parts.append(f"[killed by signal {res.signal}]")
+    elif res.exit_code:
+        parts.append(f"[exit code {res.exit_code}]")
     return truncate("\n".join(p for p in parts if p), limits.output_chars)
 
 
@@ -75,7 +76,7 @@ def run_python(code: str, limits: SettingLimits, backend: str = "bwrap") -> tupl
             return truncate(loaded["error"] or "syntax error", limits.output_chars), 0.0
         lim = _command_limits(limits)
         res = session.run(lim)
-        return _describe(res, limits), res["cpu_s"]
+        return _describe(res, limits), res.cpu_s
     except SandboxError as exc:
         return f"[sandbox error: {exc}]", 0.0
     finally:
@@ -228,14 +229,14 @@ def _shell(s: _State, kind: str, payload: str, limits: SettingLimits, backend: s
         if kind == "submit":
             res = s.session.run(lim, cmd=f"cat -- '{payload}'")
             s.done = True
-            if res["exit_code"] == 0:
-                s.episode.submitted_code = res["stdout"]
+            if res.exit_code == 0:
+                s.episode.submitted_code = res.stdout
                 s.episode.notes.append(f"submitted {payload}")
             else:
                 s.episode.notes.append(f"submit failed: {payload} not readable")
             return ""
         res = s.session.run(lim, cmd=payload)
-        s.cpu_used += res["cpu_s"]
+        s.cpu_used += res.cpu_s
         return _describe(res, limits) or "[no output]"
     except SandboxError as exc:
         return f"[sandbox error: {exc}]"

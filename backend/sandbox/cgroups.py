@@ -39,6 +39,7 @@ from backend.sandbox.cgroup_detect import (  # noqa: F401  (detect, Layout: the 
     _write,
     detect,
 )
+from backend.sandbox.result import MemoryUsage
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
 LAUNCHER_SLACK_MB = 8  # room for the launcher's own pages (copy-on-write) on top of the test's limit
@@ -208,7 +209,7 @@ class SandboxCgroup:
         self._events_at_end = None
         return cap
 
-    def end(self) -> dict:
+    def end(self) -> MemoryUsage:
         """What the test used, read whatever stopped it: peak memory above the baseline (None where
         the kernel cannot reset the peak), whether the OOM killer fired, and whether the cap was
         reached: a limit-hit event counted, or a peak within a huge page of the cap. The peak is
@@ -218,11 +219,11 @@ class SandboxCgroup:
         oom, hit = self._events_at_end = self._memory_events()
         peak = self._peak_bytes()
         used = None if peak is None else max(0, peak - self._peak_base)
-        return {
-            "mem_mb": None if used is None else used / (1 << 20),
-            "oom_killed": oom > oom0,
-            "cap_hit": hit > hit0 or (used is not None and self._baseline + used >= self._cap - CAP_REACHED_BYTES),
-        }
+        return MemoryUsage(
+            mem_mb=None if used is None else used / (1 << 20),
+            oom_killed=oom > oom0,
+            cap_hit=hit > hit0 or (used is not None and self._baseline + used >= self._cap - CAP_REACHED_BYTES),
+        )
 
     def _memory_events(self) -> tuple[int, int]:
         """(OOM kills, limit hits) so far: v2 memory.events `oom_kill` and `max`; v1 the

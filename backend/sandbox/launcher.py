@@ -12,8 +12,10 @@ fds 0/1 with the host:
     {"op": "test", "limits", "args", "input_bytes": N} + N raw bytes -> as run, then one byte
     {"op": "shell", "cmd": ..., "limits": {...}}               -> same, workdir kept between calls
 
-A run's reply is followed by `stdout_bytes` raw bytes of the program's output, streamed from its
-file so that this process never holds a large output in memory (it runs under the test's cap).
+A run's reply has the fields of the host's record of a run (LauncherReply in backend/sandbox/result.py,
+which this process cannot import; tests/sandbox/test_run_record.py checks the keys) and
+`stdout_bytes`: that many raw bytes of the program's output follow it, streamed from its file so
+that this process never holds a large output in memory (it runs under the test's cap).
 `stage` + `run` put the input in place first, so the host measures the memory baseline after it.
 `test` is one test in one round trip (the judge's hot path): the host arms the cgroup first,
 counting the input's pages into the baseline, and its raw bytes follow the header; they are
@@ -161,7 +163,7 @@ def run_child(target, lim, keep_fd=None):
             target()
         finally:
             os._exit(127)
-    timed_out = wait_within_limits(pid, clock, float(lim["cpu_s"]), float(lim["wall_s"]), start)
+    backstop_fired = wait_within_limits(pid, clock, float(lim["cpu_s"]), float(lim["wall_s"]), start)
     _, status, usage = os.wait4(pid, 0)
     wall = time.monotonic() - start
     kill_everything_else(pid)
@@ -177,7 +179,7 @@ def run_child(target, lim, keep_fd=None):
         "cpu_s": usage.ru_utime + usage.ru_stime if clock.start is None else clock.used(pid),
         "wall_s": wall,
         "mem_mb": usage.ru_maxrss / 1024.0,
-        "timed_out": timed_out,
+        "wall_backstop_fired": backstop_fired,
         "stdout_bytes": min(os.path.getsize(out_path), (int(lim["output_mb"]) << 20) + 1),
         "stderr": err.decode("utf-8", "replace"),
     }
@@ -252,7 +254,7 @@ class Program:
         free_io()
         ok = res["exit_code"] == 0 and os.path.exists(self.binary)
         error = None if ok else (res["stderr"] or f"compiler stopped: {res}")[-2000:]
-        if res["timed_out"] or (res["signal"] is not None and not ok):
+        if res["wall_backstop_fired"] or (res["signal"] is not None and not ok):
             error = f"compilation exceeded its limits ({lim['cpu_s']}s CPU, {lim['memory_mb']} MB)"
         reply = {"ok": ok, "error": error}
         if ok and msg.get("return_binary"):

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from backend.sandbox import admission, cgroups
 from backend.sandbox.boot import launcher_image
+from backend.sandbox.result import NO_CGROUP, STDOUT_SIZE, MemoryUsage, RunResult, launcher_oom_killed
 
 NOBODY = 65534
 # Host-side seconds spent in each phase of every test run in this process (setup: the last test's
@@ -30,6 +31,21 @@ PHASES: Counter = Counter()
 
 class SandboxError(RuntimeError):
     """The sandbox itself failed (not the program): verdict SE, retried by the judge."""
+
+
+class _Reading:
+    """What `_capped` yields: the cgroup's reading of one run, taken once, when the run ends (or
+    as soon as the launcher is found dead)."""
+
+    __slots__ = ("cgroup", "usage")
+
+    def __init__(self, cgroup: cgroups.SandboxCgroup | None):
+        self.cgroup, self.usage = cgroup, None if cgroup else NO_CGROUP
+
+    def read(self) -> MemoryUsage:
+        if self.usage is None:
+            self.usage = self.cgroup.end()
+        return self.usage
 
 
 class Session:
@@ -73,16 +89,16 @@ class Session:
             msg["return_binary"] = True
         if binary is not None:
             msg.update(language="binary", binary_b64=base64.b64encode(binary).decode())
-        with self._capped(compile_limits) as usage:
+        with self._capped(compile_limits) as reading:
             reply = self.call(msg, timeout=2 * compile_limits["cpu_s"] + 10)
-        if usage.get("oom_killed") and not reply["ok"]:
+        if reading.read().oom_killed and not reply["ok"]:
             reply["error"] = f"compilation exceeded its memory limit ({compile_limits['memory_mb']} MB)"
         return reply
 
     def run(
         self, limits: dict, input: str = "", *, files: dict | None = None, args: list | None = None,
         cmd: str | None = None, keep_dir: bool = False,
-    ) -> dict:  # fmt: skip
+    ) -> RunResult:  # fmt: skip
         """One test: its input in place, run under its cap; the measurements and the output.
         `cmd` runs a shell command instead of the loaded program (agentic rollouts). A plain
         test (input only) is one round trip, `test`; files, kept folders and commands are staged
@@ -101,39 +117,38 @@ class Session:
                 else {"op": "run", "limits": limits, "args": args or []}
             )
             data, staged = b"", 0
-        with self._capped(limits, staged) as usage:
+        with self._capped(limits, staged) as reading:
             t1 = time.perf_counter()
             try:
                 reply = self.call(msg, timeout=limits["wall_s"] + 10, payload=data)
             except SandboxError:
-                usage.update(self.cgroup.end() if self.cgroup else {})
-                if not usage.get("oom_killed"):
+                if not reading.read().oom_killed:
                     raise
                 # the kernel's OOM killer took the launcher itself: still the program's memory
-                reply = {"exit_code": None, "signal": 9, "cpu_s": 0.0, "wall_s": 0.0, "mem_mb": 0.0,
-                         "timed_out": False, "stdout_bytes": 0, "stderr": ""}  # fmt: skip
+                reply = launcher_oom_killed()
                 msg["op"] = "killed"
             t2 = time.perf_counter()
-            reply["stdout"] = self._read_stdout(reply.pop("stdout_bytes"))
+            stdout = self._read_stdout(reply.pop(STDOUT_SIZE))
             # A `test` ends with one byte, sent once its input, output and files are freed. The next
             # baseline must wait for it, not this test's accounting and checking.
             self._marker_due = msg["op"] == "test" and not self.broken
-        reply["accounting"] = self.accounting
-        reply["oom_killed"] = bool(usage.get("oom_killed"))
-        reply["cap_hit"] = bool(usage.get("cap_hit"))
-        if usage.get("mem_mb") is not None:
-            reply["mem_mb"] = usage["mem_mb"]
+        usage = reading.read()
+        if usage.mem_mb is not None:
+            reply["mem_mb"] = usage.mem_mb
+        result = RunResult(
+            **reply, stdout=stdout, accounting=self.accounting, oom_killed=usage.oom_killed, cap_hit=usage.cap_hit
+        )
         PHASES.update(setup=t1 - t0, run=t2 - t1, teardown=time.perf_counter() - t2, tests=1)
-        return reply
+        return result
 
     @contextlib.contextmanager
     def _capped(self, limits: dict, staged_bytes: int = 0):
         """Admit the test to the host's memory, cap its cgroup, and collect what it used.
         `staged_bytes`: input the launcher writes to its tmpfs after this, counted as baseline."""
-        usage: dict = {}
+        reading = _Reading(self.cgroup)
         self._await_marker()
         if self.cgroup is None:
-            yield usage
+            yield reading
             return
         with self._in_test:
             try:
@@ -142,9 +157,8 @@ class Session:
             except OSError as exc:  # the container (and its cgroup) went away while idle: retried afresh
                 self.broken = True
                 raise SandboxError(f"the sandbox's cgroup is gone: {exc}") from exc
-            yield usage
-            if not usage:
-                usage.update(self.cgroup.end())
+            yield reading
+            reading.read()
 
     def _admit(self, cap_bytes: int) -> None:
         """Hold the host's admission for this cap while consecutive tests share it."""

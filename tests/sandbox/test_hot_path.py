@@ -69,7 +69,7 @@ def test_an_input_the_tmpfs_cannot_hold_leaves_the_launcher_in_step():
         assert session.load("python", "print(input()[::-1])", JudgeLimits().for_compile())["ok"]
         with pytest.raises(SandboxError, match="No space left"):
             session.run(JudgeLimits().for_test(), "x" * (12 << 20))
-        assert session.run(JudgeLimits().for_test(), "abc\n")["stdout"] == "cba\n"
+        assert session.run(JudgeLimits().for_test(), "abc\n").stdout == "cba\n"
     finally:
         session.close()
 
@@ -95,7 +95,7 @@ def test_the_next_program_sees_no_files_of_the_one_before(backend):
         compile_limits = JudgeLimits().for_compile()
         assert session.load("cpp", "int main() { return 0; }", compile_limits)["ok"]
         assert session.load("python", "import os\nprint(sorted(os.listdir('/work')))", compile_limits)["ok"]
-        assert session.run(JudgeLimits().for_test())["stdout"] == "['.io', 'run']\n"
+        assert session.run(JudgeLimits().for_test()).stdout == "['.io', 'run']\n"
     finally:
         session.close()
 
@@ -131,7 +131,7 @@ def _launcher_private_kb(monkeypatch, argv: list[str], image: bytes) -> tuple[in
     monkeypatch.setattr(session_module, "launcher_image", lambda: image)
     with session_module.Session(session_module.popen(argv)) as s:
         s.load("python", "print(sum(map(int, input().split())))", JudgeLimits().for_compile())
-        out = s.run(JudgeLimits().for_test(), "2 3\n")["stdout"]
+        out = s.run(JudgeLimits().for_test(), "2 3\n").stdout
         status = Path(f"/proc/{s.proc.pid}/status").read_text()
         kb = int(next(line for line in status.splitlines() if line.startswith("RssAnon")).split()[1])
     return kb, out

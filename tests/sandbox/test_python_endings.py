@@ -71,7 +71,7 @@ def in_sandbox(backend: str, source: str) -> tuple[int, str]:
     with open_session(backend) as session:
         assert session.load("python", source, JudgeLimits().for_compile())["ok"]
         res = session.run(JudgeLimits().for_test(), TEST.input)
-    return res["exit_code"], res["stdout"]
+    return res.exit_code, res.stdout
 
 
 @pytest.mark.parametrize("name", ENDINGS)

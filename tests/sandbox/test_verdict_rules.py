@@ -5,6 +5,7 @@ the kernel, a peak within a huge page of the cap, or a peak above the memory lim
 when the CPU clock or the wall backstop stopped it first; otherwise the clocks give TLE.
 """
 
+import dataclasses
 import signal
 
 import pytest
@@ -13,12 +14,13 @@ from backend.grading.judge import JudgeTest, _verdict
 from backend.grading.limits import JudgeLimits
 from backend.sandbox import docker_backend
 from backend.sandbox.backends import open_session
+from backend.sandbox.result import RunResult
 
 LIMITS = JudgeLimits(time_limit_s=1.0, memory_mb=64)
-CLEAN = {"signal": None, "exit_code": 0, "cpu_s": 0.1, "wall_s": 0.2, "mem_mb": 10.0, "timed_out": False,
-         "stdout": "3\n", "stderr": "", "accounting": "cgroup-v1", "oom_killed": False, "cap_hit": False}  # fmt: skip
+CLEAN = RunResult(signal=None, exit_code=0, cpu_s=0.1, wall_s=0.2, mem_mb=10.0, wall_backstop_fired=False,
+                  stdout="3\n", stderr="", accounting="cgroup-v1", oom_killed=False, cap_hit=False)  # fmt: skip
 KILLED_BY_CLOCK = {"signal": signal.SIGKILL, "exit_code": None, "cpu_s": 1.05}
-KILLED_BY_WALL = {"signal": signal.SIGKILL, "exit_code": None, "cpu_s": 0.3, "timed_out": True}
+KILLED_BY_WALL = {"signal": signal.SIGKILL, "exit_code": None, "cpu_s": 0.3, "wall_backstop_fired": True}
 
 
 @pytest.mark.parametrize(
@@ -42,7 +44,7 @@ KILLED_BY_WALL = {"signal": signal.SIGKILL, "exit_code": None, "cpu_s": 0.3, "ti
     ],
 )
 def test_verdict_rules(changes, verdict):
-    assert _verdict({**CLEAN, **changes}, LIMITS) == verdict
+    assert _verdict(dataclasses.replace(CLEAN, **changes), LIMITS) == verdict
 
 
 def test_memory_above_the_limit_is_mle_even_when_the_clock_stops_it(run):
@@ -66,8 +68,8 @@ def test_reaching_the_cap_is_read_from_the_cgroup(backend, request):
         res = session.run(limits.for_test(), "")
     finally:
         session.close()
-    assert res["oom_killed"] and res["cap_hit"], res
-    assert res["mem_mb"] >= 48
+    assert res.oom_killed and res.cap_hit, res
+    assert res.mem_mb >= 48
     assert _verdict(res, limits) == "MLE"
 
 
