@@ -16,22 +16,24 @@ from backend.specs import bounds, bounds_text, extra, form_label, help_text, lit
 UNSET = object()
 
 
-def remember_error(form: str, err: FieldError, value) -> None:
+def remember_error(form: str, err: FieldError) -> None:
     """Keep a launch's error about one field for the rerun that draws it at the field: the button
     that launched sits below every widget, which are drawn by then."""
-    st.session_state[f"{form}-field-error"] = {"field": err.field, "message": str(err), "value": value}
+    st.session_state[f"{form}-field-error"] = {"field": err.field, "message": str(err)}
 
 
 def forget_error(form: str) -> None:
     st.session_state.pop(f"{form}-field-error", None)
 
 
-def field_error(container, form: str | None, name: str, value) -> None:
-    """The form's last launch error about field `name`, right below its widget, while the field
-    still holds the value it was about (a corrected field drops it)."""
+def field_error(container, form: str | None, name: str) -> None:
+    """The form's last launch error about field `name`, right below its widget, on the rerun after
+    the launch alone, as an error under the button lasts: a rule may involve other fields (a batch
+    and the group size), so after any change the error may no longer hold."""
     err = st.session_state.get(f"{form}-field-error") if form else None
-    if err and err["field"] == name and err["value"] == value:
+    if err and err["field"] == name:
         container.error(err["message"])
+        forget_error(form)
 
 
 def widget(container, name: str, field: FieldInfo, key: str, value=UNSET, form: str | None = None):
@@ -39,7 +41,7 @@ def widget(container, name: str, field: FieldInfo, key: str, value=UNSET, form: 
     the value the spec takes (None where the field's None is meant). `form` names the form whose
     launch errors about this field appear below the widget."""
     chosen = _input(container, name, field, key, value)
-    field_error(container, form, name, chosen)
+    field_error(container, form, name)
     return chosen
 
 

@@ -43,7 +43,7 @@ def checkpoint_field(model, name: str, key: str, form: str, value: str | None = 
                           placeholder="/path/to/checkpoint or org/name[@revision]", disabled=pick != options[0],
                           help="Closed while a registered checkpoint is picked above: pick “(type a path)” to type one.")  # fmt: skip
     chosen = typed.strip() if pick == options[0] else pick
-    field_error(st, form, name, chosen)
+    field_error(st, form, name)
     return chosen
 
 
@@ -75,13 +75,13 @@ def problem_fields(key: str, form: str, spec: dict, folders: list[str]) -> dict:
                          index=benches.index(wanted) if wanted in benches else 0, key=f"{key}-bench-{wanted}",
                          format_func=lambda b: f"{b} ({count(len(index.get(b, [])), 'problem')})",
                          help=help_text(SweepSpec.model_fields["bench"]))  # fmt: skip
-    field_error(st, form, "bench", bench)
+    field_error(st, form, "bench")
     titles = {pid: f"{pid}: {title}" + (f" ({diff})" if diff else "") for pid, title, diff in index.get(bench, [])}
     chosen = [p for p in source.get("problems") or [] if p in titles] if bench == wanted else []
     problems = st.multiselect("Problems (none picked: every problem of the set)", list(titles), default=chosen,
                               format_func=titles.get, key=f"{key}-problems-{bench}-{measured.id if measured else ''}",
                               help=help_text(SweepSpec.model_fields["problems"]))  # fmt: skip
-    field_error(st, form, "problems", problems)
+    field_error(st, form, "problems")
     return {"bench": bench, "problems": problems}
 
 
@@ -114,7 +114,7 @@ def submit(form: str, cls, fields: dict, carried: dict) -> None:
         if err.field not in fields:
             st.error(str(err))
             return
-        remember_error(form, err, fields[err.field])
+        remember_error(form, err)
         st.rerun()
     except UserError as err:
         st.error(str(err))

@@ -33,7 +33,7 @@ def test_a_bad_alpha_grid_is_reported_under_the_grid(store, db_path, monkeypatch
     assert error_after(at, "sweep-alphas") == "α range '2:-1:0.5' is reversed; write -1:2:0.5"
     assert len(at.error) == 1  # there alone, not under the button as well
     assert store.count(Job) == 0
-    at.text_input(key="sweep-alphas").set_value("0, 1").run()  # corrected: the error goes with the bad value
+    at.text_input(key="sweep-alphas").set_value("0, 1").run()  # the next change drops it, as it did the button's
     assert not at.error and after(at, "sweep-alphas").key == "sweep-bench-builtin"
 
 
