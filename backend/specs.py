@@ -17,7 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
-from backend.errors import UserError
+from backend.errors import FieldError, UserError
 
 HIDDEN = {"cli": False, "form": False}  # a field only code sets
 
@@ -99,7 +99,9 @@ def _reason(err: dict) -> str:
 
 def validate_spec(cls: type[BaseModel], data: dict, label: Callable[[str, FieldInfo], str] | None = None) -> BaseModel:
     """Build a spec, turning its first validation error into one UserError line that names the
-    field as the caller shows it: `label` is cli_flag for the CLI, form_label for a form."""
+    field as the caller shows it: `label` is cli_flag for the CLI, form_label for a form. An error
+    about one of the spec's fields is a FieldError, so a form shows it at that field; a spec's own
+    rules raise FieldError themselves where one field is at fault."""
     try:
         return cls(**data)
     except UserError:
@@ -109,8 +111,8 @@ def validate_spec(cls: type[BaseModel], data: dict, label: Callable[[str, FieldI
         name = str(err["loc"][0]) if err["loc"] else ""
         field = cls.model_fields.get(name)
         where = (label or (lambda n, f: n))(name, field) if field else ".".join(str(x) for x in err["loc"])
-        message = _reason(err)
-        raise UserError(f"{where}: {message}" if where else message) from None  # a whole-spec rule names its fields
+        message = f"{where}: {_reason(err)}" if where else _reason(err)  # a whole-spec rule names its fields
+        raise (FieldError(message, name) if field else UserError(message)) from None
 
 
 def under_current_names(cls: type[BaseModel], stored: dict) -> dict:

@@ -24,7 +24,7 @@ import pyarrow as pa
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from backend.analysis.churn import churn_stats, solve_matrix
-from backend.analysis.ensembles import gain_table, passk_curves
+from backend.analysis.ensembles import gain_table, passk_per_checkpoint
 from backend.analysis.frame import to_outcomes
 from backend.analysis.frontier import frontier_table
 from backend.records import Checkpoint, Evaluation, Experiment, Problem
@@ -81,7 +81,7 @@ def ours(store: Store) -> dict[str, float]:
     churn_stats(o)
     t["churn matrix + statistics"] = time.perf_counter() - mark
     mark = time.perf_counter()
-    passk_curves(o, SAMPLES)
+    passk_per_checkpoint(o, SAMPLES)
     t[f"pass@k, k=1..{SAMPLES} (+CIs)"] = time.perf_counter() - mark
     mark = time.perf_counter()
     cks = o.checkpoints

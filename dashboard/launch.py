@@ -1,9 +1,11 @@
 """Launch: α sweeps, evals, RL runs and imports. Every field comes from the job's spec (dashboard/form.py),
-validated by the same spec as the CLI; the spec's first error is shown in the form's words."""
+validated by the same spec as the CLI; the spec's first error is shown in the form's words, below the
+field it is about, or below the button when no one field is at fault (e.g. a checkpoint folder the
+runner cannot read)."""
 
 import streamlit as st
 
-from backend.errors import UserError
+from backend.errors import FieldError, UserError
 from backend.jobs import runner
 from backend.problems.ccplus import CCPlusFilter
 from backend.problems.importing import HUB_REPOS, run_import
@@ -14,7 +16,7 @@ from backend.sweep import origin
 from backend.sweep.spec import EvalSpec, SweepSpec
 from backend.vocab import ImportSource, choices
 from dashboard import data
-from dashboard.form import UNSET, spec_widgets, widget
+from dashboard.form import UNSET, field_error, forget_error, remember_error, spec_widgets, widget
 
 SOURCES = {"builtin": "our tiered benchmark", "lcb": "LiveCodeBench (local files)", "ccplus": "CodeContests+ (Parquet)"}
 FILTERS = {"lcb": LCBFilter, "ccplus": CCPlusFilter}
@@ -30,7 +32,7 @@ except UserError as err:
     st.stop()
 
 
-def checkpoint_field(model, name: str, key: str, value: str | None = None) -> str:
+def checkpoint_field(model, name: str, key: str, form: str, value: str | None = None) -> str:
     """A registered checkpoint, or a typed folder: one or the other, never both (the path box is
     closed while a registered one is picked); `value` is a stored spec's folder."""
     label = form_label(name, model.model_fields[name])
@@ -40,7 +42,9 @@ def checkpoint_field(model, name: str, key: str, value: str | None = None) -> st
     typed = st.text_input(f"{label}: path", "" if index or not value else value, key=f"{key}-path",
                           placeholder="/path/to/checkpoint or org/name[@revision]", disabled=pick != options[0],
                           help="Closed while a registered checkpoint is picked above: pick “(type a path)” to type one.")  # fmt: skip
-    return typed.strip() if pick == options[0] else pick
+    chosen = typed.strip() if pick == options[0] else pick
+    field_error(st, form, name)
+    return chosen
 
 
 def start_from(model) -> tuple[str, dict]:
@@ -55,7 +59,7 @@ def start_from(model) -> tuple[str, dict]:
     return (f"{pick}/" if pick else ""), (under_current_names(model, stored[pick].spec) if pick else {})
 
 
-def problem_fields(key: str, spec: dict, folders: list[str]) -> dict:
+def problem_fields(key: str, form: str, spec: dict, folders: list[str]) -> dict:
     """The benchmark, a choice among the problem sets in the database, and the problems picked from
     it. They default to the stored spec's, else to those the checkpoints were measured on."""
     index = data.problem_index()
@@ -71,11 +75,13 @@ def problem_fields(key: str, spec: dict, folders: list[str]) -> dict:
                          index=benches.index(wanted) if wanted in benches else 0, key=f"{key}-bench-{wanted}",
                          format_func=lambda b: f"{b} ({count(len(index.get(b, [])), 'problem')})",
                          help=help_text(SweepSpec.model_fields["bench"]))  # fmt: skip
+    field_error(st, form, "bench")
     titles = {pid: f"{pid}: {title}" + (f" ({diff})" if diff else "") for pid, title, diff in index.get(bench, [])}
     chosen = [p for p in source.get("problems") or [] if p in titles] if bench == wanted else []
     problems = st.multiselect("Problems (none picked: every problem of the set)", list(titles), default=chosen,
                               format_func=titles.get, key=f"{key}-problems-{bench}-{measured.id if measured else ''}",
                               help=help_text(SweepSpec.model_fields["problems"]))  # fmt: skip
+    field_error(st, form, "problems")
     return {"bench": bench, "problems": problems}
 
 
@@ -96,11 +102,20 @@ def count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
-def submit(cls, payload: dict) -> None:
+def submit(form: str, cls, fields: dict, carried: dict) -> None:
+    """Launch the job of `fields` (the form's widgets) and `carried` (the stored spec's fields
+    without one); an error about a field with a widget is drawn there on a rerun."""
+    forget_error(form)
     try:
-        spec = validate_spec(cls, payload, form_label)
+        spec = validate_spec(cls, {**fields, **carried}, form_label)
         job = runner.create_job(store, spec)
         runner.start(store, job.id)
+    except FieldError as err:
+        if err.field not in fields:
+            st.error(str(err))
+            return
+        remember_error(form, err)
+        st.rerun()
     except UserError as err:
         st.error(str(err))
         return
@@ -111,32 +126,37 @@ def submit(cls, payload: dict) -> None:
 sweep_tab, eval_tab, rl_tab, import_tab = st.tabs(["α sweep", "Eval checkpoints", "RL (GRPO)", "Import problems"])
 with sweep_tab:  # no st.form: the benchmark and problem choices follow the endpoints as they are picked
     prefix, stored = start_from(SweepSpec)
-    title = widget(st, "name", SweepSpec.model_fields["name"], f"{prefix}sweep-name", value=None)
-    ends = {name: checkpoint_field(SweepSpec, name, f"{prefix}{name}", stored.get(name)) for name in ("low", "high")}
-    grid = widget(st, "alphas", SweepSpec.model_fields["alphas"], f"{prefix}sweep-alphas", stored.get("alphas", UNSET))
-    chosen = problem_fields(f"{prefix}sweep", stored, list(ends.values()))
-    options = spec_widgets(SweepSpec, f"{prefix}sweep", skip=(*PAGE_FIELDS, "name"), values=stored)
+    title = widget(st, "name", SweepSpec.model_fields["name"], f"{prefix}sweep-name", None, "sweep")
+    ends = {
+        name: checkpoint_field(SweepSpec, name, f"{prefix}{name}", "sweep", stored.get(name))
+        for name in ("low", "high")
+    }
+    grid = widget(st, "alphas", SweepSpec.model_fields["alphas"], f"{prefix}sweep-alphas", stored.get("alphas", UNSET),
+                  "sweep")  # fmt: skip
+    chosen = problem_fields(f"{prefix}sweep", "sweep", stored, list(ends.values()))
+    options = spec_widgets(SweepSpec, f"{prefix}sweep", skip=(*PAGE_FIELDS, "name"), values=stored, form="sweep")
     carried = carried_fields(SweepSpec, stored)
     if st.button("Launch sweep", type="primary", key="sweep-launch"):
-        submit(SweepSpec, {"name": title, **ends, "alphas": grid, **chosen, **options, **carried})
+        submit("sweep", SweepSpec, {"name": title, **ends, "alphas": grid, **chosen, **options}, carried)
 with eval_tab:  # no st.form either: the benchmark follows the checkpoints as they are typed
     prefix, stored = start_from(EvalSpec)
-    title = widget(st, "name", EvalSpec.model_fields["name"], f"{prefix}eval-name", value=None)
+    title = widget(st, "name", EvalSpec.model_fields["name"], f"{prefix}eval-name", None, "eval")
     paths = widget(st, "checkpoints", EvalSpec.model_fields["checkpoints"], f"{prefix}eval-checkpoints",
-                   stored.get("checkpoints", UNSET))  # fmt: skip
-    chosen = problem_fields(f"{prefix}eval", stored, paths)
-    options = spec_widgets(EvalSpec, f"{prefix}eval", skip=("checkpoints", "bench", "problems", "name"), values=stored)
+                   stored.get("checkpoints", UNSET), "eval")  # fmt: skip
+    chosen = problem_fields(f"{prefix}eval", "eval", stored, paths)
+    options = spec_widgets(EvalSpec, f"{prefix}eval", skip=("checkpoints", "bench", "problems", "name"), values=stored,
+                           form="eval")  # fmt: skip
     carried = carried_fields(EvalSpec, stored)
     if st.button("Launch eval", type="primary", key="eval-launch"):
-        submit(EvalSpec, {"name": title, "checkpoints": paths, **chosen, **options, **carried})
+        submit("eval", EvalSpec, {"name": title, "checkpoints": paths, **chosen, **options}, carried)
 with rl_tab:
     prefix, stored = start_from(RLSpec)
     with st.form(f"{prefix}rl"):
-        base = checkpoint_field(RLSpec, "base", f"{prefix}rl-base", stored.get("base"))
-        options = spec_widgets(RLSpec, f"{prefix}rl", skip=("base",), columns=3, values=stored)
+        base = checkpoint_field(RLSpec, "base", f"{prefix}rl-base", "rl", stored.get("base"))
+        options = spec_widgets(RLSpec, f"{prefix}rl", skip=("base",), columns=3, values=stored, form="rl")
         carried = carried_fields(RLSpec, stored)
         if st.form_submit_button("Launch RL job", type="primary"):
-            submit(RLSpec, {"base": base, **options, **carried})
+            submit("rl", RLSpec, {"base": base, **options}, carried)
 with import_tab, st.form("import"):
     source = st.selectbox("Source", choices(ImportSource), format_func=SOURCES.get)
     hub = st.checkbox(f"Download the published files from the hub ({' / '.join(HUB_REPOS.values())})")

@@ -18,7 +18,7 @@ from backend.errors import UserError
 GAIN_KS = (1, 10, 100)
 
 
-def passk_curves(o: Outcomes, kmax: int | None = None, replicates: int = 1000, seed: int = 0) -> pl.DataFrame:
+def passk_per_checkpoint(o: Outcomes, kmax: int | None = None, replicates: int = 1000, seed: int = 0) -> pl.DataFrame:
     """pass@k for k = 1…kmax per checkpoint, averaged over problems, with bootstrap CIs
     (replicates=0: no CIs, lo/hi null — the bootstrap is most of the cost)."""
     kmax = kmax or int(o.n.min())

@@ -1,4 +1,5 @@
-"""`python -m backend sweep|eval ...` and `python -m backend jobs list|show|logs|cancel|resume`."""
+"""`python -m backend jobs list|show|logs|cancel|resume`, and how a job command (sweep, eval, rl)
+starts its job and follows it."""
 
 from __future__ import annotations
 
@@ -8,11 +9,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from backend.cli.options import DB, DETACH, JOB_SKIP, DbOption, DetachOption, JsonOption, open_store, spec_command
+from backend.cli.options import DbOption, DetachOption, JsonOption, open_store
 from backend.errors import UserError
 from backend.jobs import runner
 from backend.records import Job
-from backend.sweep.spec import EvalSpec, SweepSpec
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -20,18 +20,6 @@ if TYPE_CHECKING:
     from backend.store import Store
 
 jobs_app = typer.Typer(help="Jobs: list, show, logs, cancel, resume.", no_args_is_help=True)
-
-
-@spec_command(SweepSpec, DETACH, DB, skip=JOB_SKIP)
-def sweep_command(spec: SweepSpec, detach: bool = False, db=None) -> None:
-    """Merge θ_low/θ_high at every α, sample, judge and store: one resumable job."""
-    launch(open_store(db), spec, detach)
-
-
-@spec_command(EvalSpec, DETACH, DB, skip=JOB_SKIP)
-def eval_command(spec: EvalSpec, detach: bool = False, db=None) -> None:
-    """Evaluate existing checkpoints (e.g. independently trained R_k runs) as one job."""
-    launch(open_store(db), spec, detach)
 
 
 def launch(store: Store, spec, detach: bool) -> None:
@@ -147,6 +135,4 @@ def jobs_run(job_id: str, db: DbOption = None) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    app.command("sweep")(sweep_command)
-    app.command("eval")(eval_command)
     app.add_typer(jobs_app, name="jobs")

@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import ConfigDict, Field, model_validator
 
-from backend.errors import UserError
+from backend.errors import FieldError
 from backend.grading.limits import SandboxChoice
 from backend.rl.rewards import REWARDS, parse_reward
 from backend.rollout.spec import ExecutorChoice, ProblemSelection, PromptChoice
@@ -122,20 +122,27 @@ class RLSpec(ProblemSelection, PromptChoice, ExecutorChoice, SandboxChoice):
     def _check(self):
         _, repair = parse_reward(self.reward)
         if self.launched and not float(self.gpus).is_integer():
-            raise UserError(f"gpus: {self.gpus:g} is not a whole number; above 1, each GPU is one process")
+            raise FieldError(f"gpus: {self.gpus:g} is not a whole number; above 1, each GPU is one process", "gpus")
         if self.use_vllm and self.gpus == 0:
-            raise UserError("use_vllm generates on a GPU: gpus 0 trains on CPUs; set gpus >= 1 or leave out use_vllm")
+            raise FieldError(
+                "use_vllm generates on a GPU: gpus 0 trains on CPUs; set gpus >= 1 or leave out use_vllm", "use_vllm"
+            )
         if self.use_vllm and self.vllm_mode == "server" and self.gpus < 2:
-            raise UserError("vllm_mode server needs gpus >= 2: one GPU serves vLLM, the others train")
+            raise FieldError("vllm_mode server needs gpus >= 2: one GPU serves vLLM, the others train", "vllm_mode")
         if self.vllm_mode == "server" and not self.use_vllm:
-            raise UserError("vllm_mode server generates with vLLM: add use_vllm, or leave vllm_mode at colocate")
+            raise FieldError(
+                "vllm_mode server generates with vLLM: add use_vllm, or leave vllm_mode at colocate", "vllm_mode"
+            )
         if repair and self.training_processes > 1:  # each process would fill its own repair pool
-            raise UserError(f"{self.reward} trains in one process: its repair prompts are not shared across GPUs")
+            raise FieldError(
+                f"{self.reward} trains in one process: its repair prompts are not shared across GPUs", "reward"
+            )
         # GRPOConfig's rule: the global batch (per device x processes) holds whole groups
         batch = self.per_device_train_batch_size * self.training_processes
         if batch % self.num_generations:
-            raise UserError(
+            raise FieldError(
                 f"per_device_train_batch_size x {self.training_processes} training process(es) = {batch} completions "
-                f"per step, not a multiple of num_generations ({self.num_generations}): GRPO needs whole groups"
+                f"per step, not a multiple of num_generations ({self.num_generations}): GRPO needs whole groups",
+                "per_device_train_batch_size",
             )
         return self

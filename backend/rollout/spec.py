@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from backend.errors import UserError
+from backend.errors import FieldError
 from backend.problems.spec import DifficultyChoice
 from backend.specs import HIDDEN
 from backend.vocab import EngineName, ExecutorName, PromptFormat, Setting
@@ -40,9 +40,10 @@ class SamplingSpec(BaseModel):
         """vLLM raises 0 < T < 0.01 to 0.01 before it tests for greedy (vLLM 0.31.0 sampling_params.py:
         28, 494-502), so the transformers engine would sample at T and vLLM at 0.01: refused for both."""
         if 0 < t < MIN_TEMPERATURE:
-            raise UserError(
+            raise FieldError(
                 f"temperature {t:g} is below vLLM's floor of {MIN_TEMPERATURE:g}, which vLLM would sample at "
-                f"instead; use 0 for greedy decoding or at least {MIN_TEMPERATURE:g}"
+                f"instead; use 0 for greedy decoding or at least {MIN_TEMPERATURE:g}",
+                "temperature",
             )
         return t
 

@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
+from backend.errors import FieldError, UserError
 from backend.grading.limits import LimitOverrides, SandboxChoice
 from backend.hub import hub_ref, labelled
 from backend.merge.grid import parse_alpha_grid
@@ -125,7 +126,10 @@ class JobSpec(ProblemSelection, SettingChoice, PromptChoice, SamplingSpec, RunOp
     @model_validator(mode="after")
     def _tensor_parallel(self):
         if self.tensor_parallel_size > 1 and self.engine != "vllm":
-            raise ValueError("tensor_parallel_size > 1 needs engine vllm (transformers runs one model per device)")
+            raise FieldError(
+                "tensor_parallel_size > 1 needs engine vllm (transformers runs one model per device)",
+                "tensor_parallel_size",
+            )
         return self
 
     def sampling(self) -> SamplingSpec:
@@ -170,16 +174,22 @@ class SweepSpec(JobSpec):
     @field_validator("alphas", mode="before")
     @classmethod
     def _grid(cls, v):
-        return parse_alpha_grid(v) if isinstance(v, str) else sorted(set(float(a) for a in v))
+        if not isinstance(v, str):
+            return sorted(set(float(a) for a in v))
+        try:
+            return parse_alpha_grid(v)
+        except UserError as err:  # the grid's own line, said at the grid's field
+            raise FieldError(str(err), "alphas") from None
 
     @model_validator(mode="after")
     def _distinct(self):
         if not self.low.strip() or not self.high.strip():
-            raise ValueError("choose both endpoints, θ_low and θ_high")
+            raise FieldError("choose both endpoints, θ_low and θ_high", "high" if self.low.strip() else "low")
         if self.live_switch and self.tensor_parallel_size > 1:
-            raise ValueError(
+            raise FieldError(
                 "the live α switch keeps whole θ_low and θ_high on every GPU and does not shard them as vLLM shards "
-                "the model; with tensor_parallel_size > 1 turn live_switch off (merged folders)"
+                "the model; with tensor_parallel_size > 1 turn live_switch off (merged folders)",
+                "live_switch",
             )
         if not self.allow_same_endpoints and same_checkpoint(self.low, self.high):
             raise ValueError("θ_low and θ_high are the same checkpoint (identical content); choose two different ones")

@@ -233,7 +233,7 @@ def test_best_single_rule_count_then_pass1_then_alpha_nearest_half():
 def test_analyze_findings_prints_one_json_list_and_one_line_errors(store, db_path, synthetic_outcomes, capsys):
     """The command's body in this process (a subprocess would spend most of a minute importing
     under load; tests/test_cli.py checks that main() prints a UserError as one line, exit 2)."""
-    from backend.cli.analysis import analyze_command
+    from backend.cli.analyze import analyze_command
     from tests.analysis.conftest import fill_experiment
 
     fill_experiment(store, *synthetic_outcomes)

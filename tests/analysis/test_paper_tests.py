@@ -112,7 +112,7 @@ def test_format_causes_and_lengths_match_direct_counts(store, judged, db_path, c
         assert table[c]["format_compile_error"] == pytest.approx(len(ce) / len(mine))
         assert table[c]["format_no_code"] == pytest.approx((len(failed) - len(cut) - len(ce)) / len(mine))
         assert table[c]["completion_tokens_mean"] == pytest.approx(np.mean([s.completion_tokens for s in mine]))
-    from backend.cli.analysis import analyze_command
+    from backend.cli.analyze import analyze_command
 
     analyze_command("frontier", experiment="exp-f", as_json=True, db=db_path, averaging="per_sample")
     rows = {r["checkpoint_id"]: r for r in json.loads(capsys.readouterr().out)}

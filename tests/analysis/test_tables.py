@@ -4,7 +4,14 @@ import numpy as np
 import pytest
 
 from backend.analysis.churn import churn_stats, order_problems, solve_matrix
-from backend.analysis.ensembles import gain_table, greedy_pool, passk_curves, pool_curve, standard_pools, unique_solves
+from backend.analysis.ensembles import (
+    gain_table,
+    greedy_pool,
+    passk_per_checkpoint,
+    pool_curve,
+    standard_pools,
+    unique_solves,
+)
 from backend.analysis.frame import CLASSES, to_outcomes
 from backend.analysis.frontier import frontier_table
 from backend.errors import UserError
@@ -109,12 +116,12 @@ def test_pools_gains_and_greedy(outcomes, synthetic_outcomes):
     members = pools["all interpolated"]
     assert row["all interpolated"]["pass_at_k"] == pytest.approx(np.mean([rate[c] for c in members]))
     assert (table["gain_lo"] <= table["gain"] + 1e-12).all() and (table["gain"] <= table["gain_hi"] + 1e-12).all()
-    curves = passk_curves(outcomes)
+    curves = passk_per_checkpoint(outcomes)
     assert (
         curves["k"].max() == 12
         and (curves["pass_at_k"].diff().drop_nulls().filter(curves["k"][1:] > 1) >= -1e-12).all()
     )
-    bare = passk_curves(outcomes, replicates=0)  # what the dashboard draws: the same curves, no CIs
+    bare = passk_per_checkpoint(outcomes, replicates=0)  # what the dashboard draws: the same curves, no CIs
     assert bare["pass_at_k"].to_list() == curves["pass_at_k"].to_list()
     assert bare["lo"].null_count() == len(bare) and curves["lo"].null_count() == 0
 

@@ -1,17 +1,102 @@
-"""Launch (issue #48): a registered checkpoint and a typed path cannot both be set."""
+"""Launch (issue #48): an error appears at the field it is about, and a registered checkpoint and
+a typed path cannot both be set."""
 
-from backend.records import Checkpoint
+from streamlit.testing.v1.element_tree import Block, Error
+
+from backend.records import Checkpoint, Job
 from tests.pages.test_apptest import app
 
 
-def test_a_picked_checkpoint_closes_the_path_box(store, db_path, monkeypatch, tmp_path):
-    folder = tmp_path / "low"
-    folder.mkdir()
-    store.put([Checkpoint(id="ck-low", path=str(folder), kind="trained", label="low run")])
+def after(at, key: str):
+    """The element drawn right after the widget `key`, in the container that holds the widget
+    (None where the widget is the container's last)."""
+    for block in (n for n in at.main if isinstance(n, Block)):
+        order = sorted(block.children)
+        for i, idx in enumerate(order):
+            if getattr(block.children[idx], "key", None) == key:
+                return block.children[order[i + 1]] if i + 1 < len(order) else None
+    raise KeyError(key)
+
+
+def error_after(at, key: str) -> str | None:
+    node = after(at, key)
+    return node.value if isinstance(node, Error) else None
+
+
+def test_a_bad_alpha_grid_is_reported_under_the_grid(store, db_path, monkeypatch):
+    at = app(db_path, monkeypatch, "launch")
+    at.text_input(key="low-path").set_value("/some/low")
+    at.text_input(key="high-path").set_value("/some/high")
+    at.text_input(key="sweep-alphas").set_value("2:-1:0.5")
+    at.button(key="sweep-launch").click().run()
+    # backend/merge/grid.py's rule for a range whose start is above its stop
+    assert error_after(at, "sweep-alphas") == "α range '2:-1:0.5' is reversed; write -1:2:0.5"
+    assert len(at.error) == 1  # there alone, not under the button as well
+    assert store.count(Job) == 0
+    at.text_input(key="sweep-alphas").set_value("0, 1").run()  # the next change drops it, as it did the button's
+    assert not at.error and after(at, "sweep-alphas").key == "sweep-bench-builtin"
+
+
+def test_a_bad_number_is_reported_under_its_box(store, db_path, monkeypatch):
+    at = app(db_path, monkeypatch, "launch")
+    at.text_area(key="eval-checkpoints").set_value("/some/checkpoint")
+    at.number_input(key="eval-n").set_value(0)
+    at.button(key="eval-launch").click().run()
+    assert error_after(at, "eval-n") == "Samples per problem: at least 1"  # its title, and the field's ge=1
+    assert len(at.error) == 1
+
+
+def test_a_bad_rl_field_is_reported_under_its_box(store, db_path, monkeypatch, tmp_path):
+    at = app(db_path, monkeypatch, "launch")
+    at.text_input(key="rl-base-path").set_value("/some/base")
+    at.text_input(key="rl-output_dir").set_value(str(tmp_path / "out"))
+    at.number_input(key="rl-per_device_train_batch_size").set_value(6)
+    next(b for b in at.button if b.label == "Launch RL job").click().run()
+    # GRPO's rule: 6 completions per step on one process are not whole groups of num_generations (8)
+    assert error_after(at, "rl-per_device_train_batch_size") == (
+        "per_device_train_batch_size x 1 training process(es) = 6 completions per step, not a multiple of "
+        "num_generations (8): GRPO needs whole groups"
+    )
+    assert len(at.error) == 1 and store.count(Job) == 0
+
+
+def test_a_missing_endpoint_is_reported_under_it_and_a_valid_launch_shows_no_error(
+    store, db_path, monkeypatch, tmp_path
+):
+    from backend.jobs import runner
+    from backend.lab.tiny import make_tiny_checkpoint
+
+    monkeypatch.setattr(runner, "start", lambda store, job_id, detach=True: 0)  # the job row is what this test checks
+    low, high = make_tiny_checkpoint(tmp_path / "low", seed=1), make_tiny_checkpoint(tmp_path / "high", seed=2)
+    at = app(db_path, monkeypatch, "launch")
+    at.text_input(key="low-path").set_value(str(low))
+    at.text_input(key="sweep-alphas").set_value("0, 0.5, 1")
+    at.button(key="sweep-launch").click().run()
+    assert error_after(at, "high-path") == "choose both endpoints, θ_low and θ_high"
+    at.text_input(key="high-path").set_value(str(high))
+    at.button(key="sweep-launch").click().run()
+    assert not at.error, [e.value for e in at.error]
+    (job,) = store.select(Job)
+    assert any(job.id in s.value for s in at.success)
+
+
+def test_a_picked_checkpoint_closes_the_path_box_and_is_what_launches(store, db_path, monkeypatch, tmp_path):
+    from backend.jobs import runner
+    from backend.lab.tiny import make_tiny_checkpoint
+    from backend.records import Experiment
+
+    monkeypatch.setattr(runner, "start", lambda store, job_id, detach=True: 0)  # the job row is what this test checks
+    picked, high = make_tiny_checkpoint(tmp_path / "low", seed=1), make_tiny_checkpoint(tmp_path / "high", seed=2)
+    typed = make_tiny_checkpoint(tmp_path / "typed", seed=3)  # a real folder: a launch from it would succeed too
+    store.put([Checkpoint(id="ck-low", path=str(picked), kind="trained", label="low run")])
     at = app(db_path, monkeypatch, "launch")
     assert not at.text_input(key="low-path").disabled  # nothing picked: type a path
-    at.text_input(key="low-path").set_value("/typed/elsewhere").run()
-    at.selectbox(key="low-pick").set_value(str(folder)).run()
+    at.text_input(key="low-path").set_value(str(typed)).run()
+    at.selectbox(key="low-pick").set_value(str(picked)).run()
     assert at.text_input(key="low-path").disabled  # the typed path no longer counts, and says so
+    at.text_input(key="high-path").set_value(str(high))
+    at.text_input(key="sweep-alphas").set_value("0, 1")
     at.button(key="sweep-launch").click().run()
-    assert not any("/typed/elsewhere" in e.value for e in at.error)
+    assert not at.error, [e.value for e in at.error]
+    (job,) = store.select(Job)
+    assert store.get(Experiment, job.experiment_id).spec["low"] == str(picked)

@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from backend.analysis.spec import AnalysisSpec, PowerSpec
+from backend.analysis.spec import AnalysisSpec
 from backend.cli.options import AS_CSV, AS_JSON, DB, open_store, spec_command
 from backend.errors import UserError
 from backend.records import Experiment
@@ -31,7 +31,7 @@ def analyze_command(spec: AnalysisSpec, what: str, as_json: bool, as_csv: bool, 
     import polars as pl
 
     from backend.analysis.churn import churn_stats, solve_matrix
-    from backend.analysis.ensembles import passk_curves
+    from backend.analysis.ensembles import passk_per_checkpoint
     from backend.analysis.frame import to_outcomes
     from backend.analysis.frontier import format_causes, frontier_table
     from backend.analysis.recovery import recovery
@@ -68,7 +68,7 @@ def analyze_command(spec: AnalysisSpec, what: str, as_json: bool, as_csv: bool, 
             json.dumps(result) if as_json else f"{pl.DataFrame(result['slopes'])}\n{pl.DataFrame(result['bands'])}"
         )
     elif what == "passk":
-        _emit(passk_curves(o), as_json, as_csv)
+        _emit(passk_per_checkpoint(o), as_json, as_csv)
     elif what == "churn":
         stats = churn_stats(o, spec.threshold)
         if as_csv:
@@ -114,20 +114,5 @@ def _emit(frame, as_json: bool, as_csv: bool) -> None:
             typer.echo(str(frame))
 
 
-@spec_command(PowerSpec, AS_JSON)
-def power_command(spec: PowerSpec, as_json: bool) -> None:
-    """Before a sweep: how often each finding would show an effect of the given size with this many
-    problems, samples and α (power, by simulated sweeps), and how often it shows with no effect."""
-    from tqdm import tqdm
-
-    from backend.analysis.power import power, power_table
-
-    with tqdm(total=2 * spec.runs, desc="simulated sweeps", unit="sweep") as bar:
-        tick = lambda done, total: bar.update(1)  # noqa: E731  (one counter for both runs)
-        effect, null = power(spec, progress=tick), power(spec.null(), progress=tick)
-    typer.echo(json.dumps({"effect": effect, "null": null}) if as_json else power_table(effect, null))
-
-
 def register(app: typer.Typer) -> None:
     app.command("analyze")(analyze_command)
-    app.command("power")(power_command)
