@@ -15,7 +15,8 @@ from backend.errors import UserError
 from dashboard import data
 from dashboard.experiment_view import ExperimentView, Filters, Pools
 from dashboard.paper_views import gain_curves, recovery_overlay, trend_bands
-from dashboard.plots import churn_heatmap, failure_scatter, outcome_fractions, passk_figure, solve_rate
+from dashboard.plots import churn_heatmap, outcome_fractions, passk_figure, solve_rate
+from dashboard.scatter import failure_scatter
 
 ORDERINGS = {"difficulty": "difficulty, then α of peak", "cluster": "hierarchical clustering"}
 GRID_ROWS = 100  # problems per page of the churn grid

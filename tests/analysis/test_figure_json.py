@@ -4,8 +4,10 @@ import json
 
 import plotly.io as pio
 import polars as pl
+import pytest
 
-from dashboard.plots import MARKERS, MAX_BANDS, SHAPES, failure_scatter, passk_figure, solve_rate
+from dashboard.plots import MAX_BANDS, passk_figure, solve_rate
+from dashboard.scatter import MARKERS, SHAPES, failure_scatter
 
 
 def frontier_rows() -> pl.DataFrame:
@@ -24,18 +26,49 @@ def as_json(fig) -> dict:
 
 def test_scatter_names_checkpoints_by_what_they_are_and_explains_its_markers():
     fig = as_json(failure_scatter(frontier_rows()))
-    names = [t["name"] for t in fig["data"]]
-    assert names == [
-        "merged (α)",
-        "not merged (evaluated as is)",
-    ]  # SFT is the shared start, not "independently trained"
+    points = [t for t in fig["data"] if t.get("showlegend") is not False]
+    # SFT is the shared start of both endpoints, not "independently trained"
+    assert [t["name"] for t in points] == ["merged (α)", "not merged (evaluated as is)"]
     assert fig["layout"]["legend"]["title"]["text"].startswith(SHAPES)
     for kind, shape in MARKERS.items():  # every shape drawn is explained, in the legend's own words
         assert shape != "circle-open" and kind.replace("independent", "not merged") in SHAPES
-    merged = fig["data"][0]
+    merged = points[0]
     assert merged["marker"]["symbol"] == ["square", "diamond", "circle", "diamond", "square"]
-    assert merged["marker"]["line"]["color"] == "#333"  # filled, outlined: the yellow end stays visible on white
-    assert merged["error_x"]["color"].startswith("rgba(") and merged["error_x"]["color"].endswith(",0.4)")
+    assert merged["marker"]["line"]["color"] == "#333"  # filled, outlined: the top of the α scale stays visible
+
+
+def rgb(color: str) -> tuple[int, ...]:
+    return tuple(int(v) for v in color.removeprefix("rgba(").removeprefix("rgb(").rstrip(")").split(",")[:3])
+
+
+def contrast_with_white(color: str) -> float:
+    """WCAG contrast ratio of a colour against white."""
+    lin = [c / 255 / 12.92 if c <= 10 else ((c / 255 + 0.055) / 1.055) ** 2.4 for c in rgb(color)]
+    return 1.05 / (0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2] + 0.05)
+
+
+def test_each_points_ci_bars_in_its_own_colour_faded():
+    table = frontier_rows()
+    fig = as_json(failure_scatter(table))
+    bars = [t for t in fig["data"] if t["name"].endswith(": 95% CI")]
+    assert [t["name"] for t in bars] == [f"{lab}: 95% CI" for lab in table["label"]]  # one trace per point
+    colors = [t["error_x"]["color"] for t in bars]
+    assert [t["error_y"]["color"] for t in bars] == colors
+    assert all(c.startswith("rgba(") and c.endswith(",0.45)") for c in colors)  # reduced opacity
+    assert rgb(colors[0]) == (68, 1, 84)  # the smallest α: Viridis' first colour, as on its marker
+    assert len(set(colors[:5])) == 5  # five α, five colours
+    assert rgb(colors[5]) == (204, 121, 167)  # the SFT point's own colour (#CC79A7)
+    for t, r in zip(bars, table.iter_rows(named=True), strict=True):  # each bar spans its point's CI
+        assert t["x"] == [0.3] and t["error_x"]["array"][0] == pytest.approx(r["correctness_failure_hi"] - 0.3)
+        assert t["error_y"]["arrayminus"][0] == pytest.approx(0.2 - r["optimization_failure_lo"])
+        assert t["marker"]["opacity"] == 0 and t["hoverinfo"] == "skip"
+
+
+def test_extrapolated_points_stand_out_on_white():
+    fig = failure_scatter(frontier_rows())
+    bars = [t for t in fig.data if t.name.endswith(": 95% CI")]
+    top = bars[4].error_x.color  # α = 1.5, the top of the scale: the pale end of Viridis (1.1:1) is not used
+    assert contrast_with_white(top) >= 1.5, top
 
 
 def test_solve_rate_is_one_word_on_its_axis_and_line():

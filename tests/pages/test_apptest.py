@@ -51,9 +51,9 @@ def test_pages_show_the_populated_database(populated, db_path, monkeypatch):
     assert list(at.dataframe[0].value["id"]) == ["exp-dash"]
     assert len(traces(at)[0]) == 4  # the four outcome classes
     at = app(db_path, monkeypatch, "frontier", {"exp": "exp-dash"})
-    # outcomes (4 classes), scatter (merged, independent, its distance to the interpolation), solve rate,
-    # trend (a band and a line per failure class)
-    assert [len(t) for t in traces(at)] == [4, 3, 2, 4]
+    # outcomes (4 classes), scatter (each point's CI bars, merged, not merged, the SFT's distance to the
+    # interpolation), solve rate, trend (a band and a line per failure class)
+    assert [len(t) for t in traces(at)] == [4, 6 + 3, 2, 4]
     assert len(at.dataframe[0].value) == 6  # one frontier row per checkpoint
     at = app(db_path, monkeypatch, "churn", {"exp": "exp-dash"})
     (heatmap,) = at.get("plotly_chart")
