@@ -35,9 +35,12 @@ LAYOUT = dict(
 )
 
 
-def _shade_interpolation(fig: go.Figure, col: int | None = None) -> None:
+def _shade_interpolation(fig: go.Figure, col: int | None = None, shade: bool = True) -> None:
+    """The interpolation region [0, 1]: dotted lines at its ends, shaded under the traces unless
+    `shade` is off (a tint over a stacked plot's fills would change the outcome colours under it)."""
     where = dict(row=1, col=col) if col else {}
-    fig.add_vrect(x0=0, x1=1, fillcolor="#56B4E9", opacity=0.12, line_width=0, **where)
+    if shade:
+        fig.add_vrect(x0=0, x1=1, fillcolor="#56B4E9", opacity=0.12, line_width=0, layer="below", **where)
     if col is None:  # the label sits above the plotting area, where it cannot cover the data
         fig.add_annotation(x=0.5, xref="x", y=1.0, yref="paper", yanchor="bottom", text="interpolation", showarrow=False,
                            font=dict(size=12, color="#2a7ab0"))  # fmt: skip
@@ -95,7 +98,7 @@ def outcome_fractions(
                                      line=dict(color=COLORS[cls]), legendgroup=cls, showlegend=col == 1,
                                      customdata=_hover_data(t, cls) if hover else None,
                                      hovertemplate=template + "<extra>" + NAMES[cls] + "</extra>"), row=1, col=col)  # fmt: skip
-        _shade_interpolation(fig, col)
+        _shade_interpolation(fig, col, shade=False)
     fig.update_yaxes(range=[0, 1.0], tickformat=".0%")
     fig.update_yaxes(title_text="fraction of samples", row=1, col=1)
     fig.update_xaxes(title_text="α  (θ_α = α·θ_high + (1−α)·θ_low)" if len(series) == 1 else "α")
@@ -120,14 +123,15 @@ def fitted_range(values: list[float], margin: float = 0.12, min_span: float = 0.
 
 
 def solve_rate(tables: Tables, experiment: str | None = None) -> go.Figure:
-    """pass@1 along α with its bootstrap 95% band; one line and band per experiment."""
+    """The solve rate along α with its bootstrap 95% band; one line and band per experiment. The
+    title's last line defines it, so that an exported figure says what it shows."""
     series = _series(tables)
     fig, top = go.Figure(), [0.05]
     for i, (name, table) in enumerate(series.items()):
         t = table.filter(pl.col("alpha").is_not_null()).sort("alpha")
         color = COLORS["correct"] if len(series) == 1 else EXPERIMENT_COLORS[i % len(EXPERIMENT_COLORS)]
         fig.add_trace(go.Scatter(x=list(t["alpha"]) + list(t["alpha"])[::-1], y=list(t["solve_rate_hi"]) + list(t["solve_rate_lo"])[::-1],
-                                 fill="toself", fillcolor=_rgba(color, 0.18), line=dict(width=0), hoverinfo="skip",
+                                 mode="lines", fill="toself", fillcolor=_rgba(color, 0.18), line=dict(width=0), hoverinfo="skip",
                                  name=f"{name}: 95% CI" if name else "95% CI", legendgroup=name))  # fmt: skip
         fig.add_trace(go.Scatter(x=t["alpha"], y=t["solve_rate"], mode="lines+markers", legendgroup=name,
                                  name=name or "solve rate", line=dict(color=color),
@@ -137,8 +141,9 @@ def solve_rate(tables: Tables, experiment: str | None = None) -> go.Figure:
         top += t["solve_rate_hi"].to_list()
     _shade_interpolation(fig)
     fig.update_yaxes(range=[0, min(1.0, max(top) * 1.15)])
-    fig.update_layout(title=_titled("Solve rate along α (bootstrap 95% CI over problems)", experiment), xaxis_title="α",
-                      yaxis_title="solve rate (pass@1)", yaxis_tickformat=".0%", legend=dict(orientation="h", y=-0.25), **LAYOUT)  # fmt: skip
+    title = _titled("Solve rate along α (bootstrap 95% CI over problems)", experiment) + f"<br><sup>{SOLVE_RATE}</sup>"
+    fig.update_layout(title=title, xaxis_title="α", yaxis_title="solve rate (pass@1)", yaxis_tickformat=".0%",
+                      legend=dict(orientation="h", y=-0.25), **{**LAYOUT, "margin": {**LAYOUT["margin"], "t": 120}})  # fmt: skip
     return fig
 
 
@@ -201,7 +206,7 @@ def passk_figure(curves: pl.DataFrame, experiment: str | None = None) -> go.Figu
             if band:  # past MAX_BANDS a band waits in the legend: six overlapping ones were unreadable
                 shown = (bands := bands + 1) <= MAX_BANDS
                 fig.add_trace(go.Scatter(x=list(c["k"]) + list(c["k"])[::-1], y=list(c["hi"]) + list(c["lo"])[::-1],
-                                         fill="toself", fillcolor=_rgba(color, 0.15), line=dict(width=0), hoverinfo="skip",
+                                         mode="lines", fill="toself", fillcolor=_rgba(color, 0.15), line=dict(width=0), hoverinfo="skip",
                                          name=f"{name}: 95% CI", legendgroup=name if shown else f"{name}: band",
                                          showlegend=not shown, visible=True if shown else "legendonly"))  # fmt: skip
                 values += c["lo"].to_list() + c["hi"].to_list()

@@ -6,16 +6,17 @@ import plotly.io as pio
 import polars as pl
 import pytest
 
-from dashboard.plots import MAX_BANDS, passk_figure, solve_rate
+from dashboard.plots import MAX_BANDS, outcome_fractions, passk_figure, solve_rate
 from dashboard.scatter import MARKERS, SHAPES, failure_scatter
 
 
 def frontier_rows() -> pl.DataFrame:
     alphas = [-0.5, 0.0, 0.5, 1.0, 1.5, None]
     kinds = ["extrapolated", "endpoint", "interpolated", "endpoint", "extrapolated", "independent"]
-    row = {"correctness_failure": 0.3, "optimization_failure": 0.2, "solve_rate": 0.4, "n_samples": 12}
-    ci = {f"{c}_{end}": row[c] + (0.05 if end == "hi" else -0.05) for c in
-          ("correctness_failure", "optimization_failure", "solve_rate") for end in ("lo", "hi")}  # fmt: skip
+    row = {"correct": 0.4, "correctness_failure": 0.3, "optimization_failure": 0.2, "format_failure": 0.1,
+           "solve_rate": 0.4, "n_samples": 12}  # fmt: skip
+    ci = {f"{c}_{end}": v + (0.05 if end == "hi" else -0.05) for c, v in row.items() if c != "n_samples"
+          for end in ("lo", "hi")}  # fmt: skip
     return pl.DataFrame([{"alpha": a, "point_kind": k, "label": f"α={a:g}" if a is not None else "SFT", **row, **ci}
                          for a, k in zip(alphas, kinds, strict=True)])  # fmt: skip
 
@@ -71,8 +72,11 @@ def test_extrapolated_points_stand_out_on_white():
     assert contrast_with_white(top) >= 1.5, top
 
 
-def test_solve_rate_is_one_word_on_its_axis_and_line():
-    fig = as_json(solve_rate(frontier_rows()))
+def test_solve_rate_is_one_word_on_its_axis_and_line_and_defined_on_the_figure():
+    fig = as_json(solve_rate(frontier_rows(), experiment="test sweep"))
+    assert fig["layout"]["title"]["text"].endswith(
+        "<br><sup>Solve rate: a problem's share of correct samples (pass@1), averaged over problems.</sup>"
+    )
     assert fig["layout"]["yaxis"]["title"]["text"] == "solve rate (pass@1)"
     assert fig["data"][1]["name"] == "solve rate" and "solve rate %{y" in fig["data"][1]["hovertemplate"]
 
@@ -86,3 +90,18 @@ def test_passk_draws_at_most_three_bands_and_keeps_the_rest_on_demand():
     drawn = [b for b in bands if b.get("visible", True) is True]
     assert len(drawn) == MAX_BANDS == 3
     assert all(b["visible"] == "legendonly" and b["showlegend"] for b in bands if b not in drawn)
+
+
+def test_interpolation_marked_without_tinting_the_stacked_outcomes():
+    fig = as_json(outcome_fractions(frontier_rows()))
+    shapes = fig["layout"]["shapes"]
+    assert [(s["type"], s["x0"], s["line"]["dash"]) for s in shapes] == [("line", 0, "dot"), ("line", 1, "dot")]
+    shaded = as_json(solve_rate(frontier_rows()))["layout"]["shapes"][0]  # a band's plot keeps its shade, below
+    assert (shaded["type"], shaded["layer"]) == ("rect", "below")
+
+
+def test_bands_are_fills_without_markers_at_their_corners():
+    rows = [{"label": "c", "k": k, "pass_at_k": 0.1 * k, "lo": 0.05 * k, "hi": 0.15 * k} for k in (1, 2, 4)]
+    for fig in (solve_rate(frontier_rows()), passk_figure(pl.DataFrame(rows))):
+        bands = [t for t in as_json(fig)["data"] if t.get("fill") == "toself"]
+        assert bands and all(t["mode"] == "lines" for t in bands)
