@@ -241,11 +241,12 @@ def place_labels(points: list[Point], area: Area) -> list[tuple[float, float] | 
 def label_annotations(points: list[Point], area: Area) -> list[dict]:
     """Each placed label as an annotation at its point, its box centred at the offset (ax, ay in
     pixels), with a thin leader line from the box to the point."""
-    return [
-        dict(x=p.x, y=p.y, xref="x", yref="y", text=p.text, showarrow=True, ax=dx, ay=dy, axref="pixel",
-             ayref="pixel", xanchor="center", yanchor="middle", arrowhead=0, arrowwidth=0.8,
-             arrowcolor="rgba(80,80,80,0.6)", standoff=MARKER_HALF, font=dict(size=LABEL_FONT, color="#222222"))
-        for p, offset in zip(points, place_labels(points, area), strict=True)
-        if offset is not None
-        for dx, dy in [offset]
-    ]  # fmt: skip
+    out = []
+    for p, offset in zip(points, place_labels(points, area), strict=True):
+        if offset is None:
+            continue  # no free place: the point's hover still names it
+        out.append(dict(x=p.x, y=p.y, xref="x", yref="y", text=p.text, showarrow=True, ax=offset[0], ay=offset[1],
+                        axref="pixel", ayref="pixel", xanchor="center", yanchor="middle", arrowhead=0, arrowwidth=0.8,
+                        arrowcolor="rgba(80,80,80,0.6)", standoff=MARKER_HALF,
+                        font=dict(size=LABEL_FONT, color="#222222")))  # fmt: skip
+    return out
