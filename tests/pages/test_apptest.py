@@ -344,7 +344,7 @@ def test_passk_draws_ci_bands_and_overlays_pools_of_two_experiments(two_experime
     at = app(db_path, monkeypatch, "passk", {"exp": "exp-dash", "with": "exp-dash-b"})
     assert not at.exception, at.exception
     fig = plotly.io.from_json(at.get("plotly_chart")[0].proto.spec)
-    lines = [t for t in fig.data if t.mode == "lines"]
+    lines = [t for t in fig.data if t.mode == "lines" and t.fill != "toself"]  # curves, not their bands
     names = [t.name for t in lines]
     for exp in ("dashboard test sweep (exp-dash)", "second sweep (exp-dash-b)"):
         assert f"{exp}: best single" in names and f"{exp}: all interpolated" in names
