@@ -55,6 +55,11 @@ def test_pages_show_the_populated_database(populated, db_path, monkeypatch):
     # interpolation), solve rate, trend (a band and a line per failure class)
     assert [len(t) for t in traces(at)] == [4, 6 + 3, 2, 4]
     assert len(at.dataframe[0].value) == 6  # one frontier row per checkpoint
+    # one word, one definition: the caption, the solve rate figure's title and the sidebar's threshold
+    definition = "Solve rate: a problem's share of correct samples (pass@1), averaged over problems."
+    assert any(definition in c.value for c in at.caption)
+    assert definition in json.loads(at.get("plotly_chart")[2].proto.spec)["layout"]["title"]["text"]
+    assert [s.label for s in at.sidebar.slider if "olve" in s.label] == ["Solved = solve rate at least"]
     at = app(db_path, monkeypatch, "churn", {"exp": "exp-dash"})
     (heatmap,) = at.get("plotly_chart")
     grid = json.loads(heatmap.proto.spec)["data"][0]  # square markers, one per (problem, checkpoint)
