@@ -63,8 +63,10 @@ def figure_bytes(fig: go.Figure, fmt: str) -> bytes:
     if fmt == "html":
         return fig.to_html(include_plotlyjs=True, full_html=True).encode()
     _use_debian_chromium()
-    with _engine_lock:
-        return fig.to_image(format=fmt, width=1000, height=600, scale=2 if fmt == "png" else 1)
+    with _engine_lock:  # a figure with its own size keeps it: the scatter's labels are placed for that size
+        return fig.to_image(
+            format=fmt, width=fig.layout.width or 1000, height=fig.layout.height or 600, scale=2 if fmt == "png" else 1
+        )
 
 
 def figures_zip(

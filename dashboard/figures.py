@@ -14,8 +14,9 @@ from backend.analysis.frame import SOLVED_AT, default_passk_selection
 from backend.errors import UserError
 from dashboard import data
 from dashboard.experiment_view import ExperimentView, Filters, Pools
-from dashboard.paper_views import gain_curves, recovery_overlay, trend_bands
-from dashboard.plots import churn_heatmap, failure_scatter, outcome_fractions, passk_figure, solve_rate
+from dashboard.paper_views import BASELINE, gain_curves, recovery_overlay, trend_bands
+from dashboard.plots import churn_heatmap, outcome_fractions, passk_figure, solve_rate
+from dashboard.scatter import failure_scatter
 
 ORDERINGS = {"difficulty": "difficulty, then α of peak", "cluster": "hierarchical clustering"}
 GRID_ROWS = 100  # problems per page of the churn grid
@@ -119,7 +120,10 @@ def passk_chart(v: ExperimentView, sel: Selection) -> tuple[go.Figure, pl.DataFr
 
 
 def gains(v: ExperimentView, sel: Selection) -> pl.DataFrame:
-    return v.gains(_pools(passk_pools(v, sel)))
+    """The gain table with its baseline at each k named as the pages name checkpoints (α=0.5, SFT)."""
+    labels = dict(zip(v.outcomes.checkpoints, v.outcomes.labels, strict=True))
+    table = v.gains(_pools(passk_pools(v, sel)))
+    return table.with_columns(pl.col("baseline").replace_strict(labels)).rename({"baseline": BASELINE})
 
 
 def gains_chart(v: ExperimentView, sel: Selection) -> tuple[go.Figure, pl.DataFrame]:

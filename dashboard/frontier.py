@@ -33,7 +33,8 @@ if others:
         st.warning(f"{e}: no judged samples match this experiment and these filters")
     st.caption("Overlaid: " + "; ".join(f"**{name}**" for name in shown) + ". Each experiment has its own colour.")
 for name, (fig, _) in frontier_figures(v, sel).items():
-    st.plotly_chart(fig, width="stretch", key=name)
+    # a figure with its own size (the scatter: its labels are placed in pixels) is drawn at that size
+    st.plotly_chart(fig, width="content" if fig.layout.width else "stretch", key=name)
     figure_downloads(fig, name)
 all_figures_zip(v, sel)
 samples_download(exp, f, o.problems)
@@ -50,10 +51,11 @@ table_downloads(table, "frontier_table")
 if not others:
     recovered = v.recovery() if averaging == "per_problem" else []
     if recovered:
-        st.subheader("Does interpolation recover the independently trained checkpoints?")
+        st.subheader("Does interpolation recover the checkpoints that are not merged?")
         st.caption(
-            "Distance from each independent checkpoint's (optimization, correctness) failure shares to the "
-            "interpolation curve (endpoints and interpolated α, in order), with a 95% bootstrap CI over problems; "
+            "Distance from each checkpoint evaluated as it is (the SFT start of both endpoints, or another run) to "
+            "the interpolation curve (endpoints and interpolated α, in order) in (optimization, correctness) failure "
+            "shares, with a 95% bootstrap CI over problems; "
             "dotted on the scatter."
         )
         st.dataframe(recovered, hide_index=True, width="stretch")

@@ -1,5 +1,6 @@
 """Overview: the experiments in the database and the terms used everywhere else."""
 
+import pandas as pd
 import streamlit as st
 
 from backend.analysis.findings_text import findings_table, overview_rows, preregistered_rows
@@ -43,7 +44,8 @@ if not experiments.empty and (exp := controls.experiment_picker()):
     except UserError as err:
         st.info(f"Not checked: {err}")
     else:
-        st.dataframe(overview_rows(rows), hide_index=True, width="stretch")
+        # a static table wraps each cell: a data grid cut the criteria at its column's width
+        st.table(pd.DataFrame(overview_rows(rows)).set_index("finding"))
         with st.expander("Every part of every finding"):
             st.markdown(findings_table(rows))
 

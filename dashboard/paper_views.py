@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from dashboard.plots import COLORS, LAYOUT, NAMES, _rgba
+from dashboard.plots import COLORS, LAYOUT, MAX_BANDS, NAMES, _rgba
 
 
 def recovery_overlay(fig: go.Figure, rows: list[dict]) -> go.Figure:
@@ -34,7 +34,7 @@ def trend_bands(result: dict, title: str = "Failure shares along α, with simult
         alphas = [b["alpha"] for b in rows]
         fig.add_trace(go.Scatter(
             x=alphas + alphas[::-1], y=[b["band_hi"] for b in rows] + [b["band_lo"] for b in rows][::-1],
-            fill="toself", fillcolor=_rgba(COLORS[cls], 0.2), line=dict(width=0), hoverinfo="skip",
+            mode="lines", fill="toself", fillcolor=_rgba(COLORS[cls], 0.2), line=dict(width=0), hoverinfo="skip",
             name=f"{NAMES[cls]}: simultaneous 95% band",
         ))  # fmt: skip
         fig.add_trace(go.Scatter(x=alphas, y=[b["share"] for b in rows], mode="lines+markers", name=NAMES[cls],
@@ -43,20 +43,27 @@ def trend_bands(result: dict, title: str = "Failure shares along α, with simult
     return fig
 
 
+BASELINE = "baseline (best single at this k)"  # the gain table's column naming, at each k, the checkpoint it is over
+
+
 def gain_curves(gains, title: str = "Gain over the best single at each k, with 95% CI bands") -> go.Figure:
-    """Each pool's cross-fitted gain over the best single (ensembles.gain_table) against k, its CI as a band."""
+    """Each pool's cross-fitted gain over the best single (ensembles.gain_table) against k, its CI as a
+    band (MAX_BANDS at once, the others a click on their legend entry away); the hover names the
+    baseline at that k (the table's last column)."""
     fig = go.Figure()
     palette = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9"]
     pools = [p for p in gains["pool"].unique(maintain_order=True) if p != "best single"]
     for i, pool in enumerate(pools):
         rows = gains.filter(gains["pool"] == pool).sort("k")
-        k, color = rows["k"].to_list(), palette[i % len(palette)]
+        k, color, shown = rows["k"].to_list(), palette[i % len(palette)], i < MAX_BANDS
         fig.add_trace(go.Scatter(x=k + k[::-1], y=rows["gain_hi"].to_list() + rows["gain_lo"].to_list()[::-1],
-                                 fill="toself", fillcolor=_rgba(color, 0.15), line=dict(width=0), hoverinfo="skip",
-                                 name=f"{pool}: 95% CI", showlegend=False))  # fmt: skip
-        fig.add_trace(
-            go.Scatter(x=k, y=rows["gain"].to_list(), mode="lines+markers", name=pool, line=dict(color=color))
-        )
+                                 mode="lines", fill="toself", fillcolor=_rgba(color, 0.15), line=dict(width=0),
+                                 hoverinfo="skip", name=f"{pool}: 95% CI", legendgroup=pool if shown else f"{pool}: band",
+                                 showlegend=not shown, visible=True if shown else "legendonly"))  # fmt: skip
+        fig.add_trace(go.Scatter(x=k, y=rows["gain"].to_list(), mode="lines+markers", name=pool, legendgroup=pool,
+                                 line=dict(color=color), customdata=rows.select(BASELINE, "gain_lo", "gain_hi").rows(),
+                                 hovertemplate=f"{pool}<br>k=%{{x}} · gain %{{y:+.3f}} [%{{customdata[1]:+.3f}}, "
+                                               "%{customdata[2]:+.3f}] over %{customdata[0]}<extra></extra>"))  # fmt: skip
     fig.add_hline(y=0, line=dict(color="#999999", width=1, dash="dash"))
     fig.update_layout(title=title, xaxis_title="k (samples)", yaxis_title="pass@k − best single's pass@k", **LAYOUT)
     return fig

@@ -26,9 +26,6 @@ NAMES = {
     "correctness_failure": "correctness failure (WA/RE/OLE)",
     "format_failure": "format failure (no runnable program: none, truncated, CE)",
 }
-# filled shapes with a dark outline: an open marker in the colour scale's yellow vanished on white
-MARKERS = {"endpoint": "diamond", "interpolated": "circle", "extrapolated": "square", "independent": "x"}
-SHAPES = "◆ endpoint (α = 0, 1) · ● interpolated · ■ extrapolated · ✕ not merged"  # the legend's key to MARKERS
 SOLVE_RATE = "Solve rate: a problem's share of correct samples (pass@1), averaged over problems."
 MAX_BANDS = 3  # CI bands drawn at once on pass@k; the others on demand (click their legend entry)
 LAYOUT = dict(
@@ -38,9 +35,12 @@ LAYOUT = dict(
 )
 
 
-def _shade_interpolation(fig: go.Figure, col: int | None = None) -> None:
+def _shade_interpolation(fig: go.Figure, col: int | None = None, shade: bool = True) -> None:
+    """The interpolation region [0, 1]: dotted lines at its ends, shaded under the traces unless
+    `shade` is off (a tint over a stacked plot's fills would change the outcome colours under it)."""
     where = dict(row=1, col=col) if col else {}
-    fig.add_vrect(x0=0, x1=1, fillcolor="#56B4E9", opacity=0.12, line_width=0, **where)
+    if shade:
+        fig.add_vrect(x0=0, x1=1, fillcolor="#56B4E9", opacity=0.12, line_width=0, layer="below", **where)
     if col is None:  # the label sits above the plotting area, where it cannot cover the data
         fig.add_annotation(x=0.5, xref="x", y=1.0, yref="paper", yanchor="bottom", text="interpolation", showarrow=False,
                            font=dict(size=12, color="#2a7ab0"))  # fmt: skip
@@ -98,7 +98,7 @@ def outcome_fractions(
                                      line=dict(color=COLORS[cls]), legendgroup=cls, showlegend=col == 1,
                                      customdata=_hover_data(t, cls) if hover else None,
                                      hovertemplate=template + "<extra>" + NAMES[cls] + "</extra>"), row=1, col=col)  # fmt: skip
-        _shade_interpolation(fig, col)
+        _shade_interpolation(fig, col, shade=False)
     fig.update_yaxes(range=[0, 1.0], tickformat=".0%")
     fig.update_yaxes(title_text="fraction of samples", row=1, col=1)
     fig.update_xaxes(title_text="α  (θ_α = α·θ_high + (1−α)·θ_low)" if len(series) == 1 else "α")
@@ -107,17 +107,6 @@ def outcome_fractions(
         fig.update_annotations(font_size=12)
         fig.update_layout(margin={**LAYOUT["margin"], "t": 130})
     return fig
-
-
-MAX_ALL_LABELS = 7  # with more points, only the endpoints and the extremes carry a visible α
-
-
-def alpha_labels(alphas: list[float]) -> list[str]:
-    """Visible α labels: all of them when few, else the endpoints (0, 1) and the extremes."""
-    if len(alphas) <= MAX_ALL_LABELS:
-        return [f"α={a:g}" for a in alphas]
-    keep = {0.0, 1.0, min(alphas), max(alphas)}
-    return [f"α={a:g}" if a in keep else "" for a in alphas]
 
 
 def fitted_range(values: list[float], margin: float = 0.12, min_span: float = 0.0) -> list[float]:
@@ -133,96 +122,16 @@ def fitted_range(values: list[float], margin: float = 0.12, min_span: float = 0.
     return [lo, hi]
 
 
-def _text_positions(count: int) -> list[str]:
-    """Alternate label sides along the curve, so neighbouring α labels do not print over each other."""
-    return ["top center" if i % 2 == 0 else "bottom center" for i in range(count)]
-
-
-def failure_scatter(tables: Tables, experiment: str | None = None) -> go.Figure:
-    """Optimization failures against correctness failures with 95% CI error bars, α labelled (every
-    α on hover); one experiment: α as colour; several: one colour per experiment. Independently
-    trained checkpoints carry their own marker."""
-    series = _series(tables)
-    fig, xs, ys = go.Figure(), [], []
-    for i, (name, table) in enumerate(series.items()):
-        single = len(series) == 1
-        merged = table.filter(pl.col("alpha").is_not_null()).sort("alpha")
-        indep = table.filter(pl.col("alpha").is_null())
-        for part, is_merged in ((merged, True), (indep, False)):
-            if not len(part):
-                continue
-            x, y = part["correctness_failure"], part["optimization_failure"]
-            xs += _extent(part, "correctness_failure")
-            ys += _extent(part, "optimization_failure")
-            color = EXPERIMENT_COLORS[i % len(EXPERIMENT_COLORS)]
-            text = alpha_labels(part["alpha"].to_list()) if is_merged else part["label"].to_list()
-            marker = (dict(size=12, color=part["alpha"], colorscale="Viridis", showscale=True,
-                           colorbar=dict(title="α", x=1.02, xanchor="left", y=0.5, len=1.0),
-                           symbol=[MARKERS[k] for k in part["point_kind"]], line=dict(width=1, color="#333"))
-                      if single and is_merged else
-                      dict(size=12 if is_merged else 13, color=color if is_merged or not single else "#CC79A7",
-                           symbol=[MARKERS[k] for k in part["point_kind"]] if is_merged else "x", line=dict(width=1, color="#333")))  # fmt: skip
-            # not "independently trained": the SFT checkpoint is the shared start of both endpoints
-            label = (
-                ("merged (α)" if is_merged else "not merged (evaluated as is)")
-                if single
-                else (name if is_merged else f"{name}: independent")
-            )
-            fig.add_trace(go.Scatter(
-                x=x, y=y, mode="markers+text+lines" if is_merged else "markers+text", text=text,
-                textposition=_text_positions(len(x)) if is_merged else "bottom center", name=label,
-                customdata=_scatter_hover(part), marker=marker, legendgroup=name,
-                hovertemplate=(f"{name}<br>" if name else "") + "α=%{customdata[0]} · n=%{customdata[1]} samples<br>"
-                              "correctness failures %{x:.1%} (95% CI %{customdata[2]:.1%}–%{customdata[3]:.1%})<br>"
-                              "optimization failures %{y:.1%} (95% CI %{customdata[4]:.1%}–%{customdata[5]:.1%})<extra></extra>",
-                error_x=_error_bars(part, "correctness_failure", color), error_y=_error_bars(part, "optimization_failure", color),
-                line=dict(color="#bbbbbb" if single else color, width=1),
-            ))  # fmt: skip
-    if xs:
-        fig.update_xaxes(range=fitted_range(xs))
-        fig.update_yaxes(range=fitted_range(ys))
-    fig.update_layout(title=_titled("The correctness–efficiency frontier (95% CIs over problems)", experiment),
-                      xaxis_title="correctness failures (fraction of samples)",
-                      yaxis_title="optimization failures (fraction of samples)", xaxis_tickformat=".0%", yaxis_tickformat=".0%",
-                      legend=dict(orientation="h", x=0, y=-0.22, yanchor="top", title=dict(text=SHAPES + "<br>", side="top")),
-                      **LAYOUT)  # fmt: skip
-    return fig
-
-
-def _extent(t: pl.DataFrame, cls: str) -> list[float]:
-    """The values an axis must show: the points and, when the table has them, their CI ends."""
-    ends = [f"{cls}_lo", f"{cls}_hi"] if f"{cls}_lo" in t.columns else []
-    return [v for c in (cls, *ends) for v in t[c].to_list() if v is not None and v == v]
-
-
-def _scatter_hover(t: pl.DataFrame) -> list[list]:
-    cols = ["correctness_failure_lo", "correctness_failure_hi", "optimization_failure_lo", "optimization_failure_hi"]
-    have = all(c in t.columns for c in [*cols, "n_samples"])
-    return [
-        [f"{r['alpha']:g}" if r["alpha"] is not None else r["label"], r["n_samples"] if have else "?",
-         *((r[c] for c in cols) if have else (float("nan"),) * 4)]
-        for r in t.iter_rows(named=True)
-    ]  # fmt: skip
-
-
-def _error_bars(t: pl.DataFrame, cls: str, color: str) -> dict | None:
-    """95% CI bars at reduced opacity, so overlapping bars do not hide the points (one colour per
-    trace: Plotly has no per-point bar colour)."""
-    if f"{cls}_lo" not in t.columns:
-        return None
-    return dict(type="data", symmetric=False, array=(t[f"{cls}_hi"] - t[cls]).to_list(),
-                arrayminus=(t[cls] - t[f"{cls}_lo"]).to_list(), color=_rgba(color, 0.4), thickness=1, width=3)  # fmt: skip
-
-
 def solve_rate(tables: Tables, experiment: str | None = None) -> go.Figure:
-    """pass@1 along α with its bootstrap 95% band; one line and band per experiment."""
+    """The solve rate along α with its bootstrap 95% band; one line and band per experiment. The
+    title's last line defines it, so that an exported figure says what it shows."""
     series = _series(tables)
     fig, top = go.Figure(), [0.05]
     for i, (name, table) in enumerate(series.items()):
         t = table.filter(pl.col("alpha").is_not_null()).sort("alpha")
         color = COLORS["correct"] if len(series) == 1 else EXPERIMENT_COLORS[i % len(EXPERIMENT_COLORS)]
         fig.add_trace(go.Scatter(x=list(t["alpha"]) + list(t["alpha"])[::-1], y=list(t["solve_rate_hi"]) + list(t["solve_rate_lo"])[::-1],
-                                 fill="toself", fillcolor=_rgba(color, 0.18), line=dict(width=0), hoverinfo="skip",
+                                 mode="lines", fill="toself", fillcolor=_rgba(color, 0.18), line=dict(width=0), hoverinfo="skip",
                                  name=f"{name}: 95% CI" if name else "95% CI", legendgroup=name))  # fmt: skip
         fig.add_trace(go.Scatter(x=t["alpha"], y=t["solve_rate"], mode="lines+markers", legendgroup=name,
                                  name=name or "solve rate", line=dict(color=color),
@@ -232,8 +141,9 @@ def solve_rate(tables: Tables, experiment: str | None = None) -> go.Figure:
         top += t["solve_rate_hi"].to_list()
     _shade_interpolation(fig)
     fig.update_yaxes(range=[0, min(1.0, max(top) * 1.15)])
-    fig.update_layout(title=_titled("Solve rate along α (bootstrap 95% CI over problems)", experiment), xaxis_title="α",
-                      yaxis_title="solve rate (pass@1)", yaxis_tickformat=".0%", legend=dict(orientation="h", y=-0.25), **LAYOUT)  # fmt: skip
+    title = _titled("Solve rate along α (bootstrap 95% CI over problems)", experiment) + f"<br><sup>{SOLVE_RATE}</sup>"
+    fig.update_layout(title=title, xaxis_title="α", yaxis_title="solve rate (pass@1)", yaxis_tickformat=".0%",
+                      legend=dict(orientation="h", y=-0.25), **{**LAYOUT, "margin": {**LAYOUT["margin"], "t": 120}})  # fmt: skip
     return fig
 
 
@@ -296,7 +206,7 @@ def passk_figure(curves: pl.DataFrame, experiment: str | None = None) -> go.Figu
             if band:  # past MAX_BANDS a band waits in the legend: six overlapping ones were unreadable
                 shown = (bands := bands + 1) <= MAX_BANDS
                 fig.add_trace(go.Scatter(x=list(c["k"]) + list(c["k"])[::-1], y=list(c["hi"]) + list(c["lo"])[::-1],
-                                         fill="toself", fillcolor=_rgba(color, 0.15), line=dict(width=0), hoverinfo="skip",
+                                         mode="lines", fill="toself", fillcolor=_rgba(color, 0.15), line=dict(width=0), hoverinfo="skip",
                                          name=f"{name}: 95% CI", legendgroup=name if shown else f"{name}: band",
                                          showlegend=not shown, visible=True if shown else "legendonly"))  # fmt: skip
                 values += c["lo"].to_list() + c["hi"].to_list()

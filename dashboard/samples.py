@@ -83,8 +83,9 @@ def one_sample(s: Sample, e: Evaluation | None, problem: Problem, tests: dict[in
     if e and e.test_results:
         rows = pd.DataFrame(ladder(e.test_results)).rename(columns={"memory MB": MEMORY})
         if not rows.empty:
-            for column in ("CPU s", MEMORY):  # a test after the first failure never ran: say so, not None
-                rows[column] = [NOT_RUN if v != v or v is None else v for v in rows[column]]
+            # a test after the first failure never ran: say so, not None; times to the ms, memory to 0.01 MB
+            for column, digits in (("CPU s", 3), (MEMORY, 2)):
+                rows[column] = [NOT_RUN if v != v or v is None else f"{v:.{digits}f}" for v in rows[column]]
             styled = rows.style.map(
                 lambda v: f"background-color: {VERDICT_COLORS.get(v, FAILED_COLOR)}", subset=["verdict"]
             )

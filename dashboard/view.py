@@ -19,7 +19,7 @@ KEYS = {
     "difficulty": "difficulty filter",
     "setting": "setting filter",
     "platform": "platform filter",
-    "solved": "solved threshold (pass rate)",
+    "solved": "solved threshold (solve rate)",
     "avg": "averaging of the frontier",
     "problem": "problem of the Problem page",
     "alpha": "α of the samples view's left side",

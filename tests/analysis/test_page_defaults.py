@@ -39,7 +39,7 @@ def test_passk_axis_fitted_to_curves_and_bands_with_overlay_colours():
     fig = passk_figure(pl.DataFrame(rows))
     lo, hi = fig.layout.yaxis.range
     assert lo == pytest.approx(0.79 - 0.09 * 0.12) and hi == pytest.approx(0.88 + 0.09 * 0.12)  # 79 %–88 % padded
-    lines = [t for t in fig.data if t.mode == "lines"]
+    lines = [t for t in fig.data if t.mode == "lines" and t.fill != "toself"]  # the bands are line-mode fills
     bands = [t for t in fig.data if t.fill == "toself"]
     assert len(lines) == 4 and len(bands) == 4
     assert [t.name for t in lines] == ["A: best single", "A: all interpolated", "B: best single", "B: all interpolated"]

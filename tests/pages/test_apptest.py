@@ -51,10 +51,15 @@ def test_pages_show_the_populated_database(populated, db_path, monkeypatch):
     assert list(at.dataframe[0].value["id"]) == ["exp-dash"]
     assert len(traces(at)[0]) == 4  # the four outcome classes
     at = app(db_path, monkeypatch, "frontier", {"exp": "exp-dash"})
-    # outcomes (4 classes), scatter (merged, independent, its distance to the interpolation), solve rate,
-    # trend (a band and a line per failure class)
-    assert [len(t) for t in traces(at)] == [4, 3, 2, 4]
+    # outcomes (4 classes), scatter (each point's CI bars, merged, not merged, the SFT's distance to the
+    # interpolation), solve rate, trend (a band and a line per failure class)
+    assert [len(t) for t in traces(at)] == [4, 6 + 3, 2, 4]
     assert len(at.dataframe[0].value) == 6  # one frontier row per checkpoint
+    # one word, one definition: the caption, the solve rate figure's title and the sidebar's threshold
+    definition = "Solve rate: a problem's share of correct samples (pass@1), averaged over problems."
+    assert any(definition in c.value for c in at.caption)
+    assert definition in json.loads(at.get("plotly_chart")[2].proto.spec)["layout"]["title"]["text"]
+    assert [s.label for s in at.sidebar.slider if "olve" in s.label] == ["Solved = solve rate at least"]
     at = app(db_path, monkeypatch, "churn", {"exp": "exp-dash"})
     (heatmap,) = at.get("plotly_chart")
     grid = json.loads(heatmap.proto.spec)["data"][0]  # square markers, one per (problem, checkpoint)
@@ -215,6 +220,35 @@ def test_rl_form_reports_a_bad_batch_inline(store, db_path, monkeypatch, tmp_pat
     assert store.count(Job) == 0
 
 
+def test_overview_prints_findings_in_words_with_named_statistics_and_whole_criteria(populated, db_path, monkeypatch):
+    from dashboard.experiment_view import ExperimentView
+
+    at = app(db_path, monkeypatch, "overview", {"exp": "exp-dash"})
+    assert not at.exception, at.exception
+    table = at.table[0].value  # a static table: every cell printed whole, not cut at a column width
+    rows = ExperimentView.build(db_path, "exp-dash").findings()
+    words = {
+        "shows": "shows",
+        "does_not_show": "does not show",
+        "underpowered": "underpowered",
+        "not_tested": "not tested",
+    }
+    assert list(table["status"]) == [words[r["status"]] for r in rows]
+    for r, (_, shown) in zip(rows, table.iterrows(), strict=True):
+        if r["ci_low"] is None:
+            assert shown["estimate [CI]"] == "–" and shown["statistic"] == "–"
+        else:  # the statistic is named, and printed as a paper prints it
+            assert shown["estimate [CI]"] == f"{r['statistic']:+.3f} [{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]"
+            assert shown["statistic"] in [p["name"] for p in r["parts"]]
+        whole = (
+            r["criterion"]
+            if r["status"] != "not_tested"
+            else f"not tested: {r['reason']}. The criterion: {r['criterion']}"
+        )
+        assert shown["criterion"] == whole and len(whole) > 100
+    assert "None" not in table.to_string()
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not (ROOT / "artifacts" / "lab" / "recipe.json").is_file(), reason="no committed lab artifacts")
 def test_overview_states_the_lab_findings(store, db_path, monkeypatch):
@@ -225,8 +259,8 @@ def test_overview_states_the_lab_findings(store, db_path, monkeypatch):
     assert not at.exception, at.exception
     assert any("Miniature lab" in s.value for s in at.subheader)
     assert any("four findings" in s.value for s in at.subheader)
-    table = at.dataframe[1].value  # the selected experiment's findings, after the experiments table
-    assert list(table["finding"]) == ["F1 frontier", "F2 extrapolation", "F3 churn", "F4 ensemble"]
+    table = at.table[0].value  # the selected experiment's findings, one row per finding
+    assert list(table.index) == ["F1 frontier", "F2 extrapolation", "F3 churn", "F4 ensemble"]
     assert set(table["status"]) <= {"shows", "does not show", "underpowered", "not tested"}  # words, not snake case
     number = r"[+-]\d\.\d{3}"
     assert all(re.fullmatch(rf"{number} \[{number}, {number}\]|–", e) for e in table["estimate [CI]"])
@@ -325,7 +359,7 @@ def test_passk_draws_ci_bands_and_overlays_pools_of_two_experiments(two_experime
     at = app(db_path, monkeypatch, "passk", {"exp": "exp-dash", "with": "exp-dash-b"})
     assert not at.exception, at.exception
     fig = plotly.io.from_json(at.get("plotly_chart")[0].proto.spec)
-    lines = [t for t in fig.data if t.mode == "lines"]
+    lines = [t for t in fig.data if t.mode == "lines" and t.fill != "toself"]  # curves, not their bands
     names = [t.name for t in lines]
     for exp in ("dashboard test sweep (exp-dash)", "second sweep (exp-dash-b)"):
         assert f"{exp}: best single" in names and f"{exp}: all interpolated" in names

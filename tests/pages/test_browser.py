@@ -23,8 +23,9 @@ def test_dashboard_in_chromium(server, page, tmp_path, populated):
     page.goto(f"{server}/frontier?exp=exp-dash")
     wait_plots(page, 4)
     traces = page.evaluate("Array.from(document.querySelectorAll('.js-plotly-plot')).map(p => p.data.length)")
-    # outcome classes; merged + independent + its distance to the interpolation; CI band + line; trend bands + lines
-    assert traces == [4, 3, 2, 4]
+    # outcome classes; each point's CI bars + merged + not merged + its distance to the interpolation; CI band +
+    # line; trend bands + lines
+    assert traces == [4, 6 + 3, 2, 4]
 
     page.get_by_role("button", name="Export: HTML · PNG · SVG · PDF").first.click()
     page.get_by_role("button", name="PNG", exact=True).first.wait_for(timeout=60000)
@@ -66,8 +67,9 @@ def test_miniature_lab_in_chromium(lab_server, store, page):
     page.goto(f"{lab_server}/frontier?exp={exp}")
     wait_plots(page, 4)
     traces = page.evaluate("Array.from(document.querySelectorAll('.js-plotly-plot')).map(p => p.data.length)")
-    # outcome classes; merged α points + the SFT overlay + its distance to the interpolation; CI band + line; trend
-    assert traces == [4, 3, 2, 4]
+    # outcome classes; each point's CI bars (9 α and the SFT) + merged α points + the SFT + its distance to the
+    # interpolation; CI band + line; trend
+    assert traces == [4, 10 + 3, 2, 4]
     notes = page.evaluate(
         "(document.querySelectorAll('.js-plotly-plot')[0]._fullLayout.annotations || []).map(a => a.text)"
     )
@@ -85,7 +87,7 @@ def test_miniature_lab_in_chromium(lab_server, store, page):
                 yci: gd._fullData.filter(t => t.error_y.visible).flatMap(t => Array.from(t.y).flatMap((v, i) =>
                     [v - t.error_y.arrayminus[i], v + t.error_y.array[i]])),
                 legend: box('.legend'), colorbar: box('.colorbar'),
-                labels: gd._fullData[0].text.filter(t => t).length};
+                labels: gd._fullLayout.annotations.length};
     }""")
     for axis, values, cis in (("x", scatter["xs"], scatter["xci"]), ("y", scatter["ys"], scatter["yci"])):
         lo, hi = scatter[axis]
@@ -95,7 +97,7 @@ def test_miniature_lab_in_chromium(lab_server, store, page):
         assert hi - lo <= 1.3 * (ci_hi - ci_lo) + 0.01  # fitted to the data and its CIs (12 % margins), not 0–100 %
     (l1, t1, r1, b1), (l2, t2, r2, b2) = scatter["legend"], scatter["colorbar"]
     assert r1 <= l2 or r2 <= l1 or b1 <= t2 or b2 <= t1  # the legend clears the colour bar
-    assert scatter["labels"] == 4  # 11 α points: the endpoints and the extremes are labelled, all on hover
+    assert scatter["labels"] == 10  # every point labelled: 9 α and the SFT (test_scatter_labels.py: no collisions)
     label = LAB_LABEL[0].upper() + LAB_LABEL[1:]  # the note's first words: what the sweep is
     assert label in page.locator("section[data-testid='stSidebar']").inner_text()
     shoot(page, "frontier.png")

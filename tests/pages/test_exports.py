@@ -30,3 +30,12 @@ def test_the_export_engine_starts_once_and_serves_later_images():
     assert export_engine_running()
     png = figure_bytes(go.Figure(go.Scatter(x=[0, 1], y=[1, 0])), "png")
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", png[16:24]) == (2000, 1200)
+
+
+def test_a_figure_with_its_own_size_keeps_it_in_the_png():
+    """The frontier scatter's labels are placed for 900 × 640 px: its export is drawn at that size."""
+    from dashboard.scatter import HEIGHT, WIDTH, failure_scatter
+    from tests.analysis.test_scatter_labels import SWEEPS
+
+    png = figure_bytes(failure_scatter(SWEEPS["close pairs"]), "png")
+    assert struct.unpack(">II", png[16:24]) == (2 * WIDTH, 2 * HEIGHT) == (1800, 1280)

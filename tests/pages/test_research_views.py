@@ -158,7 +158,7 @@ def test_two_experiments_overlaid(overlay_server, page):
     mix, scatter, rate = figures
     assert len(mix["names"]) == 8  # four outcome classes per experiment, side by side
     assert any("dashboard test sweep" in t for t in mix["titles"]) and any("second sweep" in t for t in mix["titles"])
-    merged = [i for i, n in enumerate(scatter["names"]) if not n.endswith("independent")]
+    merged = [i for i, n in enumerate(scatter["names"]) if not n.endswith(("not merged", "95% CI"))]
     assert [scatter["names"][i].split(" (")[0] for i in merged] == ["dashboard test sweep", "second sweep"]
     assert len({scatter["colors"][i] for i in merged}) == 2  # each experiment its own colour
     assert [n for n in rate["names"] if "CI" not in n] == [

@@ -166,7 +166,8 @@ def passk_and_churn(page, server: str, exp: str) -> dict:
     assert (passk["alphas"], passk["samples"]) == (churn["alphas"], churn["samples"]) or passk["samples"] > churn[
         "samples"
     ]
-    lines = [t for chart in passk["charts"] for t in chart if t["custom"]]
+    # the pass@k curves (a curve's hover data starts with its own name), not the gain curves (theirs: the baseline)
+    lines = [t for chart in passk["charts"] for t in chart if t["custom"] and t["custom"][0][0] == t["name"]]
     singles = {t["name"].removeprefix("α=") for t in lines if not t["name"].startswith("pool: ")}
     assert singles <= passk["alphas"]
     interpolated = [a for a in passk["alphas"] if 0 <= float(a) <= 1]
