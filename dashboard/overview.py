@@ -68,7 +68,7 @@ if lab_experiment:
     )
     if tests := data.lab_tests(lab_experiment):
         st.subheader("Miniature lab: its pre-registered test, withheld against kept references")
-        st.dataframe(preregistered_rows(tests), hide_index=True, width="stretch")
+        st.table(pd.DataFrame(preregistered_rows(tests)).set_index("test"))
         st.caption(
             "A tiny CPU model on our own problems: its numbers say nothing about real models. Half of the problems on "
             "which fast and slow code differ were taught without their reference program (*withheld*), half with it "

@@ -269,14 +269,14 @@ def test_overview_states_the_lab_findings(store, db_path, monkeypatch):
     assert styles == ["brute-force-style", "reference-style", "buggy-fast-style", "like no SFT program", "no program"]
     built = json.loads((ROOT / "artifacts" / "lab" / "report.json").read_text())
     if "withheld" in built:  # the fourth design: its pre-registered tests beside the kept set's, as the build reported
-        tests = at.dataframe[2].value
-        assert list(tests["test"]) == ["T1a", "T1b", "T1c", "(T1a)", "(T1b)", "(T1c)", "T2"]
+        tests = at.table[1].value
+        assert list(tests.index) == ["T1a", "T1b", "T1c", "(T1a)", "(T1b)", "(T1c)", "T2"]
         assert list(tests["set"]) == ["withheld"] * 3 + ["kept"] * 3 + ["withheld − kept"]
-        assert tests["status"][2] == "trivially met"
+        assert tests["status"].iloc[2] == "trivially met"
         for i, name in enumerate(["withheld", "kept"]):
             parts = next(r for r in built[name] if r["finding"] == "frontier")["parts"]
             for j, part in enumerate(parts):  # the estimates the build stored, to the printed digit
-                assert tests["estimate [95 % CI]"][3 * i + j].startswith(f"{part['statistic']:+.3f} ["), (name, j)
+                assert tests["estimate [95 % CI]"].iloc[3 * i + j].startswith(f"{part['statistic']:+.3f} ["), (name, j)
 
 
 def test_a_bad_exp_link_says_so_and_a_missing_note_shows_nothing(populated, db_path, monkeypatch):
