@@ -7,6 +7,7 @@ import json
 import re
 from collections import Counter
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -20,7 +21,7 @@ from backend.problems.build import build_builtin
 from backend.records import Problem
 from backend.rollout.extract import extract_code
 
-BUILD_F = ARTIFACTS / "recipe.json"
+BUILD_F = Path(__file__).with_name("build_f_manifest.json")  # kept from build F's recipe.json
 
 
 def fake(n_easy: int, n_medium: int, n_hard: int) -> list[Problem]:
@@ -104,7 +105,6 @@ def solutions_of(problem_id: str) -> dict[str, list[str]]:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not BUILD_F.is_file(), reason="no committed lab artifacts")
 def test_build_fs_recipe_reads_back_without_a_withheld_set_and_draws_its_recorded_mix():
     """Build F recorded, per held-in problem, the kinds its SFT draw gave (recipe.json, sft.mix): its
     recipe read back today draws exactly those counts, over all 34 problems in the build's order."""
@@ -115,6 +115,24 @@ def test_build_fs_recipe_reads_back_without_a_withheld_set_and_draws_its_recorde
     built = {p.id.split("/", 1)[1]: p for p, _ in build_builtin(None, only=slugs, progress=False)}
     problems = [replace(built[s], id=f"lab/{s}") for s in slugs]
     assert drawn_mix(examples([(p, None) for p in problems], recipe)) == manifest["sft"]["mix"]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (ARTIFACTS / "recipe.json").is_file(), reason="no committed lab artifacts")
+def test_the_committed_builds_recipe_draws_its_recorded_mix_with_its_withheld_set():
+    """Build G (the fourth design) recorded its withheld set and the kinds its SFT draw gave: its
+    recipe read back today, with that set, draws exactly those counts; no withheld problem drew a
+    reference row, and every kept one did."""
+    manifest = json.loads((ARTIFACTS / "recipe.json").read_text())
+    recipe = LabRecipe.from_dict(manifest["recipe"])
+    assert recipe == LabRecipe() and manifest["withheld"]
+    slugs = [p.split("/", 1)[1] for p in manifest["held_in"]]
+    built = {p.id.split("/", 1)[1]: p for p, _ in build_builtin(None, only=slugs, progress=False)}
+    problems = [replace(built[s], id=f"lab/{s}") for s in slugs]
+    mix = drawn_mix(examples([(p, None) for p in problems], recipe, manifest["withheld"]))
+    assert mix == manifest["sft"]["mix"]
+    assert all("reference" not in mix[p] for p in manifest["withheld"])
+    assert all(mix[p].get("reference", 0) > 0 for p in manifest["kept"])
 
 
 def test_without_a_withheld_set_the_completion_only_rows_draw_as_build_f_drew_them():

@@ -210,11 +210,9 @@ def test_the_rl_form_starts_from_the_labs_rl_run_under_todays_field_names(lab_db
     lab_run = next(e for e in lab_db.select(Experiment, {"kind": "rl"}) if e.spec["reward"] == "R_3")
     # the lab's run as an older version stored it: before the renames and the fields added since
     old_names = {"gpus": "num_gpus", "backend": "judge_backend"}
-    old = {
-        old_names.get(k, k): v
-        for k, v in lab_run.spec.items()
-        if k not in ("prompt_format", "save_float32", "vllm_mode")
-    }
+    added = {"prompt_format", "save_dtype", "vllm_mode", "precision", "gradient_checkpointing", "sharding", "lora_rank",
+             "gpu_busy"}  # fmt: skip
+    old = {old_names.get(k, k): v for k, v in lab_run.spec.items() if k not in added | {"save_float32"}}
     assert set(old) - set(lab_run.spec) == {"num_gpus", "judge_backend"}
     stored = Experiment(id="rl-stored-before-renames", kind="rl", name=lab_run.name, spec=old)
     lab_db.put([stored])
@@ -233,6 +231,4 @@ def test_the_rl_form_starts_from_the_labs_rl_run_under_todays_field_names(lab_db
     launched = lab_db.get(Experiment, job.experiment_id).spec
     renamed = {("gpus" if k == "num_gpus" else "backend" if k == "judge_backend" else k): v for k, v in spec.items()}
     assert {k: launched[k] for k in renamed} == {**renamed, "output_dir": str(tmp_path / "again")}  # all it stored
-    added = {"prompt_format", "save_dtype", "vllm_mode", "precision", "gradient_checkpointing", "sharding", "lora_rank",
-             "gpu_busy"}  # fmt: skip
     assert set(launched) - set(renamed) == added  # fields added since
