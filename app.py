@@ -39,7 +39,7 @@ def _warm_up_once() -> bool:
     from dashboard import data
     from dashboard.exports import start_export_engine
 
-    threading.Thread(target=data.warm_up, name="flab-warm-up", daemon=True).start()
+    data.start_warm_up()
     threading.Thread(target=_quietly(start_export_engine), name="flab-export-engine", daemon=True).start()
     return True
 

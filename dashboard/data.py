@@ -6,7 +6,9 @@ the sidebar controls live in dashboard/controls.py, the view state in dashboard/
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
+import threading
 from pathlib import Path
 
 import pandas as pd
@@ -96,23 +98,41 @@ def newest_with_results() -> tuple[str, str] | None:
     return None if frame.empty else (frame["id"].iloc[0], frame["name"].iloc[0])
 
 
+_exiting = threading.Event()
+
+
+def start_warm_up() -> None:
+    """warm_up in a daemon thread that the interpreter's exit stops between steps and waits for: a
+    daemon thread still inside a DuckDB call when Python finalizes is unwound through DuckDB's C++
+    and aborts the whole process (SIGABRT, "exception not rethrown")."""
+    thread = threading.Thread(target=warm_up, name="flab-warm-up", daemon=True)
+    thread.start()
+
+    def stop() -> None:
+        _exiting.set()
+        thread.join(timeout=120)
+
+    atexit.register(stop)
+
+
 def warm_up() -> None:
     """Compute the newest experiment's default views once, in the background, when the server
     starts: the first visit to the Overview (the lab's program styles, ~10 s to match), Frontier,
     Churn or pass@k then finds them cached."""
     try:
         lab = lab_experiment()
-        if lab:
+        if lab and not _exiting.is_set():
             lab_styles(lab)
         newest = newest_with_results()
         if newest is None:
             return
         v = experiment_view(newest[0])
-        v.findings()
-        v.frontier("per_problem")
-        v.order("difficulty")
-        v.churn(SOLVED_AT)
-        v.pools()
+        steps = (v.findings, lambda: v.frontier("per_problem"), lambda: v.order("difficulty"),
+                 lambda: v.churn(SOLVED_AT), v.pools)  # fmt: skip
+        for step in steps:
+            if _exiting.is_set():
+                return
+            step()
     except Exception:  # a cold cache only costs time; the page shows any real error itself
         return
 
