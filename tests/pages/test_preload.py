@@ -9,14 +9,14 @@ import pytest
 
 from tests.conftest import ROOT
 
-# In a fresh interpreter, as the server runs: Streamlit (loaded by its own command line), the
-# preload, then each page's module-level imports (a page script itself needs a running app).
+# In a fresh interpreter, as the server runs: the preload, Streamlit (loaded by its own command
+# line), then each page's module-level imports (a page script itself needs a running app).
 PROBE = """
 import ast, importlib, json, sys
-import streamlit
 from dashboard.serve import preload
 preload()
 preloaded = {m.split(".")[0] for m in sys.modules}
+import streamlit
 from app import PAGES
 new = {}
 for path, _, _ in PAGES:
@@ -37,7 +37,9 @@ def test_after_the_preload_the_pages_import_no_third_party_module():
     probe = PROBE.replace("from app import PAGES", "PAGES = " + _pages_literal())
     out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     result = json.loads(out.strip().splitlines()[-1])
-    assert result["streamlit"] is True  # the probe's own import, as in the server
+    # it runs before Streamlit's command line: nothing it loads may need Streamlit, whose caches
+    # belong to the server's runtime
+    assert result["streamlit"] is False
     stdlib = set(sys.stdlib_module_names)
     third_party = {
         page: [m for m in mods if m not in stdlib and not m.startswith("_") and m not in ("dashboard", "backend")]
@@ -45,14 +47,6 @@ def test_after_the_preload_the_pages_import_no_third_party_module():
     }
     assert len(third_party) == 8, third_party  # every page of app.py was read
     assert third_party == {page: [] for page in third_party}
-
-
-def test_the_preload_needs_no_streamlit_runtime():
-    """It runs before Streamlit's command line: nothing it loads may import Streamlit (whose caches
-    belong to the server's runtime)."""
-    code = "import sys; from dashboard.serve import preload; preload(); print('streamlit' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "False"
 
 
 def _pages_literal() -> str:
