@@ -166,7 +166,11 @@ def served(tree: Path, db: Path):
         yield url, time.perf_counter() - launched
     finally:
         proc.terminate()
-        proc.wait(30)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:  # a server busy with its warm-up on a loaded host was left running
+            proc.kill()
+            proc.wait(10)
 
 
 @contextlib.contextmanager
