@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from backend.vocab import OUTCOME_CLASSES, SANDBOX_ERROR
 
+SAMPLES_JOIN = "LEFT JOIN samples s USING (experiment_id, checkpoint_id, problem_id, sample_idx)"
+
 
 class AnalysisQueries:
     """Mixed into Store: every method reads through `self.connect(read_only=True)`."""
@@ -25,23 +27,27 @@ class AnalysisQueries:
         failure (a program too slow on a tiny input is stuck, not inefficient at scale)."""
         import polars as pl
 
-        filters, params, join_samples = self._evaluation_filters(experiment_id, difficulty, platform, setting)
+        filters, params, joins = self._evaluation_filters(experiment_id, difficulty, platform, setting)
         tiny = f"e.outcome = 'optimization_failure' AND e.first_failing_tier < {int(opt_min_tier or 0)}"
+        # counted first, then labelled: joining the checkpoint and problem rows to every sample
+        # before grouping cost a third more CPU (5 M samples, docs/benchmarks.md), and the
+        # checkpoints' own experiment_id made the setting filter's `USING (experiment_id, …)` ambiguous
         sql = f"""
-            SELECT e.checkpoint_id, e.problem_id,
-                   count(*)::INTEGER AS n,
-                   {", ".join(f"count(*) FILTER (WHERE {_outcome_is(c, tiny)})::INTEGER AS {c}" for c in OUTCOME_CLASSES)},
-                   any_value(c.alpha) AS alpha, any_value(c.kind) AS kind,
-                   any_value(coalesce(c.label, e.checkpoint_id)) AS label,
-                   any_value(p.difficulty) AS difficulty, any_value(p.platform) AS platform,
-                   any_value(coalesce(p.title, e.problem_id)) AS title
-            FROM evaluations e
-            LEFT JOIN checkpoints c ON c.id = e.checkpoint_id
-            LEFT JOIN problems p ON p.id = e.problem_id
-            {join_samples}
-            WHERE {" AND ".join(filters)}
-            GROUP BY e.checkpoint_id, e.problem_id
-            ORDER BY e.checkpoint_id, e.problem_id
+            WITH counted AS (
+                SELECT e.checkpoint_id, e.problem_id,
+                       count(*)::INTEGER AS n,
+                       {", ".join(f"count(*) FILTER (WHERE {_outcome_is(c, tiny)})::INTEGER AS {c}" for c in OUTCOME_CLASSES)}
+                FROM evaluations e
+                {joins}
+                WHERE {" AND ".join(filters)}
+                GROUP BY e.checkpoint_id, e.problem_id
+            )
+            SELECT counted.*, c.alpha, c.kind, coalesce(c.label, counted.checkpoint_id) AS label,
+                   p.difficulty, p.platform, coalesce(p.title, counted.problem_id) AS title
+            FROM counted
+            LEFT JOIN checkpoints c ON c.id = counted.checkpoint_id
+            LEFT JOIN problems p ON p.id = counted.problem_id
+            ORDER BY counted.checkpoint_id, counted.problem_id
         """
         with self.connect(read_only=True) as con:
             return pl.from_arrow(con.sql(sql, params=params).to_arrow_table())
@@ -56,18 +62,21 @@ class AnalysisQueries:
         return int(rows), int(fingerprint)
 
     @staticmethod
-    def _evaluation_filters(experiment_id, difficulty, platform, setting) -> tuple[list[str], list, str]:
-        """WHERE terms, their parameters and the samples join for evaluations `e` of one experiment."""
+    def _evaluation_filters(
+        experiment_id, difficulty, platform, setting, samples_joined: bool = False
+    ) -> tuple[list[str], list, str]:
+        """WHERE terms, their parameters and the joins they need (problems `p`, samples `s`, unless
+        the query joins its samples itself) for evaluations `e` of one experiment: no filter, no join."""
         filters = ["e.experiment_key = md5_number_lower(?)", "e.experiment_id = ?", f"e.outcome <> '{SANDBOX_ERROR}'"]
         params = [experiment_id, experiment_id]
         for column, value in (("p.difficulty", difficulty), ("p.platform", platform), ("s.setting", setting)):
             if value:
                 filters.append(f"{column} = ?")
                 params.append(value)
-        join_samples = (
-            "LEFT JOIN samples s USING (experiment_id, checkpoint_id, problem_id, sample_idx)" if setting else ""
-        )
-        return filters, params, join_samples
+        joins = ["LEFT JOIN problems p ON p.id = e.problem_id"] if difficulty or platform else []
+        if setting and not samples_joined:
+            joins.append(SAMPLES_JOIN)
+        return filters, params, " ".join(joins)
 
     def format_causes(self, experiment_id: str, *, difficulty=None, platform=None, setting=None):
         """Per (checkpoint, problem): judged samples, format failures by cause — cut at the token
@@ -75,7 +84,7 @@ class AnalysisQueries:
         code at all — and the completions' token counts (sum and number counted), as a Polars frame."""
         import polars as pl
 
-        filters, params, _ = self._evaluation_filters(experiment_id, difficulty, platform, setting)
+        filters, params, joins = self._evaluation_filters(experiment_id, difficulty, platform, setting, True)
         fmt = "e.outcome = 'format_failure'"
         cut = f"{fmt} AND s.finish_reason = 'length'"
         sql = f"""
@@ -88,8 +97,8 @@ class AnalysisQueries:
                    coalesce(sum(s.completion_tokens), 0)::BIGINT AS tokens,
                    count(s.completion_tokens)::INTEGER AS with_tokens
             FROM evaluations e
-            LEFT JOIN problems p ON p.id = e.problem_id
-            LEFT JOIN samples s USING (experiment_id, checkpoint_id, problem_id, sample_idx)
+            {joins}
+            {SAMPLES_JOIN}
             WHERE {" AND ".join(filters)}
             GROUP BY e.checkpoint_id, e.problem_id
         """  # fmt: skip
@@ -101,19 +110,23 @@ class AnalysisQueries:
         (tier k: the failing input is shorter than 10^k characters), as a Polars frame."""
         import polars as pl
 
-        filters, params, join_samples = self._evaluation_filters(experiment_id, difficulty, platform, setting)
+        filters, params, joins = self._evaluation_filters(experiment_id, difficulty, platform, setting)
+        opt = "e.outcome = 'optimization_failure'"
         sql = f"""
-            SELECT e.checkpoint_id, any_value(coalesce(c.label, e.checkpoint_id)) AS label,
-                   any_value(c.alpha) AS alpha, count(*)::INTEGER AS n,
-                   {", ".join(f"count(*) FILTER (WHERE e.outcome = 'optimization_failure' AND e.first_failing_tier = {k})::INTEGER AS tier_{k}" for k in range(1, 7))},
-                   count(*) FILTER (WHERE e.outcome = 'optimization_failure' AND (e.first_failing_tier IS NULL OR e.first_failing_tier > 6))::INTEGER AS tier_other
-            FROM evaluations e
-            LEFT JOIN checkpoints c ON c.id = e.checkpoint_id
-            LEFT JOIN problems p ON p.id = e.problem_id
-            {join_samples}
-            WHERE {" AND ".join(filters)}
-            GROUP BY e.checkpoint_id
-            ORDER BY any_value(c.alpha) NULLS LAST, label
+            WITH counted AS (
+                SELECT e.checkpoint_id, count(*)::INTEGER AS n,
+                       {", ".join(f"count(*) FILTER (WHERE {opt} AND e.first_failing_tier = {k})::INTEGER AS tier_{k}" for k in range(1, 7))},
+                       count(*) FILTER (WHERE {opt} AND (e.first_failing_tier IS NULL OR e.first_failing_tier > 6))::INTEGER AS tier_other
+                FROM evaluations e
+                {joins}
+                WHERE {" AND ".join(filters)}
+                GROUP BY e.checkpoint_id
+            )
+            SELECT counted.checkpoint_id, coalesce(c.label, counted.checkpoint_id) AS label, c.alpha,
+                   counted.* EXCLUDE (checkpoint_id)
+            FROM counted
+            LEFT JOIN checkpoints c ON c.id = counted.checkpoint_id
+            ORDER BY c.alpha NULLS LAST, coalesce(c.label, counted.checkpoint_id)
         """  # fmt: skip
         with self.connect(read_only=True) as con:
             return pl.from_arrow(con.sql(sql, params=params).to_arrow_table())

@@ -20,5 +20,7 @@ esac
 # A user on a v2-only host under systemd cannot delegate the cgroup systemd gave them: the judge
 # then starts in a delegated scope (docs/sandbox.md); the prefix is empty everywhere else.
 read -r -a SCOPE <<<"$("$PY" -m backend.sandbox.cgroup_detect)"
-exec "${SCOPE[@]}" "$PY" -m streamlit run app.py --server.address "$HOST" --server.port "$PORT" --server.headless true \
+# dashboard/serve.py: Streamlit's command line, after loading what the pages import (so the first
+# page opened does not wait for pandas, SciPy and Plotly).
+exec "${SCOPE[@]}" "$PY" -m dashboard.serve run app.py --server.address "$HOST" --server.port "$PORT" --server.headless true \
   --server.fileWatcherType none --browser.gatherUsageStats false

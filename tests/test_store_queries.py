@@ -1,0 +1,80 @@
+"""The store's analysis inputs under the dashboard's filters, against counts written out by hand.
+
+The setting filter joins the samples `USING (experiment_id, …)`; while the checkpoint rows were
+joined to every sample before grouping, their own `experiment_id` (an RL checkpoint's run) made
+that name ambiguous and every query with a setting failed (a Binder Error on the Frontier)."""
+
+import pytest
+
+from backend.records import Checkpoint, Evaluation, Experiment, Problem, Sample
+
+# (checkpoint, problem, sample) → (setting, outcome, first failing tier, verdict, finish reason, tokens)
+ROWS = {
+    ("m0", "p-easy", 0): ("reasoning", "correct", None, "AC", "stop", 10),
+    ("m0", "p-easy", 1): ("tool", "optimization_failure", 2, "TLE", "stop", 20),
+    ("m0", "p-hard", 0): ("tool", "format_failure", None, None, "length", 30),
+    ("m0", "p-hard", 1): ("tool", "optimization_failure", 5, "TLE", "stop", 40),
+    ("rl", "p-easy", 0): ("tool", "format_failure", None, "CE", "stop", 50),
+    ("rl", "p-hard", 0): ("reasoning", "correctness_failure", 1, "WA", "stop", 60),
+    ("rl", "p-hard", 1): ("tool", "sandbox_error", None, None, "stop", 70),  # counted nowhere
+}
+
+
+@pytest.fixture
+def filled(store):
+    store.put([Experiment(id="exp", kind="eval", name="filters")])
+    store.put([Checkpoint(id="m0", path="/m0", kind="merged", alpha=0.0, label="α=0"),
+               Checkpoint(id="rl", path="/rl", kind="trained", label="RL run", experiment_id="rl-run")])  # fmt: skip
+    store.put(
+        [
+            Problem(id=p, bench="t", title=p, statement="-", difficulty=p.removeprefix("p-"))
+            for p in ("p-easy", "p-hard")
+        ]
+    )
+    store.put([Sample("exp", c, p, i, setting=s, finish_reason=f, completion_tokens=t)
+               for (c, p, i), (s, _, _, _, f, t) in ROWS.items()])  # fmt: skip
+    store.put([Evaluation("exp", c, p, i, outcome=o, first_failing_tier=tier, verdict=v)
+               for (c, p, i), (_, o, tier, v, _, _) in ROWS.items()])  # fmt: skip
+    return store
+
+
+def test_outcome_counts_of_one_setting(filled):
+    counts = filled.outcome_counts("exp", setting="tool").sort("checkpoint_id", "problem_id")
+    # tool samples: m0/p-easy #1 (opt), m0/p-hard #0 (format), #1 (opt); rl/p-easy #0 (format); rl/p-hard #1 is a sandbox error
+    columns = [
+        "checkpoint_id",
+        "problem_id",
+        "n",
+        "correct",
+        "optimization_failure",
+        "format_failure",
+        "label",
+        "difficulty",
+    ]
+    assert counts.select(columns).rows() == [
+        ("m0", "p-easy", 1, 0, 1, 0, "α=0", "easy"),
+        ("m0", "p-hard", 2, 0, 1, 1, "α=0", "hard"),
+        ("rl", "p-easy", 1, 0, 0, 1, "RL run", "easy"),
+    ]
+    hard = filled.outcome_counts("exp", setting="tool", difficulty="hard")
+    assert hard.select("checkpoint_id", "problem_id", "n").rows() == [("m0", "p-hard", 2)]
+
+
+def test_optimization_tiers_of_one_setting(filled):
+    tiers = filled.optimization_tiers("exp", setting="tool")
+    assert tiers.select("checkpoint_id", "label", "n", "tier_2", "tier_5", "tier_other").rows() == [
+        ("m0", "α=0", 3, 1, 1, 0),  # α = 0 first; the RL checkpoint, without α, last
+        ("rl", "RL run", 1, 0, 0, 0),
+    ]
+    assert filled.optimization_tiers("exp", setting="reasoning")["n"].to_list() == [1, 1]
+
+
+def test_format_causes_of_one_setting_and_difficulty(filled):
+    causes = filled.format_causes("exp", setting="tool", difficulty="hard")
+    assert causes.select(
+        "checkpoint_id", "problem_id", "n", "truncated", "compile_error", "no_code", "tokens"
+    ).rows() == [
+        ("m0", "p-hard", 2, 1, 0, 0, 70),  # the format failure was cut at the token limit
+    ]
+    easy = filled.format_causes("exp", setting="tool", difficulty="easy").sort("checkpoint_id")
+    assert easy.select("checkpoint_id", "n", "compile_error", "tokens").rows() == [("m0", 1, 0, 20), ("rl", 1, 1, 50)]
