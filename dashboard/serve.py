@@ -32,6 +32,7 @@ MODULES = (
     "backend.analysis.trend",
     "dashboard.paper_views",
     "dashboard.plots",
+    "dashboard.scatter",
 )
 
 
@@ -52,7 +53,8 @@ def _draw_once() -> None:
     from backend.analysis.frontier import frontier_table
     from backend.analysis.trend import trend
     from dashboard.paper_views import trend_bands
-    from dashboard.plots import failure_scatter, outcome_fractions, solve_rate
+    from dashboard.plots import outcome_fractions, solve_rate
+    from dashboard.scatter import failure_scatter
 
     alphas, problems = [0.0, 0.5, 1.0], ["p0", "p1"]
     rows = [(f"c{i}", p, a) for i, a in enumerate(alphas) for p in problems]
