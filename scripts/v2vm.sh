@@ -164,6 +164,10 @@ mount -t cgroup2 cgroup2 $r/sys/fs/cgroup
 mount -t devtmpfs dev $r/dev
 mkdir -p $r/dev/pts $r/dev/shm && mount -t devpts devpts $r/dev/pts && mount -t tmpfs shm $r/dev/shm
 mount -t tmpfs -o mode=1777 tmp $r/tmp
+# The host's daemon state is not the guest's: a fresh /run (no stale docker.sock or docker.pid) and
+# an empty data-root for scripts/start_dockerd.sh (the docker tests build the image there).
+mount -t tmpfs -o mode=755 run $r/run && mkdir -m 1777 $r/run/lock
+mkdir -p $r/var/lib/flab-docker && mount -t tmpfs -o mode=711 docker $r/var/lib/flab-docker
 mkdir -p $r$job && mount -t 9p -o "$opts" job $r$job
 work=$(sed -n 's/.*v2vm_work=\([^ ]*\).*/\1/p' /proc/cmdline)
 if [ -n "$work" ]; then  # the checkout under /tmp: read-only from the host, writes to the tmpfs

@@ -75,8 +75,7 @@ class SandboxCgroup:
     def __init__(self, layout: Layout, dirs: dict[str, Path], owned: bool):
         self.layout, self.dirs, self.owned = layout, dirs, owned
         self.v2 = layout.version == 2
-        # docker's container cgroup has the container's processes: no child cgroup per test there
-        self.peak = layout.peak if owned or layout.peak == PEAK_RESET else PEAK_NONE
+        self.peak = layout.peak
         self._leaf: Path | None = None  # per-test peak: the cgroup the launcher and this test's program are in
         self._peak_fd: int | None = None
         self._baseline = 0  # the group's use when the test began (+ staged input): the cap's base
@@ -134,7 +133,19 @@ class SandboxCgroup:
             fstype = "cgroup2" if layout.version == 2 else "cgroup"
             mount, root = next((m, r) for t, m, r, opts in mounts if t == fstype and (not ctrl or ctrl in opts))
             dirs[role] = _folder(mount, root, own[ctrl])
-        return cls(layout, dirs, owned=False)
+        group = cls(layout, dirs, owned=False)
+        if group.peak == PEAK_PER_TEST:
+            group._adopt_into_leaf()
+        return group
+
+    def _adopt_into_leaf(self) -> None:
+        """A docker container's cgroup already holds its processes, and a v2 cgroup with processes
+        cannot enable a controller for its children: they move into the first per-test child, then
+        memory is enabled below the container's cgroup (runc removes the children with it)."""
+        self._leaf = self._new_leaf()
+        for pid in _read(self.dirs["memory"] / "cgroup.procs").split():
+            _write(self._leaf / "cgroup.procs", pid)
+        _write(self.dirs["memory"] / "cgroup.subtree_control", "+memory")
 
     # -- membership -------------------------------------------------------------------------
 

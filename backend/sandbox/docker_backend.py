@@ -7,7 +7,8 @@ many programs without one seeing another's processes or files.
 
 Accounting: the container's own cgroup. The host sets its memory cap and pids limit per test
 (the container limit *is* the test's cap, so an OOM kill in it is MLE), reads its memory events
-and peak after every test, and the launcher reads the container's CPU counter, mounted read-only
+and peak after every test (on v2 kernels that cannot reset the peak, a fresh child cgroup's per
+test: SandboxCgroup.of_process), and the launcher reads the container's CPU counter, mounted read-only
 at /sys/fs/cgroup inside it. Where the host cannot read the container's cgroup (another cgroup
 driver's layout, a rootless daemon), containers run under per-process rlimits instead and
 `accounting` says why: the MLE/TLE split is then best-effort.

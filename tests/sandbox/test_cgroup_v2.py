@@ -6,6 +6,7 @@ subset); on a v1 host they are skipped."""
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ import pytest
 from backend.grading.judge import JudgeTest
 from backend.grading.limits import JudgeLimits
 from backend.sandbox import cgroup_detect, cgroups
+from backend.sandbox.backends import open_session
 
 ROOT = Path(__file__).resolve().parents[2]
 LAYOUT = cgroups.detect()
@@ -44,6 +46,33 @@ def test_each_test_is_measured_from_zero(run):
     assert result.verdict == "AC", [t.detail for t in result.tests]
     mems = [t.mem_mb for t in result.tests]
     assert 55 <= mems[0] <= 100 and mems[1] < 30 and 55 <= mems[2] <= 100, mems
+
+
+@pytest.mark.docker
+def test_a_containers_peak_is_read_as_the_judges_and_its_cgroup_goes_with_it(docker_ready):
+    """docker's own container cgroup is measured by the kernel's mechanism too: on kernels that
+    cannot reset memory.peak its processes move into a fresh child per test (before, the container
+    was labelled cgroup-v2-largest-process: one process's RSS). When the container is removed, its
+    cgroup goes, per-test children included."""
+    per_test = LAYOUT.peak == cgroup_detect.PEAK_PER_TEST
+    session = open_session("docker")
+    group, seen = session.cgroup, []
+    try:
+        assert session.accounting == LAYOUT.accounting
+        assert session.load("python", "print(input())", JudgeLimits().for_compile())["ok"]
+        for text in ("a", "b"):
+            assert session.run(JudgeLimits().for_test(), text + "\n")["stdout"] == text + "\n"
+            (launcher,) = group.pids()
+            own = Path("/sys/fs/cgroup" + Path(f"/proc/{launcher}/cgroup").read_text().strip().removeprefix("0::"))
+            assert (own.parent if per_test else own) == group.dirs["memory"], own
+            seen.append(own)
+        assert seen[0] != seen[1] if per_test else seen[0] == seen[1], seen
+    finally:
+        session.destroy()
+    deadline = time.monotonic() + 5  # the container's runtime removes its cgroup as it goes
+    while group.dirs["memory"].exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not group.dirs["memory"].exists()
 
 
 LEAF_JUDGE = """
