@@ -11,6 +11,7 @@ from backend.grading.judge import JudgeTest
 from backend.grading.limits import JudgeLimits
 from backend.sandbox.backends import open_session
 from backend.sandbox.boot import SANDBOX_PYTHON
+from tests.sandbox.speed import scaled
 
 READ = "a, b = map(int, input().split())\n"
 # each ends correctly under plain python3; all but the last two got RE or WA before #47
@@ -68,9 +69,10 @@ def plain_python3(source: str, tmp_path) -> tuple[int, str]:
 
 def in_sandbox(backend: str, source: str) -> tuple[int, str]:
     """The program's exit status and output in the backend's sandbox."""
+    limits = scaled(JudgeLimits())  # each ending is fixed work (a Pool starts two interpreters)
     with open_session(backend) as session:
-        assert session.load("python", source, JudgeLimits().for_compile())["ok"]
-        res = session.run(JudgeLimits().for_test(), TEST.input)
+        assert session.load("python", source, limits.for_compile())["ok"]
+        res = session.run(limits.for_test(), TEST.input)
     return res.exit_code, res.stdout
 
 
@@ -78,7 +80,7 @@ def in_sandbox(backend: str, source: str) -> tuple[int, str]:
 def test_an_ending_python3_accepts_is_ac(backend, run, name, tmp_path):
     assert plain_python3(ENDINGS[name], tmp_path) == (0, TEST.output)
     assert in_sandbox(backend, ENDINGS[name]) == (0, TEST.output)
-    result = run(ENDINGS[name], [TEST])
+    result = run(ENDINGS[name], [TEST], limits=scaled(JudgeLimits(time_limit_s=1.0)))
     assert result.verdict == "AC", (result.verdict, result.tests[0].detail)
 
 
