@@ -1,12 +1,12 @@
 """The miniature lab's recipe: every setting of `lab build` in one dataclass (TRL-style config); the
 RL and sweep settings are RLSpec and SweepSpec values, checked by those specs.
 
-`LabRecipe()` is the fourth design (issue #49, planned, not built: the third design with half of
-the separating problems taught without their reference, `withheld_share`). The committed build F
-under `artifacts/lab/` is the third design (issue #29: per-problem limits, an SFT mix graded by
-difficulty, title-copy and swapped-title rows, T = 0.4 over α in [-0.5, 1.5]), which its
-`recipe.json` holds (`LabRecipe.from_dict` reads it back; a test checks that it equals
-`LabRecipe()` without the withheld set). `--smoke` uses
+`LabRecipe()` is the fourth design (issue #49: the third design with half of the separating
+problems taught without their reference, `withheld_share`), built as build G and committed under
+`artifacts/lab/`, whose `recipe.json` holds it (`LabRecipe.from_dict` reads it back; a test checks
+that it equals `LabRecipe()`). The third design (issue #29: per-problem limits, an SFT mix graded by
+difficulty, title-copy and swapped-title rows, T = 0.4 over α in [-0.5, 1.5]) is `LabRecipe()`
+with `withheld_share = 0`, as build F recorded it (tests/lab/build_f_manifest.json). `--smoke` uses
 `LabRecipe.smoke()`, the same pipeline scaled down so it runs end to end in CI; `--pilot` uses
 `LabRecipe.pilot()`, the checks to run before the full build.
 """
