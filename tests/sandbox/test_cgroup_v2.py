@@ -61,7 +61,7 @@ def test_a_containers_peak_is_read_as_the_judges_and_its_cgroup_goes_with_it(doc
         assert session.accounting == LAYOUT.accounting
         assert session.load("python", "print(input())", JudgeLimits().for_compile())["ok"]
         for text in ("a", "b"):
-            assert session.run(JudgeLimits().for_test(), text + "\n")["stdout"] == text + "\n"
+            assert session.run(JudgeLimits().for_test(), text + "\n").stdout == text + "\n"
             (launcher,) = group.pids()
             own = Path("/sys/fs/cgroup" + Path(f"/proc/{launcher}/cgroup").read_text().strip().removeprefix("0::"))
             assert (own.parent if per_test else own) == group.dirs["memory"], own
