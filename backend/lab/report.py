@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from backend.analysis.findings import FindingsSpec, findings
+from backend.analysis.findings import FindingsSpec, check_frontier, findings
 from backend.analysis.findings_text import findings_table
 
 
@@ -52,13 +52,15 @@ def preregistered_tests(counts, manifest: dict) -> list[dict]:
     set beside them, and T2, the difference-in-differences. [] for a build with no withheld set."""
     if not manifest.get("withheld"):
         return []
+    import polars as pl
+
     from backend.analysis.did import DidSpec, difference_in_differences, endpoint_change, status_of
     from backend.analysis.frame import to_outcomes
 
     sets = {"withheld": manifest["withheld"], "kept": manifest["kept"]}
-    rows = []
-    for name, found in findings_by_subset(counts, sets, manifest["recipe"]["seed"]).items():
-        frontier = next(r for r in found if r["finding"] == "frontier")
+    spec, rows = FindingsSpec(seed=manifest["recipe"]["seed"]), []
+    for name, ids in sets.items():  # the frontier finding alone: the tests need no churn or ensemble
+        frontier = check_frontier(to_outcomes(counts.filter(pl.col("problem_id").is_in(ids))), spec).to_dict()
         for test, part in zip(PREREGISTERED, frontier["parts"], strict=False):  # none when not tested
             if test != "T1c":
                 status = "not_tested" if part["ci_low"] is None else status_of(part["ci_low"], part["ci_high"],
