@@ -2,11 +2,12 @@
 RL and sweep settings are RLSpec and SweepSpec values, checked by those specs.
 
 `LabRecipe()` is the fourth design (issue #49: the third design with half of the separating
-problems taught without their reference, `withheld_share`), built as build G and committed under
-`artifacts/lab/`, whose `recipe.json` holds it (`LabRecipe.from_dict` reads it back; a test checks
-that it equals `LabRecipe()`). The third design (issue #29: per-problem limits, an SFT mix graded by
-difficulty, title-copy and swapped-title rows, T = 0.4 over α in [-0.5, 1.5]) is `LabRecipe()`
-with `withheld_share = 0`, as build F recorded it (tests/lab/build_f_manifest.json). `--smoke` uses
+problems taught without their reference, `withheld_share`), with build H's 96 SFT epochs, built
+as build H and committed under `artifacts/lab/`, whose `recipe.json` holds it
+(`LabRecipe.from_dict` reads it back; a test checks that it equals `LabRecipe()`). The third
+design (issue #29: per-problem limits, an SFT mix graded by difficulty, title-copy and
+swapped-title rows, T = 0.4 over α in [-0.5, 1.5]) is `LabRecipe()` with `withheld_share = 0` and
+64 SFT epochs, as build F recorded it (tests/lab/build_f_manifest.json). `--smoke` uses
 `LabRecipe.smoke()`, the same pipeline scaled down so it runs end to end in CI; `--pilot` uses
 `LabRecipe.pilot()`, the checks to run before the full build.
 """
@@ -67,7 +68,7 @@ class LabRecipe:
     # 0: no withheld set (builds before the fourth design)
     withheld_share: float = 0.5
     withheld_mix: dict = field(default_factory=lambda: {"reference": 0, "brute": 6, "buggy": 4})
-    sft_epochs: int = 64
+    sft_epochs: int = 96  # build G's 64 left 13 % of the SFT's programs broken (compile errors), build H
     code_sequences: int = 80000  # completion-only rows: teach a from-scratch model the programs themselves
     sft_learning_rate: float = 3e-3
     sft_batch_size: int = 32

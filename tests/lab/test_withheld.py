@@ -110,7 +110,7 @@ def test_build_fs_recipe_reads_back_without_a_withheld_set_and_draws_its_recorde
     recipe read back today draws exactly those counts, over all 34 problems in the build's order."""
     manifest = json.loads(BUILD_F.read_text())
     recipe = LabRecipe.from_dict(manifest["recipe"])
-    assert recipe.withheld_share == 0.0 and recipe == replace(LabRecipe(), withheld_share=0.0)
+    assert recipe.withheld_share == 0.0 and recipe == replace(LabRecipe(), withheld_share=0.0, sft_epochs=64)
     slugs = [p.split("/", 1)[1] for p in manifest["held_in"]]
     built = {p.id.split("/", 1)[1]: p for p, _ in build_builtin(None, only=slugs, progress=False)}
     problems = [replace(built[s], id=f"lab/{s}") for s in slugs]
