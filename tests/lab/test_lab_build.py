@@ -212,11 +212,13 @@ def test_committed_lab_artifacts_import(tmp_path):
         rows = json.loads(report.stdout)
         assert [(r["finding"], r["status"]) for r in rows] == [(r["finding"], r["status"]) for r in committed[subset]]
         assert [r["statistic"] for r in rows] == pytest.approx([r["statistic"] for r in committed[subset]])
-        # as docs/lab.md reports: optimization failures fall from θ_low to θ_high, correctness failures
-        # do not show a rise (underpowered)
+        # as docs/lab.md reports for build H: optimization failures fall and correctness failures rise
+        # from θ_low to θ_high, but the solve rate rises too, so its flatness is not shown (underpowered)
         frontier = rows[0]
-        assert frontier["status"] == "underpowered" and frontier["parts"][0]["status"] == "shows"
-        assert frontier["parts"][0]["statistic"] > 0.1 and frontier["parts"][1]["status"] == "underpowered"
+        assert frontier["status"] == "underpowered" and [p["status"] for p in frontier["parts"]] == [
+            "shows", "shows", "underpowered"
+        ]  # fmt: skip
+        assert frontier["parts"][0]["statistic"] > 0.1 and frontier["parts"][1]["statistic"] > 0.1
 
 
 def recount_solved(store, sweep: str) -> tuple[int, int]:
