@@ -57,6 +57,7 @@ def test_a_vllm_disk_sweep_after_the_endpoints_gained_a_template(endpoints, tmp_
     build_builtin(store, only=["max-subarray"], progress=False)
     fields = {"low": low, "high": high, "alphas": "0.5", "problems": ["builtin/max-subarray"], "n": 1,
               "max_tokens": 16, "engine": "vllm"}  # fmt: skip
+    merged = []
     for with_template in (False, True):
         if with_template:
             for folder in (low, high):
@@ -67,6 +68,11 @@ def test_a_vllm_disk_sweep_after_the_endpoints_gained_a_template(endpoints, tmp_
         assert store.get(Job, job.id).status == "done", store.get(Job, job.id).error
         calls = [e[1] for e in vllm_standin.EVENTS if e[0] == "call"]
         assert calls == (["chat"] if with_template else ["generate"])
+        (model,) = [e[2] for e in vllm_standin.EVENTS if e[0] == "start"]  # the α = 0.5 merged folder served
+        merged.append(Path(model))
+    assert merged[0] != merged[1]  # a new merge, not the cached one
+    assert not (merged[0] / "chat_template.jinja").exists()
+    assert (merged[1] / "chat_template.jinja").read_text() == template  # the endpoints' new file, copied
 
 
 def test_a_sweep_refuses_endpoints_whose_tokenizers_differ_in_one_line(endpoints):
