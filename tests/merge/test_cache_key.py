@@ -45,6 +45,28 @@ def test_a_changed_chat_template_is_a_new_merge(endpoints, tmp_path):
     assert third not in (first, second) and (third / "generation_config.json").read_text() == '{"temperature": 0.6}'
 
 
+def test_named_chat_templates_are_copied_and_keyed(endpoints, tmp_path):
+    """transformers loads additional_chat_templates/NAME.jinja with the tokenizer (tokenizer.chat_template
+    becomes a dict; a call with tools picks "tool_use"): a merge copies them, a changed one is a new
+    merge, and endpoints whose named templates differ are different tokenizers."""
+    from transformers import AutoTokenizer
+
+    low, high, template = endpoints
+    for folder in (low, high):
+        (Path(folder) / "chat_template.jinja").write_text(template)
+        (Path(folder) / "additional_chat_templates").mkdir()
+        (Path(folder) / "additional_chat_templates" / "tool_use.jinja").write_text("{{ 'tools' }}")
+    cache = MergeCache(tmp_path / "cache")
+    (first,) = cache.get([MergeSpec.alpha(low, high, 0.5)], progress=False)
+    assert AutoTokenizer.from_pretrained(first).chat_template == {"default": template, "tool_use": "{{ 'tools' }}"}
+    (Path(high) / "additional_chat_templates" / "tool_use.jinja").write_text("{{ 'other' }}")
+    with pytest.raises(UserError, match=r"different tokenizers \(chat template\)"):
+        validate_spec(SweepSpec, {"low": low, "high": high, "alphas": "0,1"})
+    (Path(low) / "additional_chat_templates" / "tool_use.jinja").write_text("{{ 'other' }}")
+    (second,) = cache.get([MergeSpec.alpha(low, high, 0.5)], progress=False)
+    assert second != first and (second / "additional_chat_templates" / "tool_use.jinja").read_text() == "{{ 'other' }}"
+
+
 @pytest.mark.slow
 def test_a_vllm_disk_sweep_after_the_endpoints_gained_a_template(endpoints, tmp_path, monkeypatch):
     """The review's failure, end to end through jobs and the vLLM stand-in: two sweeps, only the
