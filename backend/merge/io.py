@@ -34,7 +34,7 @@ ST_NAMES = {v: k for k, v in ST_DTYPES.items()}
 FLOAT_NAMES = {"F64", "F32", "F16", "BF16"}
 AUX_FILES = (
     "config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
-    "vocab.json", "merges.txt", "tokenizer.model", "added_tokens.json", "chat_template.jinja",
+    "vocab.json", "merges.txt", "tokenizer.model", "added_tokens.json", "chat_template.jinja", "chat_template.json",
 )  # fmt: skip
 TEMPLATES_DIR = "additional_chat_templates"  # named chat templates (NAME.jinja), loaded with the tokenizer
 MAX_HEADER = 100 << 20

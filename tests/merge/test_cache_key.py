@@ -3,6 +3,7 @@ unchanged (issue #46, item 5). Before: the key hashed config.json and the safete
 merge cached before the endpoints gained a chat template was reused without one, and a vLLM disk
 sweep failed with "Cannot use chat template functions because tokenizer.chat_template is not set"."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -65,6 +66,19 @@ def test_named_chat_templates_are_copied_and_keyed(endpoints, tmp_path):
     (Path(low) / "additional_chat_templates" / "tool_use.jinja").write_text("{{ 'other' }}")
     (second,) = cache.get([MergeSpec.alpha(low, high, 0.5)], progress=False)
     assert second != first and (second / "additional_chat_templates" / "tool_use.jinja").read_text() == "{{ 'other' }}"
+
+
+def test_a_legacy_chat_template_json_is_copied(endpoints, tmp_path):
+    """An endpoint whose template is a chat_template.json (the processors' legacy file, which
+    has_chat_template counts): its merges carry it too, so they prompt in the format chosen for it."""
+    from backend.rollout.prompts import has_chat_template
+
+    low, high, template = endpoints
+    for folder in (low, high):
+        (Path(folder) / "chat_template.json").write_text(json.dumps({"chat_template": template}))
+    (merged,) = MergeCache(tmp_path / "cache").get([MergeSpec.alpha(low, high, 0.5)], progress=False)
+    assert json.loads((merged / "chat_template.json").read_text()) == {"chat_template": template}
+    assert has_chat_template(merged)
 
 
 @pytest.mark.slow
