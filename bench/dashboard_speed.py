@@ -2,9 +2,10 @@
 render on a fresh server, for this tree and for a baseline tree (today's code, `git archive`d from
 --baseline-rev) in the same run, on the same file, with the row groups each outcome query reads.
 
-The data is SYNTHETIC (random outcomes), fit for timing only: --experiments sweeps whose ids share
-their first 15 characters, as real ones do ("sweep-20250601-…"), --rows judged samples in all,
-20 checkpoints × problems × 250 samples each.
+The data is SYNTHETIC (pseudo-random outcomes, `build`), fit for timing only: --experiments sweeps
+whose ids share their first 15 characters, as real ones do ("sweep-20250601-…"), --rows judged
+samples in all, 20 checkpoints × problems × 250 samples each, made inside DuckDB (1 M rows in
+about 2.5 s of CPU).
 
     .venv/bin/python bench/dashboard_speed.py --rows 50000000 [--db /tmp/flab-dashboard-bench.duckdb]
 """
@@ -24,16 +25,14 @@ import urllib.request
 from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from backend.records import Checkpoint, Evaluation, Experiment, Problem  # noqa: E402
-from backend.store import Store  # noqa: E402
+from backend.records import Checkpoint, Experiment, Problem  # noqa: E402
+from backend.store import Store, _insert  # noqa: E402
 
 CKPTS, SAMPLES = 20, 250
-CLASSES = np.array(["correct", "optimization_failure", "correctness_failure", "format_failure"])
 DONE = "document.querySelector('.stApp')?.getAttribute('data-test-script-state') === 'notRunning'"
 PAGES = {"frontier": 3, "churn": 1, "passk": 1}  # the result pages and their charts
 BASELINE_REV = "e466110"  # the tree issue #48 started from: outcome queries on the experiment id alone
@@ -85,7 +84,54 @@ def experiment_ids(count: int) -> list[str]:
     return [f"sweep-20250601-{i:06d}" for i in range(count)]
 
 
+# One judged sample per row of range(checkpoints × problems × samples), in that order, for one
+# experiment ($exp); $alphas lists the checkpoints' α. Every random draw is a hash of the sample's ids
+# and a salt, scaled to [0, 1): the same file on every run, and no Python object per row.
+ROWS = """
+WITH grid AS (
+    SELECT r // ($problems * {samples}) AS c, (r // {samples}) % $problems AS p, r % {samples} AS sample_idx
+    FROM range($problems * {checkpoints} * {samples}) t(r)
+), drawn AS (
+    SELECT c, p, sample_idx,
+           -- skill, one per (experiment, checkpoint, problem): Kumaraswamy(1.2, 2), by its inverse CDF
+           pow(1 - sqrt(1 - (hash($exp, c, p, 'skill') >> 11) / 9007199254740992.0), 1 / 1.2) AS skill,
+           greatest(0.05, least(0.95, 0.7 - 0.3 * $alphas[c + 1])) AS opt,
+           (hash($exp, c, p, sample_idx, 'u') >> 11) / 9007199254740992.0 AS u,
+           hash($exp, c, p, sample_idx, 'v') AS v
+    FROM grid
+), judged AS (
+    SELECT *, CASE WHEN u < skill THEN 'correct'
+                   WHEN u < skill + (1 - skill) * 0.9 * opt THEN 'optimization_failure'
+                   WHEN u < 0.97 THEN 'correctness_failure' ELSE 'format_failure' END AS outcome
+    FROM drawn
+)
+SELECT $exp AS experiment_id, printf('c%02d', c) AS checkpoint_id, printf('syn/p%05d', p) AS problem_id,
+       sample_idx::INTEGER AS sample_idx, outcome,
+       CASE outcome WHEN 'correct' THEN 'AC'
+                    WHEN 'optimization_failure' THEN CASE WHEN v % 5 = 0 THEN 'MLE' ELSE 'TLE' END
+                    WHEN 'correctness_failure' THEN CASE WHEN v % 4 = 0 THEN 'RE' ELSE 'WA' END
+                    ELSE CASE WHEN v % 2 = 0 THEN 'CE' ELSE 'FORMAT' END END AS verdict,
+       CASE outcome WHEN 'optimization_failure' THEN 3 + (v >> 8) % 4          -- tiers 3..6: large inputs
+                    WHEN 'correctness_failure' THEN 1 + (v >> 8) % 6 END::INTEGER AS first_failing_tier,
+       CASE outcome WHEN 'correct' THEN 6 WHEN 'format_failure' THEN 0
+                    ELSE first_failing_tier - 1 END::INTEGER AS highest_tier_passed
+FROM judged
+"""
+COLUMNS = ["experiment_id", "checkpoint_id", "problem_id", "sample_idx", "outcome", "verdict",
+           "first_failing_tier", "highest_tier_passed"]  # fmt: skip
+
+
 def build(db: Path, rows: int, experiments: int) -> None:
+    """The SYNTHETIC file: `experiments` sweeps of CKPTS checkpoints (α evenly from -1 to 2) ×
+    rows // (experiments × CKPTS × SAMPLES) problems × SAMPLES samples, written one experiment after
+    another (as a real database fills), each in checkpoint, problem, sample order. A sample is
+    correct with its problem's skill at that checkpoint (Kumaraswamy(1.2, 2), close to a Beta(1.2, 2):
+    mean 0.385), else an optimization failure with probability 0.9 × clip(0.7 − 0.3 α, 0.05, 0.95),
+    else a correctness failure below u = 0.97, else a format failure. Verdicts: AC; TLE (MLE one in
+    5); WA (RE one in 4); CE or FORMAT, half each. First failing tier: 3–6 for an optimization
+    failure, 1–6 for a correctness failure, uniform; highest tier passed 6 when correct, 0 for a
+    format failure, else the first failing tier less one. The rows are made inside DuckDB (one
+    INSERT … SELECT per experiment, the store's derived experiment key included)."""
     problems = max(1, rows // (experiments * CKPTS * SAMPLES))
     store = Store(db)
     alphas = [round(float(a), 3) for a in np.linspace(-1.0, 2.0, CKPTS)]
@@ -94,20 +140,12 @@ def build(db: Path, rows: int, experiments: int) -> None:
     )
     store.put([Problem(id=f"syn/p{p:05d}", bench="syn", title=f"p{p}", statement="-", difficulty=("easy", "medium", "hard")[p % 3])
                for p in range(problems)])  # fmt: skip
-    rng = np.random.default_rng(0)
+    select = ROWS.format(samples=SAMPLES, checkpoints=CKPTS)
     for exp in experiment_ids(experiments):
         store.put([Experiment(id=exp, kind="sweep", name=f"synthetic {exp}", note="SYNTHETIC: timing only")])
-        for i, a in enumerate(alphas):
-            skill = rng.beta(1.2, 2.0, problems)[:, None]
-            u = rng.random((problems, SAMPLES))
-            opt = np.clip(0.7 - 0.3 * a, 0.05, 0.95)
-            outcome = np.where(u < skill, 0, np.where(u < skill + (1 - skill) * 0.9 * opt, 1, np.where(u < 0.97, 2, 3)))
-            store.put_arrow(Evaluation, pa.table({
-                "experiment_id": pa.array([exp] * problems * SAMPLES), "checkpoint_id": pa.array([f"c{i:02d}"] * problems * SAMPLES),
-                "problem_id": pa.array(np.repeat([f"syn/p{p:05d}" for p in range(problems)], SAMPLES)),
-                "sample_idx": pa.array(np.tile(np.arange(SAMPLES, dtype=np.int32), problems)),
-                "outcome": pa.array(CLASSES[outcome.ravel()]),
-            }))  # fmt: skip
+        with store.transaction() as con:
+            con.execute(_insert("INSERT", "evaluations", COLUMNS, f"({select})"),
+                        {"exp": exp, "problems": problems, "alphas": alphas})  # fmt: skip
 
 
 def baseline_tree(rev: str) -> Path:
@@ -142,11 +180,18 @@ def view_build(tree: Path, db: Path, exp: str) -> dict:
     return result
 
 
+def healthy(url: str) -> bool:
+    try:
+        return urllib.request.urlopen(f"{url}/_stcore/health", timeout=1).read() == b"ok"
+    except OSError:
+        return False
+
+
 @contextlib.contextmanager
 def served(tree: Path, db: Path):
-    """The dashboard as `make run` serves it, from `tree`, on `db`; yields its URL and the seconds
+    """The dashboard as `make run` serves it, from `tree`, on `db`; yields its URL, the seconds
     from the server's launch until it answers its health check (this tree loads the pages' modules
-    before it listens: dashboard/serve.py)."""
+    before it listens: dashboard/serve.py) and the launched process's id."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -157,13 +202,11 @@ def served(tree: Path, db: Path):
                             stderr=subprocess.DEVNULL)  # fmt: skip
     url = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(300):
-            try:
-                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=1).read() == b"ok":
-                    break
-            except OSError:
-                time.sleep(0.2)
-        yield url, time.perf_counter() - launched
+        while not healthy(url):  # a niced server on a loaded host took over a minute to start
+            if time.perf_counter() - launched > 600 or proc.poll() is not None:
+                raise RuntimeError(f"the dashboard from {tree} did not answer its health check")
+            time.sleep(0.2)
+        yield url, time.perf_counter() - launched, proc.pid
     finally:
         proc.terminate()
         try:
@@ -189,21 +232,48 @@ def settle(page, plots: int) -> None:
     page.wait_for_function(DONE, timeout=300000)
 
 
-def first_render(tree: Path, db: Path, exp: str) -> tuple[float, float]:
-    """A fresh server, a fresh browser, the Frontier's URL first: (seconds until its charts are
-    drawn and its script has finished, seconds the server took to start)."""
-    with served(tree, db) as (url, started), browser_page() as page:
+def tree_cpu(root: int, holding: bytes = b"") -> float:
+    """CPU seconds (user + system) so far of `root` and its living descendants whose command line
+    holds `holding`: the server's processes, or the bench's own Chromium (other sessions on the
+    machine run browsers too)."""
+    parent, cpu = {}, {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        with contextlib.suppress(OSError):
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            if holding in Path(f"/proc/{pid}/cmdline").read_bytes():
+                cpu[int(pid)] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+            parent[int(pid)] = int(fields[1])
+
+    def descends(pid: int) -> bool:
+        while pid > 1 and pid != root:
+            pid = parent.get(pid, 0)
+        return pid == root
+
+    return sum(t for pid, t in cpu.items() if descends(pid))
+
+
+def first_render(tree: Path, db: Path, exp: str) -> dict:
+    """A fresh server, a fresh browser, the Frontier's URL first: seconds until its charts are drawn
+    and its script has finished (`render`), the CPU seconds the server and the bench's Chromium spent
+    meanwhile (`server_cpu`, `browser_cpu`: far less sensitive to the machine's load than the wall
+    time), the seconds the server took to start and the 1-minute load average at the start."""
+    with served(tree, db) as (url, started, server), browser_page() as page:
+        load = os.getloadavg()[0]
+        me, server0 = os.getpid(), tree_cpu(server)
+        browser0 = tree_cpu(me, b"chromium")
         start = time.perf_counter()
         page.goto(f"{url}/frontier?exp={exp}")
         settle(page, 3)  # the baseline's Frontier has three charts, this tree's four
-        return time.perf_counter() - start, started
+        render = time.perf_counter() - start
+        return dict(render=render, server_cpu=tree_cpu(server) - server0,
+                    browser_cpu=tree_cpu(me, b"chromium") - browser0, started=started, load=load)  # fmt: skip
 
 
 def page_renders(db: Path, exp: str) -> list[tuple[str, float, float]]:
     """This tree's pages after the Overview has been drawn (the app's first session, as after `make
     run`): each page's URL until drawn, then a filter change to a value already seen (cached)."""
     rows = []
-    with served(ROOT, db) as (url, _), browser_page() as page:
+    with served(ROOT, db) as (url, _, _), browser_page() as page:
         page.goto(url)
         settle(page, 0)
         for name, plots in PAGES.items():
@@ -229,6 +299,7 @@ def main() -> None:
     parser.add_argument("--db", default="/tmp/flab-dashboard-bench.duckdb")
     parser.add_argument("--baseline-rev", default=BASELINE_REV)
     parser.add_argument("--no-browser", action="store_true", help="the view build only (no server, no Chromium)")
+    parser.add_argument("--rounds", type=int, default=1, help="first renders per tree, the trees alternating")
     parser.add_argument(
         "--pages", action="store_true", help="also this tree's pages after the Overview, and cached changes"
     )
@@ -246,12 +317,14 @@ def main() -> None:
     for name, tree in trees.items():
         v = view_build(tree, db, exp)
         stamp = f" (its stamp query included: {v['stamp']:.2f} s)" if v["stamp"] else ""
-        line = (f"  {name:<18} outcome query {v['query']:5.2f} s, row groups read {v['row_groups'][0]} of "
-                f"{v['row_groups'][1]}; view build {v['view']:5.2f} s{stamp} (target < 5 s)")  # fmt: skip
-        if not args.no_browser:
-            render, started = first_render(tree, db, exp)
-            line += f"; Frontier first render {render:5.2f} s (target < 3 s), server start {started:5.2f} s"
-        print(line, flush=True)
+        print(f"  {name:<18} outcome query {v['query']:5.2f} s, row groups read {v['row_groups'][0]} of "
+              f"{v['row_groups'][1]}; view build {v['view']:5.2f} s{stamp} (target < 5 s)", flush=True)  # fmt: skip
+    for _ in range(0 if args.no_browser else args.rounds):
+        for name, tree in trees.items():
+            r = first_render(tree, db, exp)
+            print(f"  {name:<18} Frontier first render {r['render']:5.2f} s (target < 3 s); CPU during it: "
+                  f"Chromium {r['browser_cpu']:5.2f} s, server {r['server_cpu']:5.2f} s; server start "
+                  f"{r['started']:5.2f} s; load average {r['load']:.1f}", flush=True)  # fmt: skip
     if args.pages and not args.no_browser:
         for name, first, cached in page_renders(db, exp):
             print(f"  {name:<9} after the Overview: first render {first:5.2f} s, cached filter change {cached:5.2f} s")

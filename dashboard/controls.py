@@ -57,6 +57,27 @@ def filters() -> Filters:
     return Filters(**out)
 
 
+def opt_min_tier() -> int | None:
+    """The Frontier's rule for time-outs on tiny inputs (AnalysisSpec.opt_min_tier, `analyze
+    --opt-min-tier`): a TLE/MLE whose first failing test is below this tier counts as a
+    correctness failure; none, the default, counts every TLE/MLE as an optimization failure."""
+    value = view.bound(st.sidebar.selectbox, "tier", "Time-outs below tier count as wrong", ["none", *"234567"],
+                       default="none", help="Tier k: an input shorter than 10^k characters. A program that runs out "
+                       "of time on a 60-character input loops or is wrong; it is not slow at scale.")  # fmt: skip
+    return None if value == "none" else int(value)
+
+
+def tier_rule(tier: int | None) -> str:
+    """The rule a page's failure shares use for time-outs on tiny inputs, in words."""
+    if tier is None:
+        return ("Every time or memory failure counts as an optimization failure here, whatever the tier of its first "
+                "failing test (the sidebar's tier rule, `analyze --opt-min-tier T`, counts those below tier T as "
+                "correctness failures).")  # fmt: skip
+    return (f"A time or memory failure whose first failing test is below tier {tier} (an input shorter than "
+            f"10^{tier - 1} characters) counts as a correctness failure here, as `analyze --opt-min-tier {tier}` "
+            "counts it; the tier table below still lists every time-out by its tier.")  # fmt: skip
+
+
 def solved_at() -> float:
     """The one "solved" control: a problem is solved by a checkpoint when at least this share of
     its samples is correct. Every page that counts solved problems reads it from here."""

@@ -36,6 +36,13 @@ class Filters:
     difficulty: str | None = None
     platform: str | None = None
     setting: str | None = None
+    # not a filter of rows but a rule of counting (AnalysisSpec.opt_min_tier): a time or memory
+    # failure first failing below this tier counts as a correctness failure; only the Frontier sets it
+    opt_min_tier: int | None = None
+
+    def rows(self) -> dict:
+        """The row filters alone, for the queries that count by verdict or cause, not by class."""
+        return {"difficulty": self.difficulty, "platform": self.platform, "setting": self.setting}
 
 
 class ExperimentView:
@@ -75,7 +82,7 @@ class ExperimentView:
     def tiers(self) -> pl.DataFrame:
         """Optimization failures by first failing tier (a second query, over the same rows)."""
         return self._part(("tiers",), lambda: optimization_by_tier(
-            self._store().optimization_tiers(self.experiment, **vars(self.filters))))  # fmt: skip
+            self._store().optimization_tiers(self.experiment, **self.filters.rows())))  # fmt: skip
 
     def pools(self) -> dict[str, list[str]]:
         """The best single at pass@max, the standard pools (all interpolated, + extrapolated) and the
@@ -120,7 +127,7 @@ class ExperimentView:
 
         def make():
             o = self.outcomes
-            causes = format_causes(self._store().format_causes(self.experiment, **vars(self.filters)), averaging)
+            causes = format_causes(self._store().format_causes(self.experiment, **self.filters.rows()), averaging)
             order = pl.DataFrame({"checkpoint_id": o.checkpoints, "label": o.labels, "alpha": o.alphas})
             return order.join(causes, on="checkpoint_id", how="left").drop("checkpoint_id")
 

@@ -1,5 +1,7 @@
 """Frontier: how the model fails as α moves, for one experiment or several overlaid."""
 
+from dataclasses import replace
+
 import streamlit as st
 
 from dashboard import controls, data
@@ -11,7 +13,7 @@ st.title("Frontier")
 exp = controls.experiment_picker()
 if not exp:
     st.stop()
-f = controls.filters()
+f = replace(controls.filters(), opt_min_tier=controls.opt_min_tier())
 averaging = controls.averaging()
 others = controls.overlay_picker(exp)
 v = controls.load_view(exp, f)
@@ -23,8 +25,7 @@ o = v.outcomes
 table = v.frontier(averaging)
 st.caption(
     f"{controls.snapshot(v)}. Fractions are {averaging.replace('_', ' ')}; CIs resample problems. {SOLVE_RATE} "
-    "Every time or memory failure counts as an optimization failure here, whatever the tier of its first failing "
-    "test; `analyze frontier --opt-min-tier T` counts those below tier T as correctness failures."
+    + controls.tier_rule(f.opt_min_tier)
 )
 if others:
     shown = views(v, sel)

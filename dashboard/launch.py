@@ -18,7 +18,7 @@ from backend.vocab import ImportSource, choices
 from dashboard import data
 from dashboard.form import UNSET, field_error, forget_error, remember_error, spec_widgets, widget
 
-SOURCES = {"builtin": "our tiered benchmark", "lcb": "LiveCodeBench (local files)", "ccplus": "CodeContests+ (Parquet)"}
+SOURCES = {"builtin": "our tiered benchmark", "lcb": "LiveCodeBench (JSONL)", "ccplus": "CodeContests+ (Parquet)"}
 FILTERS = {"lcb": LCBFilter, "ccplus": CCPlusFilter}
 PAGE_FIELDS = ("low", "high", "alphas", "bench", "problems")  # the sweep fields this page lays out itself
 

@@ -21,6 +21,7 @@ KEYS = {
     "platform": "platform filter",
     "solved": "solved threshold (solve rate)",
     "avg": "averaging of the frontier",
+    "tier": "the Frontier's tier below which a time-out counts as a correctness failure",
     "problem": "problem of the Problem page",
     "alpha": "α of the samples view's left side",
     "vs": "α of the samples view's right side",

@@ -6,6 +6,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+# Nothing in the suite reaches the Hugging Face hub: set before any test imports huggingface_hub (it
+# reads the variable once), and inherited by every CLI and job a test starts, so a path that tried
+# the real hub fails at once instead of downloading. The hub tests run against a stand-in on
+# 127.0.0.1 and say online or offline themselves (tests/test_hub.py hub_env).
+os.environ["HF_HUB_OFFLINE"] = "1"
 
 
 @pytest.fixture

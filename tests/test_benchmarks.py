@@ -62,3 +62,40 @@ def test_gpu_check_vllm_part_through_the_standin(tmp_path, monkeypatch):
     assert vllm_standin.DEVICE.free == vllm_standin.DEVICE.total  # every engine gave its share back
     rpcs = [e[1] for e in vllm_standin.EVENTS if e[0] == "rpc"]
     assert rpcs.count("flab_weights_digest") == 6 and all(isinstance(m, str) for m in rpcs)
+
+
+def test_dashboard_bench_builds_the_asked_shape_in_experiment_order(tmp_path):
+    """bench/dashboard_speed.py's SYNTHETIC file: exactly checkpoints × problems × samples rows per
+    experiment, ids as documented, each row's outcome the one its verdict gives (the judge's own
+    rule, backend/grading/verdicts.py), and one experiment's rows after another on disk."""
+    import importlib.util
+
+    import duckdb
+
+    from backend.grading.verdicts import outcome_of
+
+    loader = importlib.util.spec_from_file_location("dashboard_speed", ROOT / "bench" / "dashboard_speed.py")
+    bench = importlib.util.module_from_spec(loader)
+    loader.loader.exec_module(bench)
+    db = tmp_path / "bench.duckdb"
+    bench.build(db, rows=3 * 20 * 4 * 250 + 999, experiments=3)  # 4 problems; the remainder is dropped
+    con = duckdb.connect(str(db), read_only=True)
+    q = con.execute
+    per_pair = q("SELECT experiment_id, checkpoint_id, count(*), count(DISTINCT problem_id), min(sample_idx), "
+                 "max(sample_idx), count(DISTINCT (problem_id, sample_idx)) FROM evaluations GROUP BY ALL ORDER BY ALL")  # fmt: skip
+    expected = [(f"sweep-20250601-{e:06d}", f"c{c:02d}", 1000, 4, 0, 249, 1000) for e in range(3) for c in range(20)]
+    assert per_pair.fetchall() == expected
+    problems = q("SELECT DISTINCT problem_id FROM evaluations ORDER BY 1").fetchall()
+    assert problems == [(f"syn/p{p:05d}",) for p in range(4)]
+    keyed = q("SELECT count(*) FROM evaluations WHERE experiment_key = md5_number_lower(experiment_id)").fetchone()
+    assert keyed == (60_000,)  # the store's derived key, as backend/store.py fills it
+    # each experiment's rows are one run of rowids, in experiment order (as a real database fills)
+    runs = q("SELECT experiment_id, min(rowid), max(rowid) FROM evaluations GROUP BY 1 ORDER BY 2").fetchall()
+    assert runs == [(f"sweep-20250601-{e:06d}", e * 20_000, e * 20_000 + 19_999) for e in range(3)]
+    by_verdict = q("SELECT verdict, outcome, min(first_failing_tier), max(first_failing_tier), "
+                   "min(highest_tier_passed), max(highest_tier_passed) FROM evaluations GROUP BY ALL").fetchall()  # fmt: skip
+    assert {v for v, *_ in by_verdict} == {"AC", "TLE", "MLE", "WA", "RE", "CE", "FORMAT"}
+    assert all(outcome == outcome_of(verdict) for verdict, outcome, *_ in by_verdict)
+    tiers = {v: tuple(t) for v, _, *t in by_verdict}
+    assert tiers["AC"] == (None, None, 6, 6) and tiers["CE"] == tiers["FORMAT"] == (None, None, 0, 0)
+    assert tiers["TLE"] == (3, 6, 2, 5) and tiers["WA"] == (1, 6, 0, 5)

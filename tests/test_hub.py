@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -19,10 +20,11 @@ EXTRAS = {"README.md": b"# a model card\n", "pytorch_model.bin": b"\0" * 64, "op
 
 
 def hub_env(hub: Hub, home, offline: bool = False, **extra) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}  # no token or cache of the machine's
-    env |= {"HF_ENDPOINT": hub.endpoint, "HF_HOME": str(home), "HF_HUB_DISABLE_TELEMETRY": "1", **extra}
-    if offline:
-        env["HF_HUB_OFFLINE"] = "1"
+    """The stand-in's environment: no token or cache of the machine's, and online unless `offline`
+    (said either way: run_cli lays this over the suite's own HF_HUB_OFFLINE=1, tests/conftest.py)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
+    env |= {"HF_ENDPOINT": hub.endpoint, "HF_HOME": str(home), "HF_HUB_DISABLE_TELEMETRY": "1",
+            "HF_HUB_OFFLINE": "1" if offline else "0", **extra}  # fmt: skip
     return env
 
 
@@ -74,6 +76,28 @@ def test_one_line_errors_unknown_gated_no_safetensors_offline(tmp_path):
     )
     assert all("\n" not in line for line in said.values())
     assert len(hub.requests) == requests_before_offline  # offline asked nothing
+
+
+def test_a_gated_repo_downloads_with_hf_token(tmp_path):
+    files = {"config.json": b"{}", "model.safetensors": b"weights"}
+    with Hub() as hub:
+        hub.repo("lab/gated", gated=True).commit(files | EXTRAS)
+        said = resolve(hub_env(hub, tmp_path, HF_TOKEN="hf_test_token"), "lab/gated")["lab/gated"]
+    assert "error" not in said, said
+    assert said["pinned"] == f"lab/gated@{hub.repo('lab/gated').refs['main']}"
+    assert files_of(Path(said["path"])) == files  # the token sent, the checkpoint's files fetched
+
+
+def test_the_suite_never_reaches_the_hub(tmp_path):
+    """tests/conftest.py makes the whole suite offline: this process and every child it starts with
+    its environment (a CLI run, a job) answer a hub name from the cache or not at all."""
+    from huggingface_hub import constants
+
+    assert constants.HF_HUB_OFFLINE is True
+    env = {k: v for k, v in os.environ.items() if k not in ("HF_HOME", "HF_HUB_CACHE")} | {"HF_HOME": str(tmp_path)}
+    said = resolve(env, "lab/anything")["lab/anything"]["error"]
+    assert said == (f"lab/anything is not in the hub cache ({tmp_path / 'hub'}) and HF_HUB_OFFLINE is set; "
+                    "download it once online")  # fmt: skip
 
 
 def test_a_local_folder_wins_over_a_name_spelled_the_same(tmp_path, monkeypatch):
@@ -175,6 +199,33 @@ def test_a_sweep_on_two_hub_names_then_the_same_sweep_offline(tmp_path, tiny, hu
         assert exp.name == f"α sweep lab/low@{low_sha[:7]} → lab/high@{first[:7]}"
     merged = store.select(Checkpoint, {"kind": "merged"})
     assert {(c.low_id, c.high_id, c.alpha) for c in merged} == {(low_id, high_id, 0.5)}
+
+
+@pytest.mark.slow
+def test_an_eval_on_hub_names_pins_each_name_and_keeps_a_given_label(tmp_path, tiny, hub_with_tiny, db_path):
+    """The eval job's list field: LABEL=NAME keeps its label through pinning, a bare pinned name is
+    labelled org/name@sha7, and the samples are the local checkpoints'."""
+    from backend.merge.checkpoints import ensure_registered
+    from backend.problems.build import build_builtin
+    from backend.records import Checkpoint, Experiment, Job, Sample
+    from backend.store import Store
+
+    hub, first = hub_with_tiny
+    store = Store(db_path)
+    build_builtin(store, only=[p.split("/")[1] for p in PROBLEMS], progress=False)
+    done = run_cli("eval", "--checkpoint", "R_2=lab/low", "--checkpoint", f"lab/high@{first}", "-n", "1",
+                   "--max-tokens", "16", "--db", str(db_path), *[a for p in PROBLEMS for a in ("--problem", p)],
+                   env=hub_env(hub, tmp_path, FLAB_CACHE=str(tmp_path / "flab-cache")), timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    (job,) = store.select(Job, {})
+    assert job.status == "done", job
+    exp = store.get(Experiment, job.experiment_id)
+    assert exp.spec["checkpoints"] == [f"R_2=lab/low@{hub.repo('lab/low').refs['main']}", f"lab/high@{first}"]
+    low_id, high_id = ensure_registered(store, tiny["low"]).id, ensure_registered(store, tiny["h1"]).id
+    labels = {c.id: c.label for c in store.select(Checkpoint, {})}
+    assert (labels[low_id], labels[high_id]) == ("R_2", f"lab/high@{first[:7]}")
+    sampled = {(s.checkpoint_id, s.problem_id) for s in store.select(Sample, {"experiment_id": exp.id})}
+    assert sampled == {(c, p) for c in (low_id, high_id) for p in PROBLEMS}
 
 
 def lcb_repo(hub: Hub) -> None:
@@ -279,3 +330,15 @@ def test_merge_by_hub_names_writes_the_tensors_of_the_local_merge(tmp_path, tiny
         ours, theirs = load_file(tmp_path / "by-name" / name), load_file(tmp_path / "local" / name)
         assert ours.keys() == theirs.keys()
         assert all(ours[k].view(-1).view(torch.uint8).equal(theirs[k].view(-1).view(torch.uint8)) for k in ours)
+
+
+@pytest.mark.slow  # two CLI runs
+def test_merge_inspect_by_hub_names_gives_the_local_figures(tmp_path, tiny, hub_with_tiny):
+    hub, first = hub_with_tiny
+    by_name = run_cli("merge", "inspect", "--low", "lab/low", "--high", f"lab/high@{first}", "--json",
+                      env=hub_env(hub, tmp_path))  # fmt: skip
+    local = run_cli("merge", "inspect", "--low", str(tiny["low"]), "--high", str(tiny["h1"]), "--json")
+    assert by_name.returncode == 0 and local.returncode == 0, by_name.stderr[-2000:] + local.stderr[-2000:]
+    figures = json.loads(local.stdout)
+    assert 0 < figures["share_differ"] <= 1  # two different seeds: a comparison with something in it
+    assert json.loads(by_name.stdout) == figures  # θ_high pinned to its first commit: h1, not main's h2

@@ -68,8 +68,10 @@ def inspect_command(req: InspectRequest, as_json: bool = False) -> None:
     α sweep has anything to scale."""
     import json
 
+    from backend.hub import local_checkpoints
     from backend.merge.diff import inspect, verdict
 
+    req = local_checkpoints(req)  # hub names -> their snapshot folders, as for the merge itself
     figures = inspect(req.low, req.high)
     if as_json:
         typer.echo(json.dumps(figures | {"verdict": verdict(figures)}))

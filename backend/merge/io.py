@@ -34,8 +34,9 @@ ST_NAMES = {v: k for k, v in ST_DTYPES.items()}
 FLOAT_NAMES = {"F64", "F32", "F16", "BF16"}
 AUX_FILES = (
     "config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
-    "vocab.json", "merges.txt", "tokenizer.model", "added_tokens.json", "chat_template.jinja",
+    "vocab.json", "merges.txt", "tokenizer.model", "added_tokens.json", "chat_template.jinja", "chat_template.json",
 )  # fmt: skip
+TEMPLATES_DIR = "additional_chat_templates"  # named chat templates (NAME.jinja), loaded with the tokenizer
 MAX_HEADER = 100 << 20
 
 
@@ -200,16 +201,22 @@ def content_hash(ckpt: CheckpointFolder) -> str:
     return known[key]
 
 
+def aux_files(folder: str | Path, names: tuple[str, ...] = AUX_FILES) -> list[str]:
+    """The files of `names` present in the folder, then its named chat templates, as relative paths."""
+    folder = Path(folder)
+    named = sorted(f"{TEMPLATES_DIR}/{f.name}" for f in (folder / TEMPLATES_DIR).glob("*.jinja") if f.is_file())
+    return [n for n in names if (folder / n).is_file()] + named
+
+
 def copied_files_hash(folder: str | Path) -> str:
-    """sha256 of what a merged folder copies from this input (copy_aux_files): each AUX_FILES file
-    present, by name and bytes. A merge cached before an input gained or changed a chat template,
-    tokenizer or generation config has another hash, so it is merged again."""
+    """sha256 of what a merged folder copies from this input (copy_aux_files): each file present, by
+    name and bytes. A merge cached before an input gained or changed a chat template, tokenizer or
+    generation config has another hash, so it is merged again."""
     digest = hashlib.sha256()
-    for name in AUX_FILES:
+    for name in aux_files(folder):
         f = Path(folder) / name
-        if f.is_file():
-            digest.update(f"{name}\0{f.stat().st_size}\0".encode())
-            digest.update(f.read_bytes())
+        digest.update(f"{name}\0{f.stat().st_size}\0".encode())
+        digest.update(f.read_bytes())
     return digest.hexdigest()
 
 
@@ -220,7 +227,8 @@ def tokenizer_difference(a: str | Path, b: str | Path) -> str | None:
     """How the tokenizers of two checkpoint folders differ (what a prompt becomes: vocabulary,
     special tokens, chat template), or None. Byte-identical files are the same at once; otherwise
     both are loaded and compared, so files saved by two library versions that tokenize alike agree."""
-    if all(_same_file(Path(a) / n, Path(b) / n) for n in TOKENIZER_FILES):
+    names = set(aux_files(a, TOKENIZER_FILES)) | set(aux_files(b, TOKENIZER_FILES))
+    if all(_same_file(Path(a) / n, Path(b) / n) for n in names):
         return None
     from transformers import AutoTokenizer
 
@@ -325,10 +333,10 @@ def _write_all(fd: int, data) -> None:
 
 
 def copy_aux_files(src: Path, dst: Path, out_dtype: str | None) -> None:
-    """Config, generation config and tokenizer files come from the first input."""
-    for name in AUX_FILES:
-        if (src / name).is_file():
-            shutil.copy2(src / name, dst / name)
+    """Config, generation config and tokenizer files (named chat templates too) come from the first input."""
+    for name in aux_files(src):
+        (dst / name).parent.mkdir(exist_ok=True)
+        shutil.copy2(src / name, dst / name)
     if out_dtype and (dst / "config.json").is_file():
         config = json.loads((dst / "config.json").read_text())
         torch_name = {"F32": "float32", "BF16": "bfloat16", "F16": "float16", "F64": "float64"}[out_dtype]

@@ -85,6 +85,6 @@ class InspectRequest(BaseModel):
     model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid")
 
     low: str = Field(min_length=1, title="θ_low (α = 0)")
-    """θ_low checkpoint folder."""
+    """θ_low checkpoint: a folder or a hub name org/name[@revision]."""
     high: str = Field(min_length=1, title="θ_high (α = 1)")
-    """θ_high checkpoint folder."""
+    """θ_high checkpoint: a folder or a hub name org/name[@revision]."""

@@ -265,3 +265,34 @@ def test_half_splits_are_hypergeometric():
         exact = [comb(good, x) * comb(total - good, half - x) / comb(total, half) for x in range(half + 1)]
         seen = np.bincount(draws[:, 0, j], minlength=half + 1) / len(draws)
         assert np.abs(seen - exact).max() < 0.01, (j, seen, exact)
+
+
+def test_overview_rows_say_every_status_in_words_with_the_deciding_statistic_named_and_formatted():
+    """The four statuses as the Overview prints them, against strings written by hand: the part
+    that decided a finding's status is the statistic named, "+0.300 [+0.231, +0.367]" its value."""
+    from backend.analysis.findings_text import overview_rows
+
+    def part(name, status, stat, lo, hi):
+        return {"name": name, "status": status, "statistic": stat, "ci_low": lo, "ci_high": hi, "criterion": "c"}
+
+    rows = [
+        {"finding": "frontier", "status": "does_not_show", "statistic": -0.044, "ci_low": -0.115, "ci_high": 0.017,
+         "criterion": "F1", "reason": "", "parts": [part("opt falls", "shows", 0.398, 0.325, 0.471),
+                                                    part("corr rises", "does_not_show", -0.044, -0.115, 0.017)]},
+        {"finding": "extrapolation", "status": "not_tested", "statistic": None, "ci_low": None, "ci_high": None,
+         "criterion": "F2", "reason": "F1's direction does not hold", "parts": []},
+        {"finding": "churn", "status": "underpowered", "statistic": 0.01, "ci_low": -1.11, "ci_high": 1.51,
+         "criterion": "F3", "reason": "", "parts": [part("union − best", "underpowered", 0.01, -1.11, 1.51)]},
+        {"finding": "ensemble", "status": "shows", "statistic": 0.3, "ci_low": 0.231, "ci_high": 0.367,
+         "criterion": "F4", "reason": "", "parts": [part("pool − best single", "shows", 0.3, 0.231, 0.367)]},
+    ]  # fmt: skip
+    assert overview_rows(rows) == [
+        {"finding": "F1 frontier", "status": "does not show", "statistic": "corr rises",
+         "estimate [CI]": "-0.044 [-0.115, +0.017]", "criterion": "F1"},
+        {"finding": "F2 extrapolation", "status": "not tested", "statistic": "–", "estimate [CI]": "–",
+         "criterion": "not tested: F1's direction does not hold. The criterion: F2"},
+        {"finding": "F3 churn", "status": "underpowered", "statistic": "union − best",
+         "estimate [CI]": "+0.010 [-1.110, +1.510]", "criterion": "F3"},
+        {"finding": "F4 ensemble", "status": "shows", "statistic": "pool − best single",
+         "estimate [CI]": "+0.300 [+0.231, +0.367]", "criterion": "F4"},
+    ]  # fmt: skip

@@ -6,7 +6,8 @@ from math import comb
 import numpy as np
 import pytest
 
-from backend.analysis.ensembles import gain_table
+from backend.analysis.ensembles import gain_table, standard_pools
+from backend.analysis.frame import Outcomes
 from tests.analysis.test_findings import outcomes
 
 N = 16  # samples per cell: the gain curve reaches k = N / 2 − 1 (scored on half the samples; gain_kmax)
@@ -40,6 +41,7 @@ def test_best_single_is_the_best_at_each_k_and_the_pool_gain_matches_the_exact_v
                                   "baseline"}  # fmt: skip
 
 
+@pytest.mark.slow  # 200 cross-fitted gain tables: about 30 s on an idle core, 80 s under load
 def test_gain_ci_of_a_pool_of_identical_checkpoints_covers_zero():
     """9 identical checkpoints, 34 problems at pass rates in (0.2, 0.8), 200 simulated runs: the
     pool of all 9 gains exactly 0 at every k, and its 95 % CI may exclude 0 in at most 7 % of runs
@@ -54,3 +56,26 @@ def test_gain_ci_of_a_pool_of_identical_checkpoints_covers_zero():
         rows = rows.filter(rows["pool"] == "all").sort("k")
         excluded += (rows["gain_lo"].to_numpy() > 0) | (rows["gain_hi"].to_numpy() < 0)
     assert (excluded / runs <= 0.07).all(), excluded / runs
+
+
+def test_an_independent_checkpoint_is_neither_the_baseline_nor_pooled_unless_named():
+    """An SFT checkpoint evaluated beside the sweep solves every problem; the sweep's own two never
+    do better than 0.3 of the time. It is not a point of the sweep, so the best single at each k is
+    the better merged checkpoint (exact combinatorics from the counts) and no standard pool holds
+    it; named in a pool, it counts there and its gain is measured against that merged baseline."""
+    rng = np.random.default_rng(4)
+    correct = rng.binomial(N, np.tile([0.1, 0.3, 0.95], (40, 1)))
+    base = outcomes(correct, N, [0.0, 1.0, 0.5])
+    kinds = ["endpoint", "endpoint", "independent"]
+    o = Outcomes(base.problems, base.titles, base.difficulty, ["m0", "m1", "sft"], ["m0", "m1", "sft"],
+                 [0.0, 1.0, None], kinds, base.n, base.counts)  # fmt: skip
+    assert all("sft" not in members for members in standard_pools(o).values())
+    table = gain_table(o, {"m0+sft": ["m0", "sft"]}, replicates=200, seed=1)
+    best = table.filter(table["pool"] == "best single").sort("k")
+    for row in best.to_dicts():
+        k = row["k"]
+        single = [np.mean([1 - comb(N - c, k) / comb(N, k) for c in correct[:, m]]) for m in (0, 1)]
+        assert row["baseline"] == ["m0", "m1"][int(np.argmax(single))]
+        assert row["pass_at_k"] == pytest.approx(max(single))
+    named = table.filter((table["pool"] == "m0+sft") & (table["k"] == 1)).to_dicts()[0]
+    assert named["baseline"] == "m1" and named["gain_lo"] > 0  # pass@1 ≈ (0.1 + 0.95) / 2 against ≈ 0.3

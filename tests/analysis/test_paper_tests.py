@@ -131,3 +131,30 @@ def test_opt_min_tier_counts_tiny_input_time_outs_as_correctness_failures(store,
             tiny = sum(e.first_failing_tier in moved for e in opt)
             assert row["optimization_failure"] == len(opt) - tiny
             assert row["correctness_failure"] == sum(e.outcome == "correctness_failure" for e in mine) + tiny
+
+
+def share(evals, checkpoint: str, cls: str, moved: set[int]) -> float:
+    """A class's share of a checkpoint's samples, per problem then averaged over the 3 problems, with
+    the time-outs first failing at a tier in `moved` counted as correctness failures."""
+
+    def counted(e) -> bool:
+        tiny = e.outcome == "optimization_failure" and e.first_failing_tier in moved
+        return ("correctness_failure" if tiny else e.outcome) == cls
+
+    mine = [e for e in evals if e.checkpoint_id == checkpoint]
+    return np.mean([np.mean([counted(e) for e in mine if e.problem_id == f"t/p{p}"]) for p in range(3)])
+
+
+def test_opt_min_tier_reaches_the_findings(store, judged, db_path, capsys):
+    """`analyze findings --opt-min-tier T`: F1's two share differences, counted directly from the
+    stored evaluations with the time-outs below tier T moved to correctness failures."""
+    from backend.cli.analyze import analyze_command
+
+    _, evals = judged
+    for tier, moved in ((None, set()), (3, {2}), (6, {2, 5})):
+        analyze_command("findings", experiment="exp-f", as_json=True, db=db_path, opt_min_tier=tier)
+        falls, rises, _ = json.loads(capsys.readouterr().out)[0]["parts"]
+        opt = {c: share(evals, c, "optimization_failure", moved) for c in ("c0", "c1")}
+        corr = {c: share(evals, c, "correctness_failure", moved) for c in ("c0", "c1")}
+        assert falls["statistic"] == pytest.approx(opt["c0"] - opt["c1"])
+        assert rises["statistic"] == pytest.approx(corr["c1"] - corr["c0"])

@@ -3,6 +3,7 @@ unchanged (issue #46, item 5). Before: the key hashed config.json and the safete
 merge cached before the endpoints gained a chat template was reused without one, and a vLLM disk
 sweep failed with "Cannot use chat template functions because tokenizer.chat_template is not set"."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -45,6 +46,41 @@ def test_a_changed_chat_template_is_a_new_merge(endpoints, tmp_path):
     assert third not in (first, second) and (third / "generation_config.json").read_text() == '{"temperature": 0.6}'
 
 
+def test_named_chat_templates_are_copied_and_keyed(endpoints, tmp_path):
+    """transformers loads additional_chat_templates/NAME.jinja with the tokenizer (tokenizer.chat_template
+    becomes a dict; a call with tools picks "tool_use"): a merge copies them, a changed one is a new
+    merge, and endpoints whose named templates differ are different tokenizers."""
+    from transformers import AutoTokenizer
+
+    low, high, template = endpoints
+    for folder in (low, high):
+        (Path(folder) / "chat_template.jinja").write_text(template)
+        (Path(folder) / "additional_chat_templates").mkdir()
+        (Path(folder) / "additional_chat_templates" / "tool_use.jinja").write_text("{{ 'tools' }}")
+    cache = MergeCache(tmp_path / "cache")
+    (first,) = cache.get([MergeSpec.alpha(low, high, 0.5)], progress=False)
+    assert AutoTokenizer.from_pretrained(first).chat_template == {"default": template, "tool_use": "{{ 'tools' }}"}
+    (Path(high) / "additional_chat_templates" / "tool_use.jinja").write_text("{{ 'other' }}")
+    with pytest.raises(UserError, match=r"different tokenizers \(chat template\)"):
+        validate_spec(SweepSpec, {"low": low, "high": high, "alphas": "0,1"})
+    (Path(low) / "additional_chat_templates" / "tool_use.jinja").write_text("{{ 'other' }}")
+    (second,) = cache.get([MergeSpec.alpha(low, high, 0.5)], progress=False)
+    assert second != first and (second / "additional_chat_templates" / "tool_use.jinja").read_text() == "{{ 'other' }}"
+
+
+def test_a_legacy_chat_template_json_is_copied(endpoints, tmp_path):
+    """An endpoint whose template is a chat_template.json (the processors' legacy file, which
+    has_chat_template counts): its merges carry it too, so they prompt in the format chosen for it."""
+    from backend.rollout.prompts import has_chat_template
+
+    low, high, template = endpoints
+    for folder in (low, high):
+        (Path(folder) / "chat_template.json").write_text(json.dumps({"chat_template": template}))
+    (merged,) = MergeCache(tmp_path / "cache").get([MergeSpec.alpha(low, high, 0.5)], progress=False)
+    assert json.loads((merged / "chat_template.json").read_text()) == {"chat_template": template}
+    assert has_chat_template(merged)
+
+
 @pytest.mark.slow
 def test_a_vllm_disk_sweep_after_the_endpoints_gained_a_template(endpoints, tmp_path, monkeypatch):
     """The review's failure, end to end through jobs and the vLLM stand-in: two sweeps, only the
@@ -57,6 +93,7 @@ def test_a_vllm_disk_sweep_after_the_endpoints_gained_a_template(endpoints, tmp_
     build_builtin(store, only=["max-subarray"], progress=False)
     fields = {"low": low, "high": high, "alphas": "0.5", "problems": ["builtin/max-subarray"], "n": 1,
               "max_tokens": 16, "engine": "vllm"}  # fmt: skip
+    merged = []
     for with_template in (False, True):
         if with_template:
             for folder in (low, high):
@@ -67,6 +104,11 @@ def test_a_vllm_disk_sweep_after_the_endpoints_gained_a_template(endpoints, tmp_
         assert store.get(Job, job.id).status == "done", store.get(Job, job.id).error
         calls = [e[1] for e in vllm_standin.EVENTS if e[0] == "call"]
         assert calls == (["chat"] if with_template else ["generate"])
+        (model,) = [e[2] for e in vllm_standin.EVENTS if e[0] == "start"]  # the α = 0.5 merged folder served
+        merged.append(Path(model))
+    assert merged[0] != merged[1]  # a new merge, not the cached one
+    assert not (merged[0] / "chat_template.jinja").exists()
+    assert (merged[1] / "chat_template.jinja").read_text() == template  # the endpoints' new file, copied
 
 
 def test_a_sweep_refuses_endpoints_whose_tokenizers_differ_in_one_line(endpoints):

@@ -105,6 +105,34 @@ def test_frontier_shows_recovery_trend_bands_and_format_causes(populated, db_pat
     assert any("--opt-min-tier" in c.value for c in at.caption)  # the page says which rule its numbers use
 
 
+def test_frontier_tier_rule_counts_tiny_input_time_outs_as_correctness_failures(populated, db_path, monkeypatch):
+    """?tier=2: a time-out first failing at tier 1 counts as a correctness failure in the Frontier
+    table, one at tier 4 stays an optimization failure; expected shares counted directly from the
+    stored evaluations (per problem, then averaged), and the caption names the rule."""
+    import dataclasses
+
+    from backend.records import Evaluation
+
+    evals = [dataclasses.replace(e, first_failing_tier=(1 if e.sample_idx % 2 == 0 else 4))
+             if e.outcome == "optimization_failure" else e for e in populated.select(Evaluation)]  # fmt: skip
+    populated.put(evals)
+    at = app(db_path, monkeypatch, "frontier", {"exp": "exp-dash", "tier": "2"})
+    assert not at.exception, at.exception
+    assert any("below tier 2" in c.value and "--opt-min-tier 2" in c.value for c in at.caption)
+    table = next(d.value for d in at.dataframe if "optimization_share_of_failures" in d.value.columns)
+    moved = {id(e) for e in evals if e.outcome == "optimization_failure" and e.first_failing_tier == 1}
+    opt, corr = {}, {}  # (checkpoint, problem) → counts under the rule
+    for e in evals:
+        cell = (e.checkpoint_id, e.problem_id)
+        opt[cell] = opt.get(cell, 0) + (e.outcome == "optimization_failure" and id(e) not in moved)
+        corr[cell] = corr.get(cell, 0) + (e.outcome == "correctness_failure" or id(e) in moved)
+    for _, row in table.iterrows():  # 6 samples per cell; per problem, then averaged over the 6 problems
+        c = row["checkpoint_id"]
+        assert row["optimization_failure"] == pytest.approx(sum(opt[(c, f"t/p{p}")] for p in range(6)) / 36)
+        assert row["correctness_failure"] == pytest.approx(sum(corr[(c, f"t/p{p}")] for p in range(6)) / 36)
+    assert 0 < len(moved) < sum(e.outcome == "optimization_failure" for e in evals)
+
+
 def test_query_params_select_experiment_and_filters(populated, db_path, monkeypatch):
     from backend.records import Experiment
 

@@ -169,3 +169,32 @@ def test_a_job_refused_gpus_is_refused_before_it_exists(store, tmp_path, monkeyp
     finally:
         holder.kill()
         holder.wait()
+
+
+@pytest.mark.slow  # two tiny checkpoints and a job through the runner
+def test_a_local_sweep_job_leases_a_gpu_apart_from_a_running_job(store, tmp_path, monkeypatch):
+    """A sweep is a local job too: on the stand-in 8-GPU node with GPU 0 held by another job's
+    process, the sweep's pipeline runs with CUDA_VISIBLE_DEVICES naming one other GPU (its one
+    engine's tensor_parallel_size), and the lease ends with the job."""
+    from backend.jobs import runner
+    from backend.lab.tiny import make_tiny_checkpoint
+    from backend.specs import validate_spec
+    from backend.sweep import pipeline
+    from backend.sweep.spec import SweepSpec
+
+    low, high = (str(make_tiny_checkpoint(tmp_path / name, seed=s)) for name, s in (("low", 1), ("high", 2)))
+    eight_gpus(monkeypatch)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES")  # the whole node, restored to the test's own value afterwards
+    seen = []
+    monkeypatch.setattr(pipeline, "run_pipeline", lambda *a, **kw: seen.append(os.environ.get("CUDA_VISIBLE_DEVICES")))
+    holder = hold(store.path.parent / "jobs" / "gpus", 1, "refuse", "job-rl", "0")
+    try:
+        assert holder.stdout.readline().strip() == "0"
+        job = runner.create_job(store, validate_spec(SweepSpec, {"low": low, "high": high, "alphas": "0.5"}))
+        runner.run_job_here(store, job.id)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert store.get(Job, job.id).status == "done", store.get(Job, job.id).error
+    assert seen == ["1"] and "CUDA_VISIBLE_DEVICES" not in os.environ
