@@ -32,15 +32,26 @@ def _require_token() -> None:
 _require_token()
 
 
+# The first page's script has ended when the warm-up starts, but its browser is still drawing the
+# charts: the warm-up's analysis and kaleido's Chromium start would take the CPU that drawing needs
+# (on 2 cores they made the server spend 4-5 s of CPU inside the first render). They wait this long.
+WARM_UP_DELAY_S = 3.0
+
+
 @st.cache_resource(show_spinner=False)
 def _warm_up_once() -> bool:
-    """Once per server process, in the background: the newest experiment's analysis, and the
-    export engine (kaleido's Chromium), so neither the first chart nor the first export waits."""
+    """Once per server process, in the background, after the first page is drawn: the newest
+    experiment's analysis, and the export engine (kaleido's Chromium), so neither the next chart
+    page nor the first export waits."""
     from dashboard import data
     from dashboard.exports import start_export_engine
 
-    data.start_warm_up()
-    threading.Thread(target=_quietly(start_export_engine), name="flab-export-engine", daemon=True).start()
+    def start() -> None:
+        data.start_warm_up(delay_s=WARM_UP_DELAY_S)
+        if not data.exiting(WARM_UP_DELAY_S):
+            _quietly(start_export_engine)()
+
+    threading.Thread(target=start, name="flab-export-engine", daemon=True).start()
     return True
 
 

@@ -28,6 +28,7 @@ WRITTEN_AT_RUN_TIME = {
     "prog.py": "a Python sample's source, as `python3 prog.py` runs it",
     "gpu_check_rl.json": "bench/gpu_check.py --rl's own report",
     "x.json": "an example output path in a usage line",
+    "chat_template.json": "a checkpoint's legacy chat-template file, which a merge copies into its folder",
     "db/migrations/NNN.sql": "the pattern of the migrations' names",
 }
 

@@ -19,7 +19,9 @@ def overlay_server(two_experiments, db_path, tmp_path):
 
 
 def query(page) -> dict[str, str]:
-    return {k: v[0] for k, v in parse_qs(urlparse(page.url).query).items()}
+    """The page's URL parameters as the page itself holds them (Streamlit rewrites the URL in the page
+    with the History API, which page.url can report a moment late on a busy machine)."""
+    return {k: v[0] for k, v in parse_qs(urlparse(page.evaluate("location.href")).query).items()}
 
 
 def chosen(page, label: str) -> str:
@@ -52,9 +54,13 @@ def test_view_state_kept_across_every_page(overlay_server, page):
     wait_plots(page, 3)
     wanted = {"exp": "exp-dash-b", "difficulty": "hard", "solved": "0.7", "avg": "per_sample"}
     sidebar = page.locator("section[data-testid='stSidebar']")
-    for name in ("Churn", "pass@k", "Problem", "Overview", "Launch", "Jobs", "Training", "Frontier"):
+    # each page's own title: until it shows, the page before it (and its URL) may still be on screen
+    titles = {"Churn": "Per-problem churn", "pass@k": "pass@k and ensembles", "Problem": "Problem",
+              "Overview": "frontier-lab", "Launch": "Launch", "Jobs": "Jobs", "Training": "Training curves",
+              "Frontier": "Frontier"}  # fmt: skip
+    for name, title in titles.items():
         sidebar.get_by_role("link", name=name).click()
-        page.get_by_role("heading", level=1).first.wait_for(timeout=60000)
+        page.get_by_role("heading", level=1, name=title, exact=True).wait_for(timeout=60000)
         wait_query(page, wanted)
         assert {k: query(page).get(k) for k in wanted} == wanted, name
         if name in ("Churn", "pass@k", "Problem", "Frontier"):
@@ -63,7 +69,7 @@ def test_view_state_kept_across_every_page(overlay_server, page):
     expect(page.get_by_role("radio", name="pooled over samples")).to_be_checked(timeout=60000)
     shows(page, "Difficulty", "hard", exact=True)
 
-    link = page.url
+    link = page.evaluate("location.href")
     context = page.context.browser.new_context(viewport={"width": 1400, "height": 1000})  # nothing but the link
     other = context.new_page()
     other.goto(link)
