@@ -3,6 +3,7 @@
 import hmac
 import os
 import threading
+import time
 
 import streamlit as st
 
@@ -47,11 +48,11 @@ def _warm_up_once() -> bool:
     from dashboard.exports import start_export_engine
 
     def start() -> None:
-        data.start_warm_up(delay_s=WARM_UP_DELAY_S)
-        if not data.exiting(WARM_UP_DELAY_S):
-            _quietly(start_export_engine)()
+        time.sleep(WARM_UP_DELAY_S)  # asleep, a daemon thread is harmless at exit; once started, the warm-up is stopped
+        data.start_warm_up()
+        _quietly(start_export_engine)()
 
-    threading.Thread(target=start, name="flab-export-engine", daemon=True).start()
+    threading.Thread(target=start, name="flab-warm-up-start", daemon=True).start()
     return True
 
 

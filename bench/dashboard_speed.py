@@ -25,6 +25,7 @@ import urllib.request
 from pathlib import Path
 
 import numpy as np
+import psutil
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -232,24 +233,18 @@ def settle(page, plots: int) -> None:
     page.wait_for_function(DONE, timeout=300000)
 
 
-def tree_cpu(root: int, holding: bytes = b"") -> float:
+def tree_cpu(root: int, holding: str = "") -> float:
     """CPU seconds (user + system) so far of `root` and its living descendants whose command line
     holds `holding`: the server's processes, or the bench's own Chromium (other sessions on the
     machine run browsers too)."""
-    parent, cpu = {}, {}
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        with contextlib.suppress(OSError):
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            if holding in Path(f"/proc/{pid}/cmdline").read_bytes():
-                cpu[int(pid)] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-            parent[int(pid)] = int(fields[1])
-
-    def descends(pid: int) -> bool:
-        while pid > 1 and pid != root:
-            pid = parent.get(pid, 0)
-        return pid == root
-
-    return sum(t for pid, t in cpu.items() if descends(pid))
+    top = psutil.Process(root)
+    total = 0.0
+    for proc in (top, *top.children(recursive=True)):
+        with contextlib.suppress(psutil.Error):  # a process may end while it is read
+            if holding in " ".join(proc.cmdline()):
+                times = proc.cpu_times()
+                total += times.user + times.system
+    return total
 
 
 def first_render(tree: Path, db: Path, exp: str) -> dict:
@@ -260,13 +255,13 @@ def first_render(tree: Path, db: Path, exp: str) -> dict:
     with served(tree, db) as (url, started, server), browser_page() as page:
         load = os.getloadavg()[0]
         me, server0 = os.getpid(), tree_cpu(server)
-        browser0 = tree_cpu(me, b"chromium")
+        browser0 = tree_cpu(me, "chromium")
         start = time.perf_counter()
         page.goto(f"{url}/frontier?exp={exp}")
         settle(page, 3)  # the baseline's Frontier has three charts, this tree's four
         render = time.perf_counter() - start
         return dict(render=render, server_cpu=tree_cpu(server) - server0,
-                    browser_cpu=tree_cpu(me, b"chromium") - browser0, started=started, load=load)  # fmt: skip
+                    browser_cpu=tree_cpu(me, "chromium") - browser0, started=started, load=load)  # fmt: skip
 
 
 def page_renders(db: Path, exp: str) -> list[tuple[str, float, float]]:

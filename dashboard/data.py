@@ -101,16 +101,11 @@ def newest_with_results() -> tuple[str, str] | None:
 _exiting = threading.Event()
 
 
-def exiting(wait_s: float = 0.0) -> bool:
-    """Whether the interpreter is exiting, after waiting up to `wait_s` for it (a wait that exit ends)."""
-    return _exiting.wait(wait_s)
-
-
-def start_warm_up(delay_s: float = 0.0) -> None:
-    """warm_up, after `delay_s`, in a daemon thread that the interpreter's exit stops between steps
-    and waits for: a daemon thread still inside a DuckDB call when Python finalizes is unwound
-    through DuckDB's C++ and aborts the whole process (SIGABRT, "exception not rethrown")."""
-    thread = threading.Thread(target=lambda: exiting(delay_s) or warm_up(), name="flab-warm-up", daemon=True)
+def start_warm_up() -> None:
+    """warm_up in a daemon thread that the interpreter's exit stops between steps and waits for: a
+    daemon thread still inside a DuckDB call when Python finalizes is unwound through DuckDB's C++
+    and aborts the whole process (SIGABRT, "exception not rethrown")."""
+    thread = threading.Thread(target=warm_up, name="flab-warm-up", daemon=True)
     thread.start()
 
     def stop() -> None:
