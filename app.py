@@ -9,7 +9,7 @@ import streamlit as st
 
 # Imported once at start-up, not on the first visit to a chart page.
 import dashboard.plots  # noqa: F401
-from dashboard import view
+from dashboard import prefetch, view
 
 st.set_page_config(page_title="frontier-lab", layout="wide")
 
@@ -92,6 +92,7 @@ with st.sidebar:
     for page, (_, _, icon) in zip(pages, PAGES, strict=True):
         st.page_link(page, icon=icon)
     st.divider()
+    prefetch.plotly()  # while the page's queries run: its first chart then finds plotly.js loaded
 view.sync()  # the one view state (experiment, filters, α …): a followed link's, else this session's
 try:
     current.run()

@@ -247,13 +247,27 @@ def tree_cpu(root: int, holding: str = "") -> float:
     return total
 
 
+def loop_ms() -> float:
+    """Milliseconds for a fixed pure-Python loop (3 M additions, best of 3): the host's speed at
+    that moment, printed beside the load average. On the shared development machine the same loop
+    took 63-107 ms within one hour, and the same page's render moved with it."""
+    best = float("inf")
+    for _ in range(3):
+        start, total = time.perf_counter(), 0
+        for i in range(3_000_000):
+            total += i
+        best = min(best, time.perf_counter() - start)
+    return best * 1000
+
+
 def first_render(tree: Path, db: Path, exp: str) -> dict:
     """A fresh server, a fresh browser, the Frontier's URL first: seconds until its charts are drawn
     and its script has finished (`render`), the CPU seconds the server and the bench's Chromium spent
     meanwhile (`server_cpu`, `browser_cpu`: far less sensitive to the machine's load than the wall
-    time), the seconds the server took to start and the 1-minute load average at the start."""
+    time), the seconds the server took to start, the 1-minute load average and the host's speed
+    (`loop_ms`) at the start."""
     with served(tree, db) as (url, started, server), browser_page() as page:
-        load = os.getloadavg()[0]
+        load, speed = os.getloadavg()[0], loop_ms()
         me, server0 = os.getpid(), tree_cpu(server)
         browser0 = tree_cpu(me, "chromium")
         start = time.perf_counter()
@@ -261,7 +275,7 @@ def first_render(tree: Path, db: Path, exp: str) -> dict:
         settle(page, 3)  # the baseline's Frontier has three charts, this tree's four
         render = time.perf_counter() - start
         return dict(render=render, server_cpu=tree_cpu(server) - server0,
-                    browser_cpu=tree_cpu(me, "chromium") - browser0, started=started, load=load)  # fmt: skip
+                    browser_cpu=tree_cpu(me, "chromium") - browser0, started=started, load=load, speed=speed)  # fmt: skip
 
 
 def page_renders(db: Path, exp: str) -> list[tuple[str, float, float]]:
@@ -319,7 +333,7 @@ def main() -> None:
             r = first_render(tree, db, exp)
             print(f"  {name:<18} Frontier first render {r['render']:5.2f} s (target < 3 s); CPU during it: "
                   f"Chromium {r['browser_cpu']:5.2f} s, server {r['server_cpu']:5.2f} s; server start "
-                  f"{r['started']:5.2f} s; load average {r['load']:.1f}", flush=True)  # fmt: skip
+                  f"{r['started']:5.2f} s; load average {r['load']:.1f}, loop {r['speed']:.0f} ms", flush=True)  # fmt: skip
     if args.pages and not args.no_browser:
         for name, first, cached in page_renders(db, exp):
             print(f"  {name:<9} after the Overview: first render {first:5.2f} s, cached filter change {cached:5.2f} s")

@@ -4,6 +4,8 @@ they make: what a page shows, which the page and the export zip both draw from
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pandas as pd
 import streamlit as st
 
@@ -194,3 +196,12 @@ def page_header(title: str) -> tuple[str, Filters, ExperimentView]:
     if v is None:
         st.stop()
     return exp, f, v
+
+
+def on_open(title: str, key: str, draw: Callable[[], None]) -> None:
+    """A closed expander whose content is computed only once it is opened (Streamlit reruns the
+    page on each toggle): tables below a page's charts stay out of its first render, where their
+    queries and grids took CPU the charts are drawn with (docs/benchmarks.md)."""
+    with st.expander(title, key=key, on_change="rerun") as box:
+        if box.open:
+            draw()

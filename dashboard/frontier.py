@@ -39,35 +39,47 @@ for name, (fig, _) in frontier_figures(v, sel).items():
     figure_downloads(fig, name)
 all_figures_zip(v, sel)
 samples_download(exp, f, o.problems)
-st.subheader("Optimization failures by first failing tier")
-st.caption(
-    "Share of each checkpoint's samples whose first failing test (ascending input length) ran out of time or memory, "
-    "by that test's tier: tier k means an input shorter than 10^k characters. A time-out at tier 1–2 is a program "
-    "slow on a tiny input, not an efficiency failure at scale."
-)
-st.dataframe(v.tiers().to_pandas(), hide_index=True)
 st.subheader("Frontier table")
 st.dataframe(table.to_pandas(), hide_index=True, width="stretch")
 table_downloads(table, "frontier_table")
-if not others:
+
+
+def tiers() -> None:
+    st.caption(
+        "Share of each checkpoint's samples whose first failing test (ascending input length) ran out of time or memory, "
+        "by that test's tier: tier k means an input shorter than 10^k characters. A time-out at tier 1–2 is a program "
+        "slow on a tiny input, not an efficiency failure at scale."
+    )
+    st.dataframe(v.tiers().to_pandas(), hide_index=True)
+
+
+def recovery_and_trend() -> None:
     recovered = v.recovery() if averaging == "per_problem" else []
     if recovered:
-        st.subheader("Does interpolation recover the checkpoints that are not merged?")
         st.caption(
-            "Distance from each checkpoint evaluated as it is (the SFT start of both endpoints, or another run) to "
-            "the interpolation curve (endpoints and interpolated α, in order) in (optimization, correctness) failure "
-            "shares, with a 95% bootstrap CI over problems; "
-            "dotted on the scatter."
+            "**Does interpolation recover the checkpoints that are not merged?** Distance from each checkpoint "
+            "evaluated as it is (the SFT start of both endpoints, or another run) to the interpolation curve (endpoints "
+            "and interpolated α, in order) in (optimization, correctness) failure shares, with a 95% bootstrap CI over "
+            "problems; dotted on the scatter."
         )
         st.dataframe(recovered, hide_index=True, width="stretch")
     st.caption(
-        "Trend: least-squares slope of each failure share on α over the whole grid, with bootstrap CIs; the bands on "
-        "its figure hold at every α at once (max-statistic bootstrap), where the per-α CIs above hold at each alone."
+        "**Trend:** least-squares slope of each failure share on α over the whole grid, with bootstrap CIs; the bands "
+        "on its figure hold at every α at once (max-statistic bootstrap), where the per-α CIs above hold at each alone."
     )
     st.dataframe(v.trend()["slopes"], hide_index=True)
-st.subheader("Format failures by cause, and completion length")
-st.caption(
-    "Share of each checkpoint's samples that are format failures cut at the token limit (finish reason 'length'), "
-    "that do not compile (CE), or that hold no code; they add up to its format failures. Mean completion tokens."
-)
-st.dataframe(v.format_causes(averaging).to_pandas(), hide_index=True)
+
+
+def format_causes() -> None:
+    st.caption(
+        "Share of each checkpoint's samples that are format failures cut at the token limit (finish reason 'length'), "
+        "that do not compile (CE), or that hold no code; they add up to its format failures. Mean completion tokens."
+    )
+    st.dataframe(v.format_causes(averaging).to_pandas(), hide_index=True)
+
+
+# computed when opened: each is a query or a bootstrap the charts above do not need
+controls.on_open("Optimization failures by first failing tier", "open-tiers", tiers)
+if not others:
+    controls.on_open("Recovery of the checkpoints not merged, and the trend's slopes", "open-trend", recovery_and_trend)
+controls.on_open("Format failures by cause, and completion length", "open-format", format_causes)

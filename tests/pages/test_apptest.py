@@ -95,11 +95,14 @@ def test_frontier_shows_recovery_trend_bands_and_format_causes(populated, db_pat
     table, the failure shares' simultaneous bands, and format failures by cause (all format
     failures of the fixture hold no code: its samples end with finish reason None, verdict FORMAT)."""
     at = app(db_path, monkeypatch, "frontier", {"exp": "exp-dash"})
+    at.session_state["open-trend"] = at.session_state["open-format"] = True  # sections computed once opened
+    at.run()
     assert not at.exception, at.exception
     names = [n for fig in traces(at) for n in fig]
     assert "r3: distance to interpolation" in names and any("simultaneous 95% band" in n for n in names)
-    headers = [s.value for s in at.subheader]
-    assert any("recover" in h for h in headers) and any("Format failures by cause" in h for h in headers)
+    assert any("recover the checkpoints" in c.value for c in at.caption)
+    slopes = next(d.value for d in at.dataframe if "slope_lo" in d.value.columns)
+    assert (slopes["slope_lo"] <= slopes["slope"]).all() and (slopes["slope"] <= slopes["slope_hi"]).all()
     causes = next(d.value for d in at.dataframe if "format_no_code" in d.value.columns)
     assert (causes["format_truncated"] == 0).all() and (causes["format_no_code"] > 0).all()
     assert any("--opt-min-tier" in c.value for c in at.caption)  # the page says which rule its numbers use

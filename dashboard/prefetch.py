@@ -1,0 +1,31 @@
+"""The browser loads plotly.js while the server computes the first page, not after.
+
+Streamlit's frontend fetches and runs its Plotly chunk (4.7 MB of JavaScript) only when the first
+chart arrives, which is after the page's queries: on a 2-core machine the page's first chart then
+waited about a second for the chunk alone (docs/benchmarks.md). A sidebar element imports the
+chunk as soon as the page opens, so the two overlap; Streamlit's own import later finds the module
+already loaded (an ES module is fetched and run once per URL).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+import streamlit as st
+
+# the chunk's URL beside the frontend's entry script, whatever path the server is mounted under
+IMPORT = "import(new URL({name!r}, document.querySelector('script[src*=\"/static/js/index.\"]').src).href)"
+
+
+@cache
+def plotly_chunk() -> str | None:
+    """The file name of Streamlit's Plotly chunk (hashed per release), or None in a build without one."""
+    found = sorted((Path(st.__file__).parent / "static" / "static" / "js").glob("PlotlyChart.*.js"))
+    return found[0].name if found else None
+
+
+def plotly() -> None:
+    """Start loading plotly.js in the browser (an empty element; a no-op in a build without the chunk)."""
+    if name := plotly_chunk():
+        st.html(f"<script>{IMPORT.format(name=name)}.catch(() => {{}})</script>", unsafe_allow_javascript=True)

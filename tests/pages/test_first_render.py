@@ -1,0 +1,59 @@
+"""What a page's first render leaves out or starts early (docs/benchmarks.md): the Frontier's
+tables below its charts are computed only once opened, and the browser loads plotly.js before any
+chart arrives."""
+
+import re
+
+import pytest
+
+from backend.records import Evaluation
+from backend.store import Store
+from tests.pages.test_apptest import app
+
+SECTIONS = {"open-tiers": "first failing tier", "open-trend": "trend", "open-format": "Format failures"}
+
+
+def test_the_frontiers_closed_sections_run_no_query_until_opened(populated, db_path, monkeypatch):
+    """Closed, the tier and format-cause sections query nothing and draw no table; opened, the tier
+    table holds each checkpoint's optimization failures by first failing tier, counted here from the
+    stored evaluations."""
+    evals = populated.select(Evaluation)
+    for i, e in enumerate(evals):  # first failing tiers 1-6 on the optimization failures, none elsewhere
+        e.first_failing_tier = (i % 6) + 1 if e.outcome == "optimization_failure" else None
+    populated.put(evals)
+    queried = []
+    for name in ("optimization_tiers", "format_causes"):
+        real = getattr(Store, name)
+        monkeypatch.setattr(Store, name, lambda self, *a, _real=real, _name=name, **k: queried.append(_name) or _real(self, *a, **k))
+    at = app(db_path, monkeypatch, "frontier", {"exp": "exp-dash"})
+    assert not at.exception, at.exception
+    labels = [e.label for e in at.expander]
+    assert [next(label for label in labels if words in label) for words in SECTIONS.values()]
+    assert queried == [] and len(at.dataframe) == 1  # the Frontier table alone
+
+    at.session_state["open-tiers"] = True
+    at.run()
+    assert not at.exception, at.exception
+    assert queried == ["optimization_tiers"]
+    tiers = next(d.value for d in at.dataframe if "tier 1" in d.value.columns).set_index("label")
+    assert sorted(tiers.index) == sorted({e.checkpoint_id for e in evals})  # the fixture labels each by its id
+    for checkpoint in tiers.index:
+        mine = [e for e in evals if e.checkpoint_id == checkpoint]
+        assert tiers.loc[checkpoint, "n"] == len(mine) == 36
+        for k in range(1, 7):
+            failed = sum(e.outcome == "optimization_failure" and e.first_failing_tier == k for e in mine)
+            assert tiers.loc[checkpoint, f"tier {k}"] == pytest.approx(failed / 36), (checkpoint, k)
+
+
+@pytest.mark.browser
+def test_the_browser_loads_plotly_before_any_chart_arrives(server, page):
+    """The Launch page draws no chart, yet its first render fetches and runs Streamlit's Plotly
+    chunk, without an error in the page: a chart page's first chart then finds it loaded."""
+    chunk = re.compile(r"/static/js/PlotlyChart\.[\w-]+\.js$")
+    errors = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    with page.expect_response(lambda r: chunk.search(r.url) is not None, timeout=60000) as response:
+        page.goto(f"{server}/launch")
+    assert response.value.status == 200
+    page.get_by_role("button", name="Launch sweep").wait_for(timeout=60000)
+    assert page.locator(".js-plotly-plot").count() == 0 and errors == []
