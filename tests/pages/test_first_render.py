@@ -24,7 +24,9 @@ def test_the_frontiers_closed_sections_run_no_query_until_opened(populated, db_p
     queried = []
     for name in ("optimization_tiers", "format_causes"):
         real = getattr(Store, name)
-        monkeypatch.setattr(Store, name, lambda self, *a, _real=real, _name=name, **k: queried.append(_name) or _real(self, *a, **k))
+        monkeypatch.setattr(
+            Store, name, lambda self, *a, _real=real, _name=name, **k: queried.append(_name) or _real(self, *a, **k)
+        )
     at = app(db_path, monkeypatch, "frontier", {"exp": "exp-dash"})
     assert not at.exception, at.exception
     labels = [e.label for e in at.expander]
