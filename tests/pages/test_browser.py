@@ -49,6 +49,18 @@ def test_dashboard_in_chromium(server, page, tmp_path, populated):
     wait_plots(page, 1)
 
 
+def test_every_frontier_chart_keeps_its_plot_area_in_a_narrow_window(server, page):
+    """At a 1000 px window (a 540 px column) each chart's plot area, as Chromium lays it out, is at
+    least half its width: the trend bands' legend on the right once took 370 px and left 91."""
+    page.set_viewport_size({"width": 1000, "height": 1000})
+    page.goto(f"{server}/frontier?exp=exp-dash")
+    wait_plots(page, 4)
+    sizes = page.evaluate(
+        "Array.from(document.querySelectorAll('.js-plotly-plot')).map(p => [p._fullLayout._size.w, p._fullLayout.width])"
+    )
+    assert len(sizes) == 4 and all(w >= 0.5 * width for w, width in sizes), sizes
+
+
 def most_changed_problem(store, exp: str) -> str:
     """The problem whose share of correct samples differs most between α = 0 and α = 1."""
     from backend.analysis.frame import to_outcomes
