@@ -78,7 +78,7 @@ def format_causes() -> None:
     st.dataframe(v.format_causes(averaging).to_pandas(), hide_index=True)
 
 
-# computed when opened: each is a query or a bootstrap the charts above do not need
+# computed when opened: the tier and format-cause queries, and three table grids, that the charts above do not need
 controls.on_open("Optimization failures by first failing tier", "open-tiers", tiers)
 if not others:
     controls.on_open("Recovery of the checkpoints not merged, and the trend's slopes", "open-trend", recovery_and_trend)
