@@ -265,9 +265,10 @@ def first_render(tree: Path, db: Path, exp: str) -> dict:
     and its script has finished (`render`), the CPU seconds the server and the bench's Chromium spent
     meanwhile (`server_cpu`, `browser_cpu`: far less sensitive to the machine's load than the wall
     time), the seconds the server took to start, the 1-minute load average and the host's speed
-    (`loop_ms`) at the start."""
+    (`loop_ms`, just before)."""
+    speed = loop_ms()  # before the server and Chromium start, which would compete with it
     with served(tree, db) as (url, started, server), browser_page() as page:
-        load, speed = os.getloadavg()[0], loop_ms()
+        load = os.getloadavg()[0]
         me, server0 = os.getpid(), tree_cpu(server)
         browser0 = tree_cpu(me, "chromium")
         start = time.perf_counter()

@@ -77,7 +77,7 @@ def tier_rule(tier: int | None) -> str:
                 "correctness failures).")  # fmt: skip
     return (f"A time or memory failure whose first failing test is below tier {tier} (an input shorter than "
             f"10^{tier - 1} characters) counts as a correctness failure here, as `analyze --opt-min-tier {tier}` "
-            "counts it; the tier table below still lists every time-out by its tier.")  # fmt: skip
+            "counts it; the tier table (opened below) still lists every time-out by its tier.")  # fmt: skip
 
 
 def solved_at() -> float:

@@ -128,7 +128,7 @@ def warm_up() -> None:
             return
         v = experiment_view(newest[0])
         steps = (v.findings, lambda: v.frontier("per_problem"), lambda: v.order("difficulty"),
-                 lambda: v.churn(SOLVED_AT), v.pools)  # fmt: skip
+                 lambda: v.churn(SOLVED_AT), v.pools, v.tiers, lambda: v.format_causes("per_problem"))  # fmt: skip
         for step in steps:
             if _exiting.is_set():
                 return

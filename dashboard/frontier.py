@@ -63,6 +63,8 @@ def recovery_and_trend() -> None:
             "problems; dotted on the scatter."
         )
         st.dataframe(recovered, hide_index=True, width="stretch")
+    else:
+        st.caption("No recovery distances here: they need a checkpoint that is not merged, averaged per problem.")
     st.caption(
         "**Trend:** least-squares slope of each failure share on α over the whole grid, with bootstrap CIs; the bands "
         "on its figure hold at every α at once (max-statistic bootstrap), where the per-α CIs above hold at each alone."

@@ -28,4 +28,6 @@ def plotly_chunk() -> str | None:
 def plotly() -> None:
     """Start loading plotly.js in the browser (an empty element; a no-op in a build without the chunk)."""
     if name := plotly_chunk():
-        st.html(f"<script>{IMPORT.format(name=name)}.catch(() => {{}})</script>", unsafe_allow_javascript=True)
+        # async: a page without the entry script throws inside it, which .catch() then swallows
+        js = f"(async () => {IMPORT.format(name=name)})().catch(() => {{}})"
+        st.html(f"<script>{js}</script>", unsafe_allow_javascript=True)
