@@ -15,6 +15,7 @@ import json
 import os
 import random
 import re
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -33,6 +34,58 @@ DERIVED = {"evaluations": {"experiment_key": "md5_number_lower(experiment_id)"}}
 DB_DIR = Path(__file__).resolve().parent.parent / "db"
 DEFAULT_DB = DB_DIR / "frontier.duckdb"
 LOCK_RETRY_S = float(os.environ.get("FLAB_DB_LOCK_RETRY_S", "15"))  # any writer's short transaction fits
+
+
+class _ModeGate:
+    """Within one process, DuckDB refuses a read-only and a read-write connection to one file at the
+    same time ("different configuration"), at once rather than after a wait: a dashboard launching a
+    job while another session's page (or the warm-up) reads would fail. So this process's
+    connections to a file take turns by mode: any number of one mode at once, and a waiting writer
+    holds new readers back so that a stream of page reads cannot starve it."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._read_only: bool | None = None  # the mode of the open connections
+        self._open = 0
+        self._writers_waiting = 0
+        self._mine = threading.local()  # this thread's open connections: a nested one never waits
+
+    def _free_for(self, read_only: bool) -> bool:
+        if read_only and self._writers_waiting:
+            return False
+        return self._open == 0 or self._read_only == read_only
+
+    @contextlib.contextmanager
+    def turn(self, read_only: bool, timeout: float, path: Path) -> Iterator[None]:
+        nested = getattr(self._mine, "open", 0) > 0  # a second mode here is DuckDB's error, raised at connect
+        with self._cond:
+            self._writers_waiting += not read_only
+            try:
+                if not nested and not self._cond.wait_for(lambda: self._free_for(read_only), timeout):
+                    busy = "writes" if read_only else "reads"
+                    raise UserError(f"database {path} stayed busy with this process's {busy} for {timeout:.0f}s; retry")
+            finally:
+                self._writers_waiting -= not read_only
+            if self._open == 0:
+                self._read_only = read_only
+            self._open += 1
+        self._mine.open = getattr(self._mine, "open", 0) + 1
+        try:
+            yield
+        finally:
+            self._mine.open -= 1
+            with self._cond:
+                self._open -= 1
+                self._cond.notify_all()
+
+
+_gates: dict[str, _ModeGate] = {}
+_gates_lock = threading.Lock()
+
+
+def _gate(path: Path) -> _ModeGate:
+    with _gates_lock:
+        return _gates.setdefault(os.path.realpath(path), _ModeGate())
 
 
 def default_db_path() -> Path:
@@ -98,24 +151,26 @@ class Store(AnalysisQueries):
 
     @contextlib.contextmanager
     def connect(self, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
-        """Open, yield, close. Lock conflicts with another process are retried with backoff."""
+        """Open, yield, close. This process's connections take turns by mode (_ModeGate); lock
+        conflicts with another process are retried with backoff."""
         self._check_path(read_only)
         deadline = time.monotonic() + LOCK_RETRY_S
-        delay = 0.005
-        while True:
+        with _gate(self.path).turn(read_only, LOCK_RETRY_S, self.path):
+            delay = 0.005
+            while True:
+                try:
+                    con = duckdb.connect(str(self.path), read_only=read_only)
+                    break
+                except (duckdb.IOException, duckdb.ConnectionException) as exc:
+                    if _is_lock_conflict(exc) and time.monotonic() < deadline:
+                        time.sleep(delay * (1 + random.random()))
+                        delay = min(delay * 2, 0.2)
+                        continue
+                    raise self._user_error(exc) from exc
             try:
-                con = duckdb.connect(str(self.path), read_only=read_only)
-                break
-            except (duckdb.IOException, duckdb.ConnectionException) as exc:
-                if _is_lock_conflict(exc) and time.monotonic() < deadline:
-                    time.sleep(delay * (1 + random.random()))
-                    delay = min(delay * 2, 0.2)
-                    continue
-                raise self._user_error(exc) from exc
-        try:
-            yield con
-        finally:
-            con.close()
+                yield con
+            finally:
+                con.close()
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:

@@ -118,6 +118,43 @@ def test_start_from_a_stored_spec_prefills_every_field_and_the_name_is_stored(la
     assert launched.spec["seed"] == 1 and launched.spec["independent"] == [str(LAB / "checkpoints" / "sft")]
 
 
+@pytest.mark.slow
+def test_a_launch_while_another_session_reads_waits_for_the_read(lab_db, db_path, monkeypatch):
+    """The server's threads share one DuckDB instance per file, which refuses a read-write
+    connection while a read-only one is open; the launch must wait for the read, not fail."""
+    import threading
+
+    from backend.jobs import runner
+
+    reading, done = threading.Event(), threading.Event()
+    create_job = runner.create_job
+
+    def create_during_the_read(store, spec):
+        threading.Timer(0.5, done.set).start()  # the read ends half a second into the write
+        return create_job(store, spec)
+
+    monkeypatch.setattr(runner, "create_job", create_during_the_read)
+    monkeypatch.setattr(runner, "start", lambda store, job_id, detach=True: 0)
+    at = app(db_path, monkeypatch, "launch")
+    at.selectbox(key="sweep-start").set_value(lab_sweep(lab_db).id).run()
+    at.text_input(key=f"{lab_sweep(lab_db).id}/sweep-name").set_value("while a page reads").run()
+
+    def read() -> None:  # another session's page, or the warm-up
+        with lab_db.connect(read_only=True):
+            reading.set()
+            done.wait(30)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    assert reading.wait(10)
+    at.button(key="sweep-launch").click().run()
+    done.set()
+    reader.join(10)
+    assert not at.error, [e.value for e in at.error]
+    (job,) = lab_db.select(Job)
+    assert lab_db.get(Experiment, job.experiment_id).name == "while a page reads"
+
+
 @pytest.mark.browser
 def test_start_from_the_lab_sweep_in_chromium(lab_server, page, store):
     """In Chromium: start from the lab's sweep, see its recipe in the fields, name it, launch; the
@@ -155,7 +192,10 @@ def test_start_from_the_lab_sweep_in_chromium(lab_server, page, store):
     name.press("Tab")
     page.wait_for_timeout(1000)
     page.get_by_role("button", name="Launch sweep").click()
-    page.get_by_text("started (experiment").wait_for(timeout=60000)
+    outcome = page.get_by_text("started (experiment").or_(page.locator("[data-testid='stAlertContentError']"))
+    outcome.first.wait_for(timeout=60000)
+    # a read in flight (the warm-up's, another session's) once made this launch fail at once
+    assert "started (experiment" in outcome.first.inner_text(), outcome.first.inner_text()
     (job,) = store.select(Job)
     runner.cancel(store, job.id)  # the row is what this test checks; the lab's sweep would run for an hour
     launched = store.get(Experiment, job.experiment_id)
