@@ -8,6 +8,7 @@ import pytest
 
 from backend.records import Evaluation
 from backend.store import Store
+from tests.pages.browser import wait_plots
 from tests.pages.test_apptest import app
 
 SECTIONS = {"open-tiers": "first failing tier", "open-trend": "trend", "open-format": "Format failures"}
@@ -60,3 +61,24 @@ def test_the_browser_loads_plotly_before_any_chart_arrives(server, page):
     assert response.value.status == 200
     page.get_by_role("button", name="Launch sweep").wait_for(timeout=60000)
     assert page.locator(".js-plotly-plot").count() == 0 and errors == []
+
+
+@pytest.mark.browser
+def test_an_opened_section_is_in_the_link_and_a_link_opens_it(server, page):
+    """Opening a section writes it into the page's URL, a filter change keeps it there, and that
+    URL, opened in a new page, shows the section open with its table: a shared link shows what
+    its sender saw, as it did when the tables were not in sections."""
+    page.goto(f"{server}/frontier?exp=exp-dash")
+    wait_plots(page, 4)
+    page.get_by_text("Optimization failures by first failing tier").click()
+    page.wait_for_function("location.search.includes('open-tiers=true')", timeout=60000)
+    page.get_by_role("combobox", name="Difficulty").click()
+    page.get_by_role("option", name="hard", exact=True).click()
+    page.wait_for_function("location.search.includes('difficulty=hard')", timeout=60000)
+    assert "open-tiers=true" in page.url
+    fresh = page.context.browser.new_page()  # a new session: only the URL carries the view
+    fresh.goto(page.url)
+    grids = fresh.locator("[data-testid='stDataFrame']")
+    fresh.wait_for_function("document.querySelectorAll(\"[data-testid='stDataFrame']\").length >= 2", timeout=60000)
+    assert grids.count() == 2  # the Frontier table and the tier table
+    assert fresh.locator("[data-testid='stExpander'] details[open]").count() == 1
