@@ -65,7 +65,9 @@ class _ModeGate:
                     busy = "writes" if read_only else "reads"
                     raise UserError(f"database {path} stayed busy with this process's {busy} for {timeout:.0f}s; retry")
             finally:
-                self._writers_waiting -= not read_only
+                if not read_only:  # readers it held back may go now (it has the turn, or gave up)
+                    self._writers_waiting -= 1
+                    self._cond.notify_all()
             if self._open == 0:
                 self._read_only = read_only
             self._open += 1

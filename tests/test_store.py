@@ -1,13 +1,9 @@
 import datetime as dt
-import multiprocessing as mp
-import threading
-import time
 from pathlib import Path
 
 import duckdb
 import pytest
 
-from backend import store as store_module
 from backend.errors import UserError
 from backend.records import Checkpoint, Evaluation, Experiment, Job, Problem, Sample, Test, tier_of
 from backend.store import SCHEMA_VERSION, Store
@@ -161,49 +157,6 @@ def test_failed_transaction_leaves_nothing(store):
     assert store.count(Problem) == 0
 
 
-def _writer(path: str, batches: int) -> None:
-    store = Store(path, migrate=False)
-    for b in range(batches):
-        store.put(
-            [Sample(experiment_id="e", checkpoint_id="c", problem_id=f"p{b}", sample_idx=i) for i in range(20)],
-            replace=False,
-        )
-        time.sleep(0.01)
-
-
-def _reader(path: str, stop_after_count: int, result) -> None:
-    store = Store(path, migrate=False)
-    errors, reads, last = 0, 0, 0
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            last = store.count(Sample)
-            reads += 1
-        except Exception:
-            errors += 1
-        if last >= stop_after_count:
-            break
-    result.put((errors, reads, last))
-
-
-@pytest.mark.slow
-def test_writer_and_reader_processes_concurrently(db_path):
-    Store(db_path)
-    ctx = mp.get_context("spawn")
-    result = ctx.Queue()
-    reader = ctx.Process(target=_reader, args=(str(db_path), 50 * 20, result))
-    writer = ctx.Process(target=_writer, args=(str(db_path), 50))
-    reader.start()
-    writer.start()
-    writer.join(120)
-    errors, reads, last = result.get(timeout=120)
-    reader.join(10)
-    assert writer.exitcode == 0
-    assert errors == 0
-    assert reads > 1
-    assert last == 1000
-
-
 def test_v2_database_gains_the_accounting_column_and_keeps_evaluations(db_path):
     """v2 -> v3: evaluations judged before say nothing of their accounting; new ones carry it."""
     from backend.records import Evaluation
@@ -328,65 +281,3 @@ def test_v5_database_gains_experiment_keys_and_keeps_evaluations(db_path):
     assert store.outcome_counts("b")["correct"].to_list() == [2]
     store.put([Evaluation("a", "c", "p", 1, "correct")])
     assert store.experiment_stamp("a")[0] == 2
-
-
-# One process, several threads (the dashboard's sessions, its warm-up, a Launch button): DuckDB
-# refuses a read-only and a read-write connection to one file at once, so they must take turns.
-
-
-def _sample(problem: str) -> Sample:
-    return Sample(experiment_id="e", checkpoint_id="c", problem_id=problem, sample_idx=0)
-
-
-def _in_thread(target) -> tuple[threading.Thread, list]:
-    out: list = []
-    thread = threading.Thread(target=lambda: out.append(target()))
-    thread.start()
-    return thread, out
-
-
-def test_a_write_waits_for_another_threads_read(store):
-    opened = threading.Event()
-
-    def read() -> int:
-        with store.connect(read_only=True) as con:
-            opened.set()
-            time.sleep(0.5)
-            return con.execute("SELECT count(*) FROM samples").fetchone()[0]
-
-    thread, seen = _in_thread(read)
-    assert opened.wait(10)
-    store.put([_sample("p0")])  # DuckDB alone: "Can't open a connection ... different configuration"
-    thread.join(10)
-    assert seen == [0] and store.count(Sample) == 1  # the read ended before the write began
-
-
-def test_a_read_waits_for_another_threads_transaction_and_sees_it(store):
-    with store.transaction() as con:
-        thread, seen = _in_thread(lambda: store.count(Sample))
-        time.sleep(0.3)
-        store.put([_sample("p0"), _sample("p1")], con=con)
-    thread.join(10)
-    assert seen == [2]
-
-
-def test_a_waiting_write_goes_before_later_reads_and_a_nested_read_does_not_wait(store):
-    gate = store_module._gate(store.path)
-    writer_waits, nested = threading.Event(), []
-
-    def long_read() -> None:
-        with store.connect(read_only=True):
-            assert writer_waits.wait(10)
-            nested.append(store.count(Sample))  # this thread's second connection: no deadlock with the writer
-
-    first, _ = _in_thread(long_read)
-    time.sleep(0.2)
-    writer, _ = _in_thread(lambda: store.put([_sample("p0")]))
-    while gate._writers_waiting == 0:
-        time.sleep(0.01)
-    later, seen = _in_thread(lambda: store.count(Sample))
-    time.sleep(0.3)
-    writer_waits.set()
-    for thread in (first, writer, later):
-        thread.join(10)
-    assert nested == [0] and seen == [1]  # the later read waited for the writer that was waiting

@@ -77,8 +77,11 @@ def test_an_opened_section_is_in_the_link_and_a_link_opens_it(server, page):
     page.wait_for_function("location.search.includes('difficulty=hard')", timeout=60000)
     assert "open-tiers=true" in page.url
     fresh = page.context.browser.new_page()  # a new session: only the URL carries the view
-    fresh.goto(page.url)
-    grids = fresh.locator("[data-testid='stDataFrame']")
-    fresh.wait_for_function("document.querySelectorAll(\"[data-testid='stDataFrame']\").length >= 2", timeout=60000)
-    assert grids.count() == 2  # the Frontier table and the tier table
-    assert fresh.locator("[data-testid='stExpander'] details[open]").count() == 1
+    try:
+        fresh.goto(page.url)
+        grids = fresh.locator("[data-testid='stDataFrame']")
+        fresh.wait_for_function("document.querySelectorAll(\"[data-testid='stDataFrame']\").length >= 2", timeout=60000)
+        assert grids.count() == 2  # the Frontier table and the tier table
+        assert fresh.locator("[data-testid='stExpander'] details[open]").count() == 1
+    finally:
+        fresh.close()  # its session would go on using the server's CPU in later tests
