@@ -110,7 +110,7 @@ def test_a_read_waits_for_another_threads_transaction_and_sees_it(store):
     assert seen == [2]
 
 
-def _hold_a_read(store) -> tuple[threading.Thread, threading.Event]:
+def hold_a_read(store) -> tuple[threading.Thread, threading.Event]:
     """A thread holding a read-only connection until the returned event is set."""
     opened, release = threading.Event(), threading.Event()
 
@@ -149,7 +149,7 @@ def test_readers_held_back_by_a_writer_go_as_soon_as_it_gives_up(store):
     """A writer that times out wakes the readers it held back; they need not wait for the reader
     it was waiting for (up to the store's 15 s)."""
     gate = store_module._gate(store.path)
-    holder, release = _hold_a_read(store)
+    holder, release = hold_a_read(store)
 
     def impatient_write() -> str:
         try:

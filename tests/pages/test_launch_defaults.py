@@ -10,6 +10,7 @@ from backend.specs import extra
 from backend.sweep.spec import SweepSpec
 from tests.conftest import ROOT
 from tests.pages.test_apptest import app
+from tests.test_store_concurrency import hold_a_read
 
 LAB = ROOT / "artifacts" / "lab"
 pytestmark = pytest.mark.skipif(not (LAB / "recipe.json").is_file(), reason="no committed lab artifacts")
@@ -126,11 +127,10 @@ def test_a_launch_while_another_session_reads_waits_for_the_read(lab_db, db_path
 
     from backend.jobs import runner
 
-    reading, done = threading.Event(), threading.Event()
-    create_job = runner.create_job
+    create_job, releases = runner.create_job, []
 
     def create_during_the_read(store, spec):
-        threading.Timer(0.5, done.set).start()  # the read ends half a second into the write
+        threading.Timer(0.5, releases[0].set).start()  # the read ends half a second into the write
         return create_job(store, spec)
 
     monkeypatch.setattr(runner, "create_job", create_during_the_read)
@@ -138,17 +138,10 @@ def test_a_launch_while_another_session_reads_waits_for_the_read(lab_db, db_path
     at = app(db_path, monkeypatch, "launch")
     at.selectbox(key="sweep-start").set_value(lab_sweep(lab_db).id).run()
     at.text_input(key=f"{lab_sweep(lab_db).id}/sweep-name").set_value("while a page reads").run()
-
-    def read() -> None:  # another session's page, or the warm-up
-        with lab_db.connect(read_only=True):
-            reading.set()
-            done.wait(30)
-
-    reader = threading.Thread(target=read)
-    reader.start()
-    assert reading.wait(10)
+    reader, release = hold_a_read(lab_db)  # another session's page, or the warm-up
+    releases.append(release)
     at.button(key="sweep-launch").click().run()
-    done.set()
+    release.set()
     reader.join(10)
     assert not at.error, [e.value for e in at.error]
     (job,) = lab_db.select(Job)
