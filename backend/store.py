@@ -59,7 +59,8 @@ class _ModeGate:
     def turn(self, read_only: bool, timeout: float, path: Path) -> Iterator[None]:
         nested = getattr(self._mine, "open", 0) > 0  # a second mode here is DuckDB's error, raised at connect
         with self._cond:
-            self._writers_waiting += not read_only
+            if not read_only:
+                self._writers_waiting += 1
             try:
                 if not nested and not self._cond.wait_for(lambda: self._free_for(read_only), timeout):
                     busy = "writes" if read_only else "reads"

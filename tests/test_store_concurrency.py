@@ -71,6 +71,16 @@ def _in_thread(target) -> tuple[threading.Thread, list]:
     return thread, out
 
 
+def _until_waiting(gate, threads: int) -> None:
+    """Until `threads` threads wait for their turn at the gate (not merely started: on a loaded
+    machine a thread may start late and find the way clear, and the test would prove nothing)."""
+    deadline = time.monotonic() + 10
+    while len(gate._cond._waiters) < threads:
+        if time.monotonic() > deadline:
+            pytest.fail(f"{threads} threads never waited at the gate")
+        time.sleep(0.01)
+
+
 def test_a_write_waits_for_another_threads_read(store):
     opened, release = threading.Event(), threading.Event()
 
@@ -89,16 +99,6 @@ def test_a_write_waits_for_another_threads_read(store):
     for thread in (reader, writer):
         thread.join(10)
     assert seen == [0] and wrote == [1] and store.count(Sample) == 1  # the read ended before the write began
-
-
-def _until_waiting(gate, threads: int) -> None:
-    """Until `threads` threads wait for their turn at the gate (not merely started: on a loaded
-    machine a thread may start late and find the way clear, and the test would prove nothing)."""
-    deadline = time.monotonic() + 10
-    while len(gate._cond._waiters) < threads:
-        if time.monotonic() > deadline:
-            pytest.fail(f"{threads} threads never waited at the gate")
-        time.sleep(0.01)
 
 
 def test_a_read_waits_for_another_threads_transaction_and_sees_it(store):

@@ -127,10 +127,10 @@ def test_a_launch_while_another_session_reads_waits_for_the_read(lab_db, db_path
 
     from backend.jobs import runner
 
-    create_job, releases = runner.create_job, []
+    create_job = runner.create_job
 
     def create_during_the_read(store, spec):
-        threading.Timer(0.5, releases[0].set).start()  # the read ends half a second into the write
+        threading.Timer(0.5, release.set).start()  # the read (held below) ends half a second into the write
         return create_job(store, spec)
 
     monkeypatch.setattr(runner, "create_job", create_during_the_read)
@@ -139,7 +139,6 @@ def test_a_launch_while_another_session_reads_waits_for_the_read(lab_db, db_path
     at.selectbox(key="sweep-start").set_value(lab_sweep(lab_db).id).run()
     at.text_input(key=f"{lab_sweep(lab_db).id}/sweep-name").set_value("while a page reads").run()
     reader, release = hold_a_read(lab_db)  # another session's page, or the warm-up
-    releases.append(release)
     at.button(key="sweep-launch").click().run()
     release.set()
     reader.join(10)
