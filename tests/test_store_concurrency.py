@@ -127,14 +127,16 @@ def hold_a_read(store) -> tuple[threading.Thread, threading.Event]:
 
 def test_a_waiting_write_goes_before_later_reads_and_a_nested_read_does_not_wait(store):
     gate = store_module._gate(store.path)
-    writer_waits, nested = threading.Event(), []
+    opened, writer_waits, nested = threading.Event(), threading.Event(), []
 
     def long_read() -> None:
         with store.connect(read_only=True):
+            opened.set()
             assert writer_waits.wait(10)
             nested.append(store.count(Sample))  # this thread's second connection: no deadlock with the writer
 
     first, _ = _in_thread(long_read)
+    assert opened.wait(10)  # the writer must come second (it once started first and took the gate at once)
     writer, _ = _in_thread(lambda: store.put([_sample("p0")]))
     _until_waiting(gate, 1)
     later, seen = _in_thread(lambda: store.count(Sample))
