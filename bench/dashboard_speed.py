@@ -1,6 +1,8 @@
 """One experiment's view in a database of many: the read model's build and the Frontier's first
 render on a fresh server, for this tree and for a baseline tree (today's code, `git archive`d from
---baseline-rev) in the same run, on the same file, with the row groups each outcome query reads.
+--baseline-rev) in the same run, on the same file, with the row groups each outcome query reads;
+this tree's first render in a returning browser (`Returning`); and the floor's: the same figures
+on a page with nothing else (FLOOR_APP).
 
 The data is SYNTHETIC (pseudo-random outcomes, `build`), fit for timing only: --experiments sweeps
 whose ids share their first 15 characters, as real ones do ("sweep-20250601-…"), --rows judged
@@ -14,14 +16,17 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import os
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +40,8 @@ from backend.store import Store, _insert  # noqa: E402
 
 CKPTS, SAMPLES = 20, 250
 DONE = "document.querySelector('.stApp')?.getAttribute('data-test-script-state') === 'notRunning'"
+FLOOR = "floor: charts only"  # the printed name of the floor's page (FLOOR_APP)
+RETURNING = "this tree, returning browser"  # this tree, in a browser that has opened it before
 PAGES = {"frontier": 3, "churn": 1, "passk": 1}  # the result pages and their charts
 BASELINE_REV = "e466110"  # the tree issue #48 started from: outcome queries on the experiment id alone
 
@@ -78,6 +85,30 @@ else:
     v.frontier(); v.tiers(); v.order(); v.churn(0.5); v.pools()
 print(json.dumps({"query": query, "stamp": stamped, "view": time.perf_counter() - started,
                   "profile": json.loads(scans)}))
+"""
+
+# The floor: Streamlit's frontend and plotly.js drawing this tree's Frontier figures of the same
+# experiment on a page that holds nothing else (no sidebar, controls, tables or queries), served
+# the same way. No change to the page's own work can take its first render below this on the host.
+FIGURES = """
+import pathlib, sys
+sys.path.insert(0, ".")
+import plotly.io as pio
+from dashboard.experiment_view import ExperimentView, Filters, stamp
+from dashboard.figures import Selection, frontier_figures
+db, exp, out = sys.argv[1:4]
+v = ExperimentView(db, exp, Filters(), stamp(db, exp))
+for i, (name, (fig, _)) in enumerate(frontier_figures(v, Selection(exp=exp)).items()):
+    pathlib.Path(out, f"{i}-{name}.json").write_text(pio.to_json(fig, validate=False))
+"""
+FLOOR_APP = """
+import pathlib, sys
+import plotly.io as pio
+import streamlit as st
+st.set_page_config(layout="wide")
+for path in sorted(pathlib.Path(sys.argv[1]).glob("*.json")):
+    fig = pio.from_json(path.read_text())
+    st.plotly_chart(fig, width="content" if fig.layout.width else "stretch", key=path.stem)
 """
 
 
@@ -188,19 +219,39 @@ def healthy(url: str) -> bool:
         return False
 
 
-@contextlib.contextmanager
-def served(tree: Path, db: Path):
-    """The dashboard as `make run` serves it, from `tree`, on `db`; yields its URL, the seconds
-    from the server's launch until it answers its health check (this tree loads the pages' modules
-    before it listens: dashboard/serve.py) and the launched process's id."""
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+        return s.getsockname()[1]
+
+
+@dataclass(frozen=True)
+class Returning:
+    """A browser that has opened the dashboard before, as a user's does after `make run` is
+    restarted: its profile (HTTP cache of Streamlit's immutable bundles, V8's code cache) and the
+    port it opened it on (both caches are kept per origin)."""
+
+    profile: Path
+    port: int
+
+
+@contextlib.contextmanager
+def served(tree: Path, db: Path, floor: Path | None = None, port: int | None = None):
+    """The dashboard as `make run` serves it, from `tree`, on `db`; yields its URL, the seconds
+    from the server's launch until it answers its health check (this tree loads the pages' modules
+    before it listens: dashboard/serve.py) and the launched process's id. With `floor` (a folder of
+    figures), the floor's page instead, served by this tree's dashboard/serve.py and settings."""
+    port = port or free_port()
     env = {**os.environ, "FLAB_DB": str(db), "PORT": str(port), "HOST": "127.0.0.1", "PY": sys.executable}
     env.pop("FLAB_TOKEN", None)
+    command = ["scripts/run_dashboard.sh"]
+    if floor:
+        (floor / "floor_app.py").write_text(FLOOR_APP)
+        command = [sys.executable, "-m", "dashboard.serve", "run", str(floor / "floor_app.py"), "--server.address",
+                   "127.0.0.1", "--server.port", str(port), "--server.headless", "true", "--server.fileWatcherType",
+                   "none", "--browser.gatherUsageStats", "false", "--", str(floor)]  # fmt: skip
     launched = time.perf_counter()
-    proc = subprocess.Popen(["scripts/run_dashboard.sh"], cwd=tree, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)  # fmt: skip
+    proc = subprocess.Popen(command, cwd=tree, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     try:
         while not healthy(url):  # a niced server on a loaded host took over a minute to start
@@ -218,13 +269,19 @@ def served(tree: Path, db: Path):
 
 
 @contextlib.contextmanager
-def browser_page():
+def browser_page(profile: Path | None = None):
+    """A page in a fresh Chromium, with a new profile or with `profile` (a returning browser)."""
     from playwright.sync_api import sync_playwright
 
+    options = dict(executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])  # fmt: skip
+    viewport = {"width": 1400, "height": 1000}
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium",
-                                    args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])  # fmt: skip
-        yield browser.new_page(viewport={"width": 1400, "height": 1000})
+        if profile:
+            browser = p.chromium.launch_persistent_context(profile, viewport=viewport, **options)
+            yield browser.new_page()
+        else:
+            browser = p.chromium.launch(**options)
+            yield browser.new_page(viewport=viewport)
         browser.close()
 
 
@@ -260,19 +317,28 @@ def loop_ms() -> float:
     return best * 1000
 
 
-def first_render(tree: Path, db: Path, exp: str) -> dict:
-    """A fresh server, a fresh browser, the Frontier's URL first: seconds until its charts are drawn
+def floor_figures(db: Path, exp: str, out: Path) -> Path:
+    """This tree's Frontier figures of `exp`, as the page draws them, written into `out` (the floor's folder)."""
+    out.mkdir(parents=True, exist_ok=True)
+    subprocess.run([sys.executable, "-c", FIGURES, str(db), exp, str(out)], cwd=ROOT, check=True, capture_output=True,
+                   env={**os.environ, "FLAB_DB": str(db)})  # fmt: skip
+    return out
+
+
+def first_render(tree: Path, db: Path, exp: str, floor: Path | None = None, returning: Returning | None = None) -> dict:
+    """A fresh server, a fresh browser (or a returning one), the Frontier's URL first: seconds until its charts are drawn
     and its script has finished (`render`), the CPU seconds the server and the bench's Chromium spent
     meanwhile (`server_cpu`, `browser_cpu`: far less sensitive to the machine's load than the wall
     time), the seconds the server took to start, the 1-minute load average and the host's speed
     (`loop_ms`, just before)."""
     speed = loop_ms()  # before the server and Chromium start, which would compete with it
-    with served(tree, db) as (url, started, server), browser_page() as page:
+    port, profile = (returning.port, returning.profile) if returning else (None, None)
+    with served(tree, db, floor, port) as (url, started, server), browser_page(profile) as page:
         load = os.getloadavg()[0]
         me, server0 = os.getpid(), tree_cpu(server)
         browser0 = tree_cpu(me, "chromium")
         start = time.perf_counter()
-        page.goto(f"{url}/frontier?exp={exp}")
+        page.goto(url if floor else f"{url}/frontier?exp={exp}")
         settle(page, 3)  # the baseline's Frontier has three charts, this tree's four
         render = time.perf_counter() - start
         return dict(render=render, server_cpu=tree_cpu(server) - server0,
@@ -327,14 +393,29 @@ def main() -> None:
     for name, tree in trees.items():
         v = view_build(tree, db, exp)
         stamp = f" (its stamp query included: {v['stamp']:.2f} s)" if v["stamp"] else ""
-        print(f"  {name:<18} outcome query {v['query']:5.2f} s, row groups read {v['row_groups'][0]} of "
+        print(f"  {name:<28} outcome query {v['query']:5.2f} s, row groups read {v['row_groups'][0]} of "
               f"{v['row_groups'][1]}; view build {v['view']:5.2f} s{stamp} (target < 5 s)", flush=True)  # fmt: skip
-    for _ in range(0 if args.no_browser else args.rounds):
-        for name, tree in trees.items():
-            r = first_render(tree, db, exp)
-            print(f"  {name:<18} Frontier first render {r['render']:5.2f} s (target < 3 s); CPU during it: "
-                  f"Chromium {r['browser_cpu']:5.2f} s, server {r['server_cpu']:5.2f} s; server start "
-                  f"{r['started']:5.2f} s; load average {r['load']:.1f}, loop {r['speed']:.0f} ms", flush=True)  # fmt: skip
+    with tempfile.TemporaryDirectory(prefix="flab-bench-") as folder:
+        runs = {name: functools.partial(first_render, tree, db, exp) for name, tree in trees.items()}
+        if not args.no_browser:
+            returning = Returning(Path(folder, "profile"), free_port())
+            for _ in range(2):  # Chromium keeps a script's compiled code from its second load on
+                first_render(ROOT, db, exp, returning=returning)
+            runs[RETURNING] = functools.partial(first_render, ROOT, db, exp, returning=returning)
+            floor = floor_figures(db, exp, Path(folder, "floor"))
+            runs[FLOOR] = functools.partial(first_render, ROOT, db, exp, floor)
+        renders = {name: [] for name in runs}
+        for _ in range(0 if args.no_browser else args.rounds):
+            for name, run in runs.items():
+                r = run()
+                renders[name].append(r["render"])
+                target = "" if name == FLOOR else " (target < 3 s)"
+                print(f"  {name:<28} Frontier first render {r['render']:5.2f} s{target}; CPU during it: "
+                      f"Chromium {r['browser_cpu']:5.2f} s, server {r['server_cpu']:5.2f} s; server start "
+                      f"{r['started']:5.2f} s; load average {r['load']:.1f}, loop {r['speed']:.0f} ms", flush=True)  # fmt: skip
+    for name, times in renders.items():
+        if times:
+            print(f"  {name:<28} median first render {statistics.median(times):5.2f} s over {len(times)} rounds")
     if args.pages and not args.no_browser:
         for name, first, cached in page_renders(db, exp):
             print(f"  {name:<9} after the Overview: first render {first:5.2f} s, cached filter change {cached:5.2f} s")

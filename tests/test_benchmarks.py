@@ -11,6 +11,17 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def bench_script(name: str):
+    """bench/<name>.py as a module (bench/ is scripts, not a package)."""
+    import importlib.util
+
+    loader = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{name}.py")
+    module = importlib.util.module_from_spec(loader)
+    sys.modules[name] = module  # dataclasses look their module up there
+    loader.loader.exec_module(module)
+    return module
+
+
 @pytest.mark.slow
 def test_analysis_benchmark_runs(tmp_path):
     out = subprocess.run(
@@ -45,16 +56,13 @@ def test_gpu_check_vllm_part_through_the_standin(tmp_path, monkeypatch):
     """The vLLM part of bench/gpu_check.py, run through the vLLM stand-in with vLLM's msgpack rule
     on (collective_rpc of a Python function, which the script once sent, is refused): switched
     weights equal a merged folder's, bit for bit, and the engines run one after another on one device."""
-    import importlib.util
     import os
 
     from tests.rollout import vllm_standin
 
     vllm_standin.install(monkeypatch)
     assert not vllm_standin.insecure_serialization() and "VLLM_ALLOW_INSECURE_SERIALIZATION" not in os.environ
-    loader = importlib.util.spec_from_file_location("gpu_check", ROOT / "bench" / "gpu_check.py")
-    gpu_check = importlib.util.module_from_spec(loader)
-    loader.loader.exec_module(gpu_check)
+    gpu_check = bench_script("gpu_check")
     low, high, _ = gpu_check.build_pair(tmp_path, gpu_check.TINY)
     report = gpu_check.check_vllm(low, high, tmp_path)
     assert report["identical_to_merged_folder"] == {"-0.5": True, "0.5": True, "1.5": True}
@@ -68,15 +76,12 @@ def test_dashboard_bench_builds_the_asked_shape_in_experiment_order(tmp_path):
     """bench/dashboard_speed.py's SYNTHETIC file: exactly checkpoints × problems × samples rows per
     experiment, ids as documented, each row's outcome the one its verdict gives (the judge's own
     rule, backend/grading/verdicts.py), and one experiment's rows after another on disk."""
-    import importlib.util
 
     import duckdb
 
     from backend.grading.verdicts import outcome_of
 
-    loader = importlib.util.spec_from_file_location("dashboard_speed", ROOT / "bench" / "dashboard_speed.py")
-    bench = importlib.util.module_from_spec(loader)
-    loader.loader.exec_module(bench)
+    bench = bench_script("dashboard_speed")
     db = tmp_path / "bench.duckdb"
     bench.build(db, rows=3 * 20 * 4 * 250 + 999, experiments=3)  # 4 problems; the remainder is dropped
     con = duckdb.connect(str(db), read_only=True)

@@ -47,3 +47,28 @@ def test_the_zips_figures_are_the_pages_figures_byte_for_byte(populated, db_path
         if t.get("mode") == "lines" and not t.get("fill")
     ]
     assert curves[:2] == ["m0", "m1.5"] and "pool: custom" in curves  # the page's selection, not every checkpoint
+
+
+@pytest.mark.slow
+def test_the_benchs_floor_page_draws_the_frontiers_charts(populated, db_path, monkeypatch, tmp_path):
+    """bench/dashboard_speed.py's floor (the least a first render of the Frontier can take) draws
+    the Frontier page's own charts of the same experiment, in its order, and nothing else."""
+    import sys
+
+    from streamlit.testing.v1 import AppTest
+
+    from tests.test_benchmarks import bench_script
+
+    bench = bench_script("dashboard_speed")
+    folder = bench.floor_figures(db_path, "exp-dash", tmp_path)
+    monkeypatch.setattr(sys, "argv", ["floor_app.py", str(folder)])
+    floor = AppTest.from_string(bench.FLOOR_APP, default_timeout=60).run()
+    page = app(db_path, monkeypatch, "frontier", {"exp": "exp-dash"})
+    assert not floor.exception and not page.exception, (floor.exception, page.exception)
+    drawn = [json.loads(c.proto.spec) for c in floor.get("plotly_chart")]  # its keys in another order
+    assert drawn == [json.loads(c.proto.spec) for c in page.get("plotly_chart")] and len(drawn) == len(
+        PAGES["frontier"]
+    )
+    assert [e.type for e in floor.main.children.values()] == ["plotly_chart"] * len(
+        drawn
+    ) and not floor.sidebar.children
