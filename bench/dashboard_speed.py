@@ -42,7 +42,7 @@ CKPTS, SAMPLES = 20, 250
 DONE = "document.querySelector('.stApp')?.getAttribute('data-test-script-state') === 'notRunning'"
 FLOOR = "floor: charts only"  # the printed name of the floor's page (FLOOR_APP)
 RETURNING = "this tree, returning browser"  # this tree, in a browser that has opened it before
-PAGES = {"frontier": 3, "churn": 1, "passk": 1}  # the result pages and their charts
+PAGES = {"frontier": 4, "churn": 1, "passk": 1}  # the result pages and their charts
 BASELINE_REV = "e466110"  # the tree issue #48 started from: outcome queries on the experiment id alone
 
 # Run in a fresh interpreter inside either tree: the parts of one experiment's view the result pages
@@ -219,10 +219,14 @@ def healthy(url: str) -> bool:
         return False
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def free_port(first: int = 0) -> int:
+    """A port free now: any (first = 0), or the first free one from `first` up. A port kept for a
+    later round is taken below the ephemeral range, where outgoing connections do not land."""
+    for port in range(first, first + 1000) if first else [0]:
+        with socket.socket() as s, contextlib.suppress(OSError):
+            s.bind(("127.0.0.1", port))
+            return s.getsockname()[1]
+    raise RuntimeError(f"no free port in {first}-{first + 999}")
 
 
 @dataclass(frozen=True)
@@ -325,7 +329,9 @@ def floor_figures(db: Path, exp: str, out: Path) -> Path:
     return out
 
 
-def first_render(tree: Path, db: Path, exp: str, floor: Path | None = None, returning: Returning | None = None) -> dict:
+def first_render(
+    tree: Path, db: Path, exp: str, plots: int = 4, floor: Path | None = None, returning: Returning | None = None
+) -> dict:
     """A fresh server, a fresh browser (or a returning one), the Frontier's URL first: seconds until its charts are drawn
     and its script has finished (`render`), the CPU seconds the server and the bench's Chromium spent
     meanwhile (`server_cpu`, `browser_cpu`: far less sensitive to the machine's load than the wall
@@ -339,7 +345,7 @@ def first_render(tree: Path, db: Path, exp: str, floor: Path | None = None, retu
         browser0 = tree_cpu(me, "chromium")
         start = time.perf_counter()
         page.goto(url if floor else f"{url}/frontier?exp={exp}")
-        settle(page, 3)  # the baseline's Frontier has three charts, this tree's four
+        settle(page, plots)  # every chart drawn: this tree's Frontier has four, the baseline's three
         render = time.perf_counter() - start
         return dict(render=render, server_cpu=tree_cpu(server) - server0,
                     browser_cpu=tree_cpu(me, "chromium") - browser0, started=started, load=load, speed=speed)  # fmt: skip
@@ -374,6 +380,7 @@ def main() -> None:
     parser.add_argument("--experiments", type=int, default=10)
     parser.add_argument("--db", default="/tmp/flab-dashboard-bench.duckdb")
     parser.add_argument("--baseline-rev", default=BASELINE_REV)
+    parser.add_argument("--baseline-charts", type=int, default=3, help="charts on the baseline's Frontier (e466110: 3)")
     parser.add_argument("--no-browser", action="store_true", help="the view build only (no server, no Chromium)")
     parser.add_argument("--rounds", type=int, default=1, help="first renders per tree, the trees alternating")
     parser.add_argument(
@@ -388,22 +395,25 @@ def main() -> None:
     with Store(db, migrate=False).connect(read_only=True) as con:
         total = con.execute("SELECT count(*) FROM evaluations").fetchone()[0]
     exp = experiment_ids(args.experiments)[args.experiments // 2]  # one in the middle of the file
-    trees = {"this tree": ROOT, f"baseline {args.baseline_rev}": baseline_tree(args.baseline_rev)}
+    trees = {  # name: (tree, the charts its Frontier draws)
+        "this tree": (ROOT, 4),
+        f"baseline {args.baseline_rev}": (baseline_tree(args.baseline_rev), args.baseline_charts),
+    }
     print(f"SYNTHETIC: {total:,} judged samples in {args.experiments} experiments; the view of {exp}")
-    for name, tree in trees.items():
+    for name, (tree, _) in trees.items():
         v = view_build(tree, db, exp)
         stamp = f" (its stamp query included: {v['stamp']:.2f} s)" if v["stamp"] else ""
         print(f"  {name:<28} outcome query {v['query']:5.2f} s, row groups read {v['row_groups'][0]} of "
               f"{v['row_groups'][1]}; view build {v['view']:5.2f} s{stamp} (target < 5 s)", flush=True)  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="flab-bench-") as folder:
-        runs = {name: functools.partial(first_render, tree, db, exp) for name, tree in trees.items()}
+        runs = {name: functools.partial(first_render, tree, db, exp, charts) for name, (tree, charts) in trees.items()}
         if not args.no_browser:
-            returning = Returning(Path(folder, "profile"), free_port())
+            returning = Returning(Path(folder, "profile"), free_port(20000))
             for _ in range(2):  # Chromium keeps a script's compiled code from its second load on
                 first_render(ROOT, db, exp, returning=returning)
             runs[RETURNING] = functools.partial(first_render, ROOT, db, exp, returning=returning)
             floor = floor_figures(db, exp, Path(folder, "floor"))
-            runs[FLOOR] = functools.partial(first_render, ROOT, db, exp, floor)
+            runs[FLOOR] = functools.partial(first_render, ROOT, db, exp, floor=floor)
         renders = {name: [] for name in runs}
         for _ in range(0 if args.no_browser else args.rounds):
             for name, run in runs.items():

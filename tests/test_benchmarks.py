@@ -17,8 +17,11 @@ def bench_script(name: str):
 
     loader = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{name}.py")
     module = importlib.util.module_from_spec(loader)
-    sys.modules[name] = module  # dataclasses look their module up there
-    loader.loader.exec_module(module)
+    sys.modules[name] = module  # while it runs: a dataclass looks its module up there
+    try:
+        loader.loader.exec_module(module)
+    finally:
+        del sys.modules[name]
     return module
 
 
