@@ -244,16 +244,14 @@ def served(tree: Path, db: Path, floor: Path | None = None, port: int | None = N
     """The dashboard as `make run` serves it, from `tree`, on `db`; yields its URL, the seconds
     from the server's launch until it answers its health check (this tree loads the pages' modules
     before it listens: dashboard/serve.py) and the launched process's id. With `floor` (a folder of
-    figures), the floor's page instead, served by this tree's dashboard/serve.py and settings."""
+    figures), the floor's page instead, served by the same script."""
     port = port or free_port()
     env = {**os.environ, "FLAB_DB": str(db), "PORT": str(port), "HOST": "127.0.0.1", "PY": sys.executable}
     env.pop("FLAB_TOKEN", None)
     command = ["scripts/run_dashboard.sh"]
     if floor:
         (floor / "floor_app.py").write_text(FLOOR_APP)
-        command = [sys.executable, "-m", "dashboard.serve", "run", str(floor / "floor_app.py"), "--server.address",
-                   "127.0.0.1", "--server.port", str(port), "--server.headless", "true", "--server.fileWatcherType",
-                   "none", "--browser.gatherUsageStats", "false", "--", str(floor)]  # fmt: skip
+        env["APP"], command = str(floor / "floor_app.py"), [*command, "--", str(floor)]
     launched = time.perf_counter()
     proc = subprocess.Popen(command, cwd=tree, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"

@@ -21,6 +21,7 @@ esac
 # then starts in a delegated scope (docs/sandbox.md); the prefix is empty everywhere else.
 read -r -a SCOPE <<<"$("$PY" -m backend.sandbox.cgroup_detect)"
 # dashboard/serve.py: Streamlit's command line, after loading what the pages import (so the first
-# page opened does not wait for pandas, SciPy and Plotly).
-exec "${SCOPE[@]}" "$PY" -m dashboard.serve run app.py --server.address "$HOST" --server.port "$PORT" --server.headless true \
-  --server.fileWatcherType none --browser.gatherUsageStats false
+# page opened does not wait for pandas, SciPy and Plotly). APP and any arguments (`-- ARGS` reach the
+# script) let bench/dashboard_speed.py serve its floor page exactly as the dashboard is served.
+exec "${SCOPE[@]}" "$PY" -m dashboard.serve run "${APP:-app.py}" --server.address "$HOST" --server.port "$PORT" \
+  --server.headless true --server.fileWatcherType none --browser.gatherUsageStats false "$@"
