@@ -32,11 +32,12 @@ class AnalysisQueries:
         # counted first, then labelled: joining the checkpoint and problem rows to every sample
         # before grouping cost a third more CPU (5 M samples, docs/benchmarks.md), and the
         # checkpoints' own experiment_id made the setting filter's `USING (experiment_id, …)` ambiguous
+        counts = ", ".join(f"count(*) FILTER (WHERE {_outcome_is(c, tiny)})::INTEGER AS {c}" for c in OUTCOME_CLASSES)
         sql = f"""
             WITH counted AS (
                 SELECT e.checkpoint_id, e.problem_id,
                        count(*)::INTEGER AS n,
-                       {", ".join(f"count(*) FILTER (WHERE {_outcome_is(c, tiny)})::INTEGER AS {c}" for c in OUTCOME_CLASSES)}
+                       {counts}
                 FROM evaluations e
                 {joins}
                 WHERE {" AND ".join(filters)}
@@ -87,12 +88,13 @@ class AnalysisQueries:
         filters, params, joins = self._evaluation_filters(experiment_id, difficulty, platform, setting, True)
         fmt = "e.outcome = 'format_failure'"
         cut = f"{fmt} AND s.finish_reason = 'length'"
+        uncut = f"{fmt} AND NOT coalesce({cut}, false)"
         sql = f"""
             SELECT e.checkpoint_id, e.problem_id, count(*)::INTEGER AS n,
                    count(*) FILTER (WHERE {cut})::INTEGER AS truncated,
-                   count(*) FILTER (WHERE {fmt} AND NOT coalesce({cut}, false) AND e.verdict = 'CE')::INTEGER
+                   count(*) FILTER (WHERE {uncut} AND e.verdict = 'CE')::INTEGER
                        AS compile_error,
-                   count(*) FILTER (WHERE {fmt} AND NOT coalesce({cut}, false) AND e.verdict IS DISTINCT FROM 'CE')::INTEGER
+                   count(*) FILTER (WHERE {uncut} AND e.verdict IS DISTINCT FROM 'CE')::INTEGER
                        AS no_code,
                    coalesce(sum(s.completion_tokens), 0)::BIGINT AS tokens,
                    count(s.completion_tokens)::INTEGER AS with_tokens
@@ -112,11 +114,15 @@ class AnalysisQueries:
 
         filters, params, joins = self._evaluation_filters(experiment_id, difficulty, platform, setting)
         opt = "e.outcome = 'optimization_failure'"
+        tiers = ", ".join(
+            f"count(*) FILTER (WHERE {opt} AND e.first_failing_tier = {k})::INTEGER AS tier_{k}" for k in range(1, 7)
+        )
+        beyond = "e.first_failing_tier IS NULL OR e.first_failing_tier > 6"
         sql = f"""
             WITH counted AS (
                 SELECT e.checkpoint_id, count(*)::INTEGER AS n,
-                       {", ".join(f"count(*) FILTER (WHERE {opt} AND e.first_failing_tier = {k})::INTEGER AS tier_{k}" for k in range(1, 7))},
-                       count(*) FILTER (WHERE {opt} AND (e.first_failing_tier IS NULL OR e.first_failing_tier > 6))::INTEGER AS tier_other
+                       {tiers},
+                       count(*) FILTER (WHERE {opt} AND ({beyond}))::INTEGER AS tier_other
                 FROM evaluations e
                 {joins}
                 WHERE {" AND ".join(filters)}

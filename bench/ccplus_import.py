@@ -61,7 +61,8 @@ print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrs
 """
 BODIES = {
     "load problems (import)": "assert ccplus.load({shard!r})",
-    "submissions of 20 problems (calibrate)": "ids = {{f'ccplus/{{i}}A' for i in range(0, 2000, 100)}}\nccplus.submissions({shard!r}, ids)",
+    "submissions of 20 problems (calibrate)": "ids = {{f'ccplus/{{i}}A' for i in range(0, 2000, 100)}}\n"
+    "ccplus.submissions({shard!r}, ids)",
     "baseline: read_table().to_pylist()": "import pyarrow.parquet as pq\npq.read_table({shard!r}).to_pylist()",
 }
 

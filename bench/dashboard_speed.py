@@ -330,8 +330,8 @@ def floor_figures(db: Path, exp: str, out: Path) -> Path:
 def first_render(
     tree: Path, db: Path, exp: str, plots: int = 4, floor: Path | None = None, returning: Returning | None = None
 ) -> dict:
-    """A fresh server, a fresh browser (or a returning one), the Frontier's URL first: seconds until its charts are drawn
-    and its script has finished (`render`), the CPU seconds the server and the bench's Chromium spent
+    """A fresh server, a fresh browser (or a returning one), the Frontier's URL first: seconds until its charts are
+    drawn and its script has finished (`render`), the CPU seconds the server and the bench's Chromium spent
     meanwhile (`server_cpu`, `browser_cpu`: far less sensitive to the machine's load than the wall
     time), the seconds the server took to start, the 1-minute load average and the host's speed
     (`loop_ms`, just before)."""

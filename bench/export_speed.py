@@ -37,7 +37,8 @@ def main() -> None:
     ours = timed(lambda: figures_zip(figs))
     first = timed(lambda: figures_zip({"one": figs["fig0"]}, formats=("png",)))
     print(
-        f"zip of 5 figures × 4 formats: per-image browser {baseline:.1f} s, warm engine {ours:.1f} s, ratio {ours / baseline:.2f}×"
+        f"zip of 5 figures × 4 formats: per-image browser {baseline:.1f} s, warm engine {ours:.1f} s, "
+        f"ratio {ours / baseline:.2f}×"
     )
     print(f"engine start (background) {start:.1f} s; one PNG once warm {first:.2f} s")
 

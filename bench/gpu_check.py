@@ -11,9 +11,9 @@ then measures:
   5. vLLM, when it imports (`make gpu-env`): an engine with the α switch generates; three α
      switches, each compared bit for bit with an engine loading that α's merged folder (so several
      engines are built and closed in a row in one process; the weights' digests come back through
-     collective_rpc of a named worker-extension method, as vLLM's msgpack requires); seconds per switch. Without vLLM the
-     report says "skipped" (CI's tiny CPU run; tests/test_benchmarks.py runs this part through
-     the vLLM stand-in).
+     collective_rpc of a named worker-extension method, as vLLM's msgpack requires); seconds per switch.
+     Without vLLM the report says "skipped" (CI's tiny CPU run; tests/test_benchmarks.py runs this
+     part through the vLLM stand-in).
 
     python bench/gpu_check.py [--out gpu_check.json]        # on a CUDA machine
     python bench/gpu_check.py --tiny --device cpu           # the same script, tiny, on a CPU (CI smoke)

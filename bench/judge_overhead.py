@@ -81,7 +81,8 @@ def main() -> None:
     t_rlimits = ours(args.language, args.backend, tests, cgroups=False)
     t_base = baseline(args.language, tests)
     print(
-        f"judge overhead, {args.language}, backend={args.backend}, {SAMPLES} samples x {TESTS_PER_SAMPLE} tests, 2 workers, {os.cpu_count()} cores"
+        f"judge overhead, {args.language}, backend={args.backend}, {SAMPLES} samples x {TESTS_PER_SAMPLE} tests, "
+        f"2 workers, {os.cpu_count()} cores"
     )
     for label, t in (("cgroup accounting", t_cgroup), ("rlimits accounting", t_rlimits)):
         print(f"  judge, {label:18}: {t:7.2f} s = {1000 * t / n:6.2f} ms per test, {t / t_base:.2f}x subprocess.run")

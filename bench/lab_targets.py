@@ -100,7 +100,8 @@ def report(store: Store, manifest: dict, rejudge: bool = False) -> None:
     share = len(solved & held_in) / len(held_in)
     print(f"worst broken share in [−0.5, 1.5]: {worst:.1%} (target ≤ 15 %: {'met' if worst <= 0.15 else 'NOT met'})")
     print(
-        f"SFT pass@16 on held-in problems: {share:.1%} of {len(held_in)} (target ≥ 50 %: {'met' if share >= 0.5 else 'NOT met'})"
+        f"SFT pass@16 on held-in problems: {share:.1%} of {len(held_in)} "
+        f"(target ≥ 50 %: {'met' if share >= 0.5 else 'NOT met'})"
     )
     minutes = manifest["timings_s"]["total"] / 60
     print(f"build time: {minutes:.1f} min (target ≤ 60: {'met' if minutes <= 60 else 'NOT met'})")
@@ -226,7 +227,8 @@ def program_tiers(manifest: dict, rejudge: bool) -> None:
         told["variants"] += len(r["buggy_first_fail_tiers"])
         tiers = ", ".join("-" if t is None else str(t) for t in r["buggy_first_fail_tiers"])
         print(f"  {pid:<34} {r['brute_first_fail_tier'] or '-'} / {tiers:<10} R_3: "
-              f"{' '.join('yes' if t else 'no' for t in by['R_3']):<12} R_inf: {' '.join('yes' if t else 'no' for t in by['R_inf'])}"
+              f"{' '.join('yes' if t else 'no' for t in by['R_3']):<12} R_inf: "
+              f"{' '.join('yes' if t else 'no' for t in by['R_inf'])}"
               f"{'' if pid in separating else '   (not separating)'}")  # fmt: skip
     print(f"  variants told from the brute force: R_3 {told['R_3']} of {told['variants']}, R_inf {told['R_inf']} of "
           f"{told['variants']}")  # fmt: skip

@@ -159,7 +159,8 @@ def main() -> None:
     shutil.rmtree(out)
 
     print(
-        f"Qwen2 {params / 1e9:.2f}B params, bf16, {size_gb:.2f} GB per checkpoint, 400 MB shards, {os.cpu_count()} cores"
+        f"Qwen2 {params / 1e9:.2f}B params, bf16, {size_gb:.2f} GB per checkpoint, 400 MB shards, "
+        f"{os.cpu_count()} cores"
     )
     print("  step (wall includes flushing the outputs to disk)  wall   engine only   peak RSS")
     for name, (t, m, e) in rows.items():
@@ -167,14 +168,17 @@ def main() -> None:
     single, floor1 = rows["ours: single merge α=1.5"], rows["copy floor (read 2, write 1)"][0]
     sweep9, floor9 = rows["ours: 9-α one-pass sweep"], rows["copy floor (read 2, write 9)"][0]
     print(
-        f"  single merge / copy floor          : {single[2] / floor1:.2f}x engine, {single[0] / floor1:.2f}x wall (target <= 2)"
+        f"  single merge / copy floor          : {single[2] / floor1:.2f}x engine, "
+        f"{single[0] / floor1:.2f}x wall (target <= 2)"
     )
     print(
-        f"  9-α sweep / 9 single merges        : {sweep9[2] / engine:.2f}x engine, {sweep9[0] / singles:.2f}x wall (target <= 0.25)"
+        f"  9-α sweep / 9 single merges        : {sweep9[2] / engine:.2f}x engine, "
+        f"{sweep9[0] / singles:.2f}x wall (target <= 0.25)"
     )
     print(f"  9-α sweep / copy floor (write 9)   : {sweep9[0] / floor9:.2f}x wall")
     print(
-        f"  naive torch / our single merge     : {rows['naive torch: load all, average, save'][0] / single[0]:.2f}x wall"
+        "  naive torch / our single merge     : "
+        f"{rows['naive torch: load all, average, save'][0] / single[0]:.2f}x wall"
     )
     print(
         f"  α switch in a loaded model         : {per_switch:.2f} s per switch; loading the merged folder: "

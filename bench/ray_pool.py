@@ -64,7 +64,8 @@ def main() -> None:
     points = sweep_points(store, spec, progress, LocalExecutor("transformers").merge)
     ray = connect_ray(None)
     print(
-        f"cluster: {ray.cluster_resources()}; {os.cpu_count()} cores; {len(points)} α × {len(problems)} problems × n={args.n}"
+        f"cluster: {ray.cluster_resources()}; {os.cpu_count()} cores; "
+        f"{len(points)} α × {len(problems)} problems × n={args.n}"
     )
     seconds = {}
     for gpus in (1, args.gpus):

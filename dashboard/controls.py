@@ -22,7 +22,8 @@ def experiment_picker() -> str | None:
     frame = result_experiments()
     if frame.empty:
         st.info(
-            "No experiment with results yet: launch a sweep on the Launch page, or run `make run` to import the miniature lab."
+            "No experiment with results yet: launch a sweep on the Launch page, "
+            "or run `make run` to import the miniature lab."
         )
         return None
     ids = list(frame["id"])

@@ -46,7 +46,8 @@ table_downloads(table, "frontier_table")
 
 def tiers() -> None:
     st.caption(
-        "Share of each checkpoint's samples whose first failing test (ascending input length) ran out of time or memory, "
+        "Share of each checkpoint's samples whose first failing test (ascending input length) "
+        "ran out of time or memory, "
         "by that test's tier: tier k means an input shorter than 10^k characters. A time-out at tier 1–2 is a program "
         "slow on a tiny input, not an efficiency failure at scale."
     )
@@ -58,7 +59,8 @@ def recovery_and_trend() -> None:
     if recovered:
         st.caption(
             "**Does interpolation recover the checkpoints that are not merged?** Distance from each checkpoint "
-            "evaluated as it is (the SFT start of both endpoints, or another run) to the interpolation curve (endpoints "
+            "evaluated as it is (the SFT start of both endpoints, or another run) "
+            "to the interpolation curve (endpoints "
             "and interpolated α, in order) in (optimization, correctness) failure shares, with a 95% bootstrap CI over "
             "problems; dotted on the scatter."
         )

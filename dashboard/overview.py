@@ -61,7 +61,8 @@ if lab_experiment:
     )
     st.plotly_chart(style_shares(data.lab_styles(lab_experiment)), key="styles")
     st.caption(
-        f"Why the endpoints differ: θ_low is trained with a lenient reward (R_k, small k), which brute force passes, and "
+        "Why the endpoints differ: θ_low is trained with a lenient reward (R_k, small k), "
+        "which brute force passes, and "
         f"θ_high with R_inf. Each sample is matched to the nearest of its problem's SFT programs (reference, brute "
         f"force, buggy-fast) by token similarity with its own names folded together; below {MATCH:.0%} similarity it "
         f"resembles none (`backend/lab/styles.py`). The shaded band is interpolation."

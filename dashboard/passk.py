@@ -41,7 +41,8 @@ st.dataframe(table.to_pandas(), hide_index=True, width="stretch")
 table_downloads(table, "ensemble_gains")
 st.caption(
     "⌊k/M⌋ samples from each of M members, the remainder to uniformly random members (exact expectation). "
-    "*baseline*: the sweep's checkpoint with the highest pass@k at that k, named on every row. The gain is cross-fitted: the best "
+    "*baseline*: the sweep's checkpoint with the highest pass@k at that k, named on every row. "
+    "The gain is cross-fitted: the best "
     "single (and the greedy pool) is chosen on one random half of each cell's samples and scored with the pool on "
     "the other, halves swapped and averaged, so it is not flattered by its own choice; hence k stops below half "
     "the samples. 95% CIs over problems, the choice made again in every bootstrap replicate (docs/analysis.md)."

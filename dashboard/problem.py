@@ -21,7 +21,8 @@ if problem is None:
     st.warning(f"{pid} is not in the problems table.")
     st.stop()
 st.caption(
-    f"{problem.difficulty or ''} · time limit {problem.time_limit_s:g}s · memory {problem.memory_limit_mb} MB · {len(tests)} tests"
+    f"{problem.difficulty or ''} · time limit {problem.time_limit_s:g}s · "
+    f"memory {problem.memory_limit_mb} MB · {len(tests)} tests"
 )
 with st.expander("Statement", expanded=False):
     st.markdown(problem.statement)

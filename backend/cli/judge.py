@@ -81,7 +81,8 @@ def judge_command(spec: JudgeSpec, as_json: bool = False, db=None) -> None:
     typer.echo(f"{result.verdict}  ({result.outcome})")
     for t in result.tests:
         typer.echo(
-            f"  test {t.index:>3}  tier {t.tier}  len {t.input_len:>8}  {t.verdict or '-':<4} {t.cpu_s:6.3f}s {t.mem_mb:7.1f} MB"
+            f"  test {t.index:>3}  tier {t.tier}  len {t.input_len:>8}  "
+            f"{t.verdict or '-':<4} {t.cpu_s:6.3f}s {t.mem_mb:7.1f} MB"
         )
     typer.echo("  " + "  ".join(f"{k}={v:g}" for k, v in result.rewards.items()))
 

@@ -127,7 +127,8 @@ def run_job_here(store: Store, job_id: str) -> None:
 
     from backend.sweep.pipeline import Progress, run_pipeline
 
-    hf_logging.disable_progress_bar()  # "Loading weights" bars would fill the job's log; its own progress is in the store
+    # "Loading weights" bars would fill the job's log; its own progress is in the store
+    hf_logging.disable_progress_bar()
     job = get_job(store, job_id)
     exp = store.get(Experiment, job.experiment_id)
     spec = validate_spec(SPECS[job.kind], stored_spec(job.kind, exp.spec))

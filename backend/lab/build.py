@@ -163,7 +163,8 @@ def _sweep(store, recipe, endpoints, sft, problems, trained, watch_job) -> str:
     )
     held_out = len(problems) - len(trained)
     unseen = f" and on {held_out} held-out problems it never saw (tagged held-out)" if held_out else ""
-    note = (f"{LAB_LABEL[0].upper()}{LAB_LABEL[1:]}. A {recipe.hidden_size}-wide, {recipe.num_layers}-layer Qwen2 trained here on {len(trained)} of our builtin "
+    note = (f"{LAB_LABEL[0].upper()}{LAB_LABEL[1:]}. A {recipe.hidden_size}-wide, {recipe.num_layers}-layer Qwen2 "
+            f"trained here on {len(trained)} of our builtin "
             f"problems (tests up to 10^{recipe.max_tier} characters, {limit}); evaluated on "
             f"the problems it was trained on{unseen}. Not a real model; see docs/lab.md.")  # fmt: skip
     job = runner.create_job(store, spec, name=name, note=note)

@@ -111,7 +111,8 @@ def plan_switch_memory(
         raise UserError(
             f"{low} ({params / 1e9:.2f}B parameters, {dtype}) does not fit a live α switch on this "
             f"{total / GiB:.1f} GiB device ({free / GiB:.1f} GiB free): the endpoints need "
-            f"{(low_bytes + high_bytes) / GiB:.2f} GiB on the {endpoints_on}, leaving vLLM {max(share, 0) / GiB:.2f} GiB "
+            f"{(low_bytes + high_bytes) / GiB:.2f} GiB on the {endpoints_on}, "
+            f"leaving vLLM {max(share, 0) / GiB:.2f} GiB "
             f"of the {vllm_needs / GiB:.2f} it needs (weights {served / GiB:.2f}, KV cache for one {length}-token "
             f"sequence {kv / GiB:.2f}, activations {ACTIVATION_FRACTION * served / GiB:.2f}); try host-pinned "
             "endpoints (--switch-endpoints host), a disk sweep (no --live-switch), or bf16 endpoints (`merge inspect` "

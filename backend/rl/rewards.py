@@ -126,11 +126,13 @@ def repair_prompt(problem: Problem, code: str, context: dict, max_chars: int = 6
     """The failed program and what went wrong (tier, verdict, time and memory against the limits,
     a short diff), truncated to max_chars, as a prompt for a repair attempt."""
     facts = [
-        f"verdict {context.get('verdict')} on a tier-{context.get('tier')} test ({context.get('input_len')} input characters)"
+        f"verdict {context.get('verdict')} on a tier-{context.get('tier')} test "
+        f"({context.get('input_len')} input characters)"
     ]
     if context.get("time_limit_s") is not None:
         facts.append(
-            f"CPU {context.get('cpu_s')}s of {context.get('time_limit_s')}s; memory {context.get('mem_mb')} of {context.get('memory_limit_mb')} MB"
+            f"CPU {context.get('cpu_s')}s of {context.get('time_limit_s')}s; "
+            f"memory {context.get('mem_mb')} of {context.get('memory_limit_mb')} MB"
         )
     for key in ("diff", "stderr"):
         if context.get(key):

@@ -29,7 +29,8 @@ class RLSpec(ProblemSelection, PromptChoice, ExecutorChoice, SandboxChoice):
 
     kind: Literal["rl"] = Field("rl", json_schema_extra=HIDDEN)
     base: str = Field(min_length=1, title="Base / SFT checkpoint")
-    """Base/SFT checkpoint the policy starts from, a folder or org/name[@revision] (chat template or not: see prompt_format)."""
+    """Base/SFT checkpoint the policy starts from, a folder or org/name[@revision]
+    (chat template or not: see prompt_format)."""
     output_dir: str = Field(min_length=1, title="Output folder", json_schema_extra={"cli": "--out"})
     """Output folder for checkpoint-N folders and the final model."""
     reward: str = Field("R_inf", title="Reward", json_schema_extra={"choices": REWARDS})

@@ -12,7 +12,8 @@ SYSTEM = {
     "as one Python 3 program in a ```python code block. It must read from standard input and write to standard output.",
     "tool": "You are an expert competitive programmer with a Python tool. To run code, write\n"
     '<tool_call>{"name": "python", "arguments": {"code": "..."}}</tool_call>\n'
-    "and wait for its output. When you are done, give your final solution in a ```python code block, with no tool call.",
+    "and wait for its output. When you are done, give your final solution in a ```python code block, "
+    "with no tool call.",
     "agentic": "You are an expert competitive programmer working in a Linux terminal (no network). "
     "Run one shell command per turn as <bash>COMMAND</bash>; you will see its output. Write your solution to a file, "
     "test it, and finish with <submit>FILE</submit>.",

@@ -142,7 +142,8 @@ class SweepSpec(JobSpec):
 
     kind: Literal["sweep"] = Field("sweep", json_schema_extra=HIDDEN)
     low: str = Field(title="θ_low (α = 0)")
-    """θ_low checkpoint (α = 0), a folder or a hub name org/name[@revision]: the low-coverage (lenient-verifier) RL run."""
+    """θ_low checkpoint (α = 0), a folder or a hub name org/name[@revision]:
+    the low-coverage (lenient-verifier) RL run."""
     high: str = Field(title="θ_high (α = 1)")
     """θ_high checkpoint (α = 1), a folder or org/name[@revision]: the high-coverage (strict-verifier) RL run."""
     alphas: list[float] = Field(

@@ -19,7 +19,8 @@ class TaskArithmetic(MergeMethod):
     def check(self, weights):
         if weights[0] != 0.0:
             raise UserError(
-                f"task arithmetic takes the first model as the base, whose weight must be 0 (its task vector is zero), got {weights[0]}"
+                "task arithmetic takes the first model as the base, whose weight must be 0 "
+                f"(its task vector is zero), got {weights[0]}"
             )
 
     def alpha_weights(self, alpha):
