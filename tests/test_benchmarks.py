@@ -90,7 +90,8 @@ def test_dashboard_bench_builds_the_asked_shape_in_experiment_order(tmp_path):
     con = duckdb.connect(str(db), read_only=True)
     q = con.execute
     per_pair = q("SELECT experiment_id, checkpoint_id, count(*), count(DISTINCT problem_id), min(sample_idx), "
-                 "max(sample_idx), count(DISTINCT (problem_id, sample_idx)) FROM evaluations GROUP BY ALL ORDER BY ALL")  # fmt: skip
+                 "max(sample_idx), count(DISTINCT (problem_id, sample_idx)) FROM evaluations "
+                 "GROUP BY ALL ORDER BY ALL")  # fmt: skip
     expected = [(f"sweep-20250601-{e:06d}", f"c{c:02d}", 1000, 4, 0, 249, 1000) for e in range(3) for c in range(20)]
     assert per_pair.fetchall() == expected
     problems = q("SELECT DISTINCT problem_id FROM evaluations ORDER BY 1").fetchall()
@@ -101,7 +102,8 @@ def test_dashboard_bench_builds_the_asked_shape_in_experiment_order(tmp_path):
     runs = q("SELECT experiment_id, min(rowid), max(rowid) FROM evaluations GROUP BY 1 ORDER BY 2").fetchall()
     assert runs == [(f"sweep-20250601-{e:06d}", e * 20_000, e * 20_000 + 19_999) for e in range(3)]
     by_verdict = q("SELECT verdict, outcome, min(first_failing_tier), max(first_failing_tier), "
-                   "min(highest_tier_passed), max(highest_tier_passed) FROM evaluations GROUP BY ALL").fetchall()  # fmt: skip
+                   "min(highest_tier_passed), max(highest_tier_passed) FROM evaluations "
+                   "GROUP BY ALL").fetchall()  # fmt: skip
     assert {v for v, *_ in by_verdict} == {"AC", "TLE", "MLE", "WA", "RE", "CE", "FORMAT"}
     assert all(outcome == outcome_of(verdict) for verdict, outcome, *_ in by_verdict)
     tiers = {v: tuple(t) for v, _, *t in by_verdict}

@@ -230,8 +230,8 @@ def test_an_eval_on_hub_names_pins_each_name_and_keeps_a_given_label(tmp_path, t
 
 def lcb_repo(hub: Hub) -> None:
     """livecodebench/code_generation_lite as published: one JSONL file per release at the root."""
-    files = {("test.jsonl" if n == 1 else f"test{n}.jsonl"): (json.dumps(lcb_row(f"q{n}", f"2024-0{n}-01")) + "\n").encode()
-             for n in range(1, 7)}  # fmt: skip
+    files = {("test.jsonl" if n == 1 else f"test{n}.jsonl"):
+             (json.dumps(lcb_row(f"q{n}", f"2024-0{n}-01")) + "\n").encode() for n in range(1, 7)}  # fmt: skip
     hub.repo("livecodebench/code_generation_lite", "dataset").commit(files | {"README.md": b"# LCB\n"})
 
 

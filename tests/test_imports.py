@@ -93,7 +93,10 @@ def test_the_dashboard_validates_forms_without_torch():
     import subprocess
     import sys
 
-    code = "import sys, backend.sweep.spec, backend.rl.spec, backend.problems.lcb, backend.problems.ccplus, dashboard.form; print('torch' in sys.modules)"
+    code = (
+        "import sys, backend.sweep.spec, backend.rl.spec, backend.problems.lcb, backend.problems.ccplus, "
+        "dashboard.form; print('torch' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

@@ -99,7 +99,8 @@ def hand_written_options(path) -> list[tuple[int, str]]:
     lines = path.read_text().splitlines()
     return [(i + 1, line.strip()) for i, line in enumerate(lines)
             if ("typer.Option(" in line or "typer.Argument(" in line)
-            and not any(WHY in lines[j] for j in range(max(0, i - 2), i + 1)) and "the mechanism" not in line]  # fmt: skip
+            and not any(WHY in lines[j] for j in range(max(0, i - 2), i + 1))
+            and "the mechanism" not in line]  # fmt: skip
 
 
 def test_every_hand_written_option_says_why_no_spec_holds_it(tmp_path):

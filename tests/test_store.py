@@ -163,7 +163,8 @@ def test_v2_database_gains_the_accounting_column_and_keeps_evaluations(db_path):
 
     con = duckdb.connect(str(db_path))
     con.execute((Path(__file__).resolve().parents[1] / "db" / "schema.sql").read_text().replace(
-        "    accounting          VARCHAR,           -- how cpu_s/mem_mb were measured: cgroup-v2 | cgroup-v1 | rlimits\n", ""
+        "    accounting          VARCHAR,           "
+        "-- how cpu_s/mem_mb were measured: cgroup-v2 | cgroup-v1 | rlimits\n", ""
     ))  # fmt: skip
     con.execute("INSERT OR REPLACE INTO schema_meta VALUES ('version', '2')")
     con.execute("INSERT INTO evaluations (experiment_id, checkpoint_id, problem_id, sample_idx, outcome, cpu_s) "
@@ -265,11 +266,13 @@ def test_v5_database_gains_experiment_keys_and_keeps_evaluations(db_path):
     """v5 -> v7: the evaluations are rewritten with their experiment's key, in experiment order."""
     con = duckdb.connect(str(db_path))
     con.execute((Path(__file__).resolve().parents[1] / "db" / "schema.sql").read_text().replace(
-        "    experiment_key      UBIGINT,           -- md5_number_lower(experiment_id), filled by backend/store.py (see 006.sql)\n", ""
+        "    experiment_key      UBIGINT,           "
+        "-- md5_number_lower(experiment_id), filled by backend/store.py (see 006.sql)\n", ""
     ))  # fmt: skip
     con.execute("INSERT OR REPLACE INTO schema_meta VALUES ('version', '5')")
     con.execute("INSERT INTO evaluations (experiment_id, checkpoint_id, problem_id, sample_idx, outcome) VALUES "
-                "('b', 'c', 'p', 0, 'correct'), ('a', 'c', 'p', 0, 'format_failure'), ('b', 'c', 'p', 1, 'correct')")  # fmt: skip
+                "('b', 'c', 'p', 0, 'correct'), ('a', 'c', 'p', 0, 'format_failure'), "
+                "('b', 'c', 'p', 1, 'correct')")  # fmt: skip
     con.close()
     store = Store(db_path)
     assert store.schema_version() == SCHEMA_VERSION

@@ -40,7 +40,8 @@ def filled(store):
 
 def test_outcome_counts_of_one_setting(filled):
     counts = filled.outcome_counts("exp", setting="tool").sort("checkpoint_id", "problem_id")
-    # tool samples: m0/p-easy #1 (opt), m0/p-hard #0 (format), #1 (opt); rl/p-easy #0 (format); rl/p-hard #1 is a sandbox error
+    # tool samples: m0/p-easy #1 (opt), m0/p-hard #0 (format), #1 (opt); rl/p-easy #0 (format);
+    # rl/p-hard #1 is a sandbox error
     columns = [
         "checkpoint_id",
         "problem_id",

@@ -64,8 +64,9 @@ def brute_force_pool(n: list[int], c: list[int], k: int) -> float:
     return sum(chances) / len(chances)
 
 
-@pytest.mark.parametrize(("n", "c", "k"), [([6, 5, 7], [1, 0, 3], 1), ([6, 5, 7], [1, 0, 3], 2), ([6, 5, 7], [1, 0, 3], 4),
-                                           ([6, 5, 7], [1, 0, 3], 5), ([4, 4, 4, 4], [0, 1, 2, 4], 3),
+@pytest.mark.parametrize(("n", "c", "k"), [([6, 5, 7], [1, 0, 3], 1), ([6, 5, 7], [1, 0, 3], 2),
+                                           ([6, 5, 7], [1, 0, 3], 4), ([6, 5, 7], [1, 0, 3], 5),
+                                           ([4, 4, 4, 4], [0, 1, 2, 4], 3),
                                            ([5, 6], [2, 0], 3), ([3, 3, 3, 3, 3], [0, 0, 1, 0, 2], 2)])  # fmt: skip
 def test_pool_pass_at_k_is_the_expectation_over_where_the_remainder_goes(n, c, k):
     got = ensemble_pass_at_k(np.array([n]), np.array([c]), k)[0]

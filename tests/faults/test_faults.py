@@ -1,10 +1,9 @@
 """Fault injection: each case breaks a write on purpose and states what must survive it.
 
-| fault | what survives |
-| --- | --- |
-| ENOSPC in a merge (a 1 MB tmpfs) | one line; no folder in the merge cache, registered or hidden |
-| kill -9 of a merge mid-write | the next sweep rebuilds the merge whole and never uses the half-written folder |
-| a database held by another writer | CLI reads give one line naming the holder, in bounded time; a store write waits, then lands once the holder leaves, or stops with one line and keeps every earlier row |
+- ENOSPC in a merge (a 1 MB tmpfs): one line; no folder in the merge cache, registered or hidden.
+- kill -9 of a merge mid-write: the next sweep rebuilds the merge whole and never uses the half-written folder.
+- a database held by another writer: CLI reads give one line naming the holder, in bounded time; a store write
+  waits, then lands once the holder leaves, or stops with one line and keeps every earlier row.
 """
 
 import os

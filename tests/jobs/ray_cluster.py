@@ -35,7 +35,8 @@ def loopback_cluster(cpus: int = 2, timeout: float = 180.0, env: dict | None = N
     port = free_port()
     env = (env or dict(os.environ)) | {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_TMPDIR": temp}  # loopback
     argv = [RAY, "start", "--head", "--block", "--node-ip-address", "127.0.0.1", "--port", str(port),
-            "--temp-dir", temp, "--num-cpus", str(cpus), "--include-dashboard", "false", "--disable-usage-stats"]  # fmt: skip
+            "--temp-dir", temp, "--num-cpus", str(cpus), "--include-dashboard", "false",
+            "--disable-usage-stats"]  # fmt: skip
     log = open(Path(temp) / "ray-start.log", "w")  # noqa: SIM115 (closed at teardown)
     proc = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     address = f"127.0.0.1:{port}"

@@ -41,7 +41,8 @@ def test_a_sweep_over_the_labs_endpoints_leaves_the_labs_rows_byte_identical(tmp
     low, high = str(ARTIFACTS / "checkpoints" / "low"), str(ARTIFACTS / "checkpoints" / "high")
     lab_merged = {c.alpha for c in before.values() if c["kind"] == "merged" for c in [Checkpoint(**c)]}
     assert {-0.5, 0.5, 1.5} <= lab_merged  # the sweep below reuses the lab's ids for these α
-    spec = validate_spec(SweepSpec, {"low": low, "high": high, "alphas": "-0.5,0.5,1.5", "problems": ["lab/max-subarray"],
+    spec = validate_spec(SweepSpec, {"low": low, "high": high, "alphas": "-0.5,0.5,1.5",
+                                     "problems": ["lab/max-subarray"],
                                      "bench": "lab", "n": 1, "max_tokens": 8, "live_switch": not keep_merged,
                                      "engine": "transformers"})  # fmt: skip
     job = runner.create_job(store, spec)

@@ -23,8 +23,8 @@ def test_alpha_grid_syntax():
 
 @pytest.mark.parametrize(
     "grid,message",
-    [("", "empty α grid"), ("2:-1:0.5", "is reversed"), ("a,b", "'a' is not a number"), ("0:100:1", "more than 64 points"),
-     ("0:1:0", "positive step"), ("0:1", "bad α range")],
+    [("", "empty α grid"), ("2:-1:0.5", "is reversed"), ("a,b", "'a' is not a number"),
+     ("0:100:1", "more than 64 points"), ("0:1:0", "positive step"), ("0:1", "bad α range")],
 )  # fmt: skip
 def test_bad_grids_give_one_line_and_create_no_job(grid, message, endpoints, db_path):
     Store(db_path)
@@ -196,7 +196,8 @@ def test_live_switch_sweep_matches_merged_folders(jobs_db, endpoints):
         assert job.status == "done", job.error
         outcomes[keep] = sorted(
             (s.checkpoint_id, s.problem_id, s.sample_idx, s.completion, e.verdict)
-            for s, e in zip(*(sorted(jobs_db.select(t, {"experiment_id": job.experiment_id}), key=_key) for t in (Sample, Evaluation)), strict=True)
+            for s, e in zip(*(sorted(jobs_db.select(t, {"experiment_id": job.experiment_id}), key=_key)
+                              for t in (Sample, Evaluation)), strict=True)
         )  # fmt: skip
     # greedy decoding of bit-identical weights: the same ids, the same text, the same verdicts
     assert outcomes[True] == outcomes[False]

@@ -41,7 +41,8 @@ def rows(store, job) -> dict:
     samples = store.select(Sample, {"experiment_id": job.experiment_id})
     keys = [(s.checkpoint_id, s.problem_id, s.sample_idx) for s in samples]
     assert len(keys) == len(set(keys))  # no sample stored twice
-    verdicts = {(e.checkpoint_id, e.problem_id, e.sample_idx): e.verdict for e in store.select(Evaluation, {"experiment_id": job.experiment_id})}  # fmt: skip
+    verdicts = {(e.checkpoint_id, e.problem_id, e.sample_idx): e.verdict
+                for e in store.select(Evaluation, {"experiment_id": job.experiment_id})}  # fmt: skip
     return {k: (s.completion, s.code, verdicts[k]) for k, s in zip(keys, samples, strict=True)}
 
 
@@ -71,7 +72,8 @@ def test_local_cluster_listens_on_loopback_only(monkeypatch, endpoints, tmp_path
         listening = set()
         for proc in psutil.Process().children(recursive=True):
             try:
-                listening |= {(proc.name(), c.laddr.ip) for c in proc.net_connections("inet") if c.status == psutil.CONN_LISTEN}  # fmt: skip
+                listening |= {(proc.name(), c.laddr.ip) for c in proc.net_connections("inet")
+                              if c.status == psutil.CONN_LISTEN}  # fmt: skip
             except psutil.NoSuchProcess:
                 continue
         assert {name for name, _ in listening} >= {"gcs_server", "raylet"}

@@ -89,7 +89,8 @@ def test_a_recipe_written_with_restate_title_reads_as_its_restatement_then():
     [({"restatement": "Problem: the title\n"}, "has no {title}; put it where the title goes"),
      ({"restatement": ""}, "title rows teach the restatement, and the recipe has none; set title_copy_rows and "
                             "swapped_title_rows to 0"),
-     ({"swapped_title_overlap": 1.5}, "swapped_title_overlap is a share of the swapped-title rows; give 0 to 1, not 1.5")],
+     ({"swapped_title_overlap": 1.5}, "swapped_title_overlap is a share of the swapped-title rows; "
+                                      "give 0 to 1, not 1.5")],
 )  # fmt: skip
 def test_a_restatement_that_cannot_hold_the_title_is_refused_in_one_line(values, message):
     with pytest.raises(UserError, match=re.escape(message)):

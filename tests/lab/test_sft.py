@@ -168,7 +168,8 @@ def test_a_share_of_swapped_title_rows_pairs_titles_that_share_a_word(share):
     problems = [(p, None) for p, _ in build_builtin(None, only=OVERLAPPING, progress=False)]
     rows = swapped_title_rows(problems, replace(LabRecipe(), swapped_title_rows=600, swapped_title_overlap=share))
     titles = {p.id: p.title for p, _ in problems}
-    shared = [set(titles[r["problem_id"]].split()) & set(re.fullmatch(r"Problem: (.+)\.\n", r["completion"]).group(1).split())
+    shared = [set(titles[r["problem_id"]].split())
+              & set(re.fullmatch(r"Problem: (.+)\.\n", r["completion"]).group(1).split())
               for r in rows]  # fmt: skip
     expected = share + (1 - share) * 6 / 30
     observed = sum(map(bool, shared)) / len(rows)

@@ -46,8 +46,9 @@ def test_style_shares_per_alpha_from_the_store(store):
         "lo": [sources["brute"][0]] * 3 + [sources["reference"][0]],
         "hi": [sources["reference"][0]] * 2 + [None, "x = ("],
     }
-    store.put([Sample(experiment_id="e", checkpoint_id=c, problem_id="builtin/max-subarray", sample_idx=i, setting="reasoning",
-                      completion="", code=code) for c, cs in codes.items() for i, code in enumerate(cs)])  # fmt: skip
+    store.put([Sample(experiment_id="e", checkpoint_id=c, problem_id="builtin/max-subarray", sample_idx=i,
+                      setting="reasoning", completion="", code=code)
+               for c, cs in codes.items() for i, code in enumerate(cs)])  # fmt: skip
     shares = {(r["label"], r["style"]): r["share"] for r in style_shares(store, "e").to_dicts()}
     assert shares["lo", "brute"] == 0.75 and shares["lo", "reference"] == 0.25
     assert shares["hi", "reference"] == 0.5 and shares["hi", "no program"] == 0.25 and shares["hi", "other"] == 0.25
@@ -76,7 +77,8 @@ def test_confusion_shares_per_alpha_from_the_store(store):
         "hi": [theirs["brute"][0], theirs["reference"][0], theirs["reference"][0], mine["buggy"][0]],
     }
     store.put([Sample(experiment_id="e", checkpoint_id=c, problem_id="builtin/max-subarray", sample_idx=i,
-                      setting="reasoning", completion="", code=code) for c, cs in codes.items() for i, code in enumerate(cs)])  # fmt: skip
+                      setting="reasoning", completion="", code=code)
+               for c, cs in codes.items() for i, code in enumerate(cs)])  # fmt: skip
     # two-sum-exists's programs count as foreign only if its sources are known: a sample of it is in the sweep
     store.put([Sample(experiment_id="e", checkpoint_id="lo", problem_id="builtin/two-sum-exists", sample_idx=0,
                       setting="reasoning", completion="", code=theirs["reference"][0])])  # fmt: skip
@@ -98,7 +100,8 @@ def test_confusion_shares_count_the_sft_overlay_last_off_the_alpha_axis(store):
                Checkpoint(id="sft", path="/x/sft", kind="hf", alpha=None, label="SFT")])  # fmt: skip
     codes = {"sft": [theirs["brute"][0], theirs["reference"][0], mine["brute"][0]], "mid": [mine["reference"][0]] * 2}
     store.put([Sample(experiment_id="e", checkpoint_id=c, problem_id="builtin/max-subarray", sample_idx=i,
-                      setting="reasoning", completion="", code=code) for c, cs in codes.items() for i, code in enumerate(cs)])  # fmt: skip
+                      setting="reasoning", completion="", code=code)
+               for c, cs in codes.items() for i, code in enumerate(cs)])  # fmt: skip
     store.put([Sample(experiment_id="e", checkpoint_id="mid", problem_id="builtin/two-sum-exists", sample_idx=0,
                       setting="reasoning", completion="", code=theirs["reference"][0])])  # fmt: skip
     rows = confusion_shares(store, "e", {"builtin/max-subarray"}).to_dicts()

@@ -250,8 +250,8 @@ def test_cache_reuses_and_evicts_lru(pair, tmp_path, db_path):
 def test_cli_sweep_writes_alpha_folders_and_registers(pair, tmp_path, db_path):
     low, high = pair()
     out = tmp_path / "sweep"
-    res = run_cli("merge", "--low", str(low), "--high", str(high), "--alpha", "-0.5", "--alpha", "1.5", "--out", str(out),
-                  "--register", "--db", str(db_path))  # fmt: skip
+    res = run_cli("merge", "--low", str(low), "--high", str(high), "--alpha", "-0.5", "--alpha", "1.5",
+                  "--out", str(out), "--register", "--db", str(db_path))  # fmt: skip
     assert res.returncode == 0, res.stderr
     assert sorted(p.name for p in out.iterdir()) == ["alpha_-0.5", "alpha_1.5"]
     from backend.store import Store

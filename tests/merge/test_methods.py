@@ -147,8 +147,8 @@ def test_a_third_method_is_a_module(pair, tmp_path, clamped_method):
         got = tensors(
             merge(MergeSpec.alpha(low, high, alpha, clamped_method), tmp_path / f"{alpha}", progress=False).out
         )
-        want = {n: torch.add(lo[n].float(), (hi[n].float() - lo[n].float()).clamp(-0.1, 0.1), alpha=alpha).to(lo[n].dtype)
-                for n in lo}  # fmt: skip
+        want = {n: torch.add(lo[n].float(), (hi[n].float() - lo[n].float()).clamp(-0.1, 0.1), alpha=alpha)
+                .to(lo[n].dtype) for n in lo}  # fmt: skip
         assert_same(got, want, alpha)
         assert any(not torch.equal(got[n], linear_reference(lo, hi, alpha)[n]) for n in got)  # not the linear merge
         switch.set_alpha(alpha)

@@ -18,7 +18,8 @@ def populated(store):
             for c, a in alphas.items()
         ]
     )
-    store.put([Problem(id=f"t/p{i}", bench="t", title=f"Problem {i}", statement=f"Statement {i}", difficulty=("easy", "hard")[i % 2])
+    store.put([Problem(id=f"t/p{i}", bench="t", title=f"Problem {i}", statement=f"Statement {i}",
+                       difficulty=("easy", "hard")[i % 2])
                for i in range(6)])  # fmt: skip
     store.put(
         [
@@ -33,16 +34,20 @@ def populated(store):
             for k in range(6):
                 outcome = classes[int(rng.integers(0, 4))]
                 code = None if outcome == "format_failure" else "print(1)\n"
-                samples.append(Sample(experiment_id="exp-dash", checkpoint_id=c, problem_id=f"t/p{i}", sample_idx=k, setting="reasoning",
-                                      completion="```python\nprint(1)\n```", code=code, extract_error=None if code else "no fenced code block in the answer"))  # fmt: skip
+                missing = None if code else "no fenced code block in the answer"
+                samples.append(Sample(experiment_id="exp-dash", checkpoint_id=c, problem_id=f"t/p{i}", sample_idx=k,
+                                      setting="reasoning", completion="```python\nprint(1)\n```", code=code,
+                                      extract_error=missing))  # fmt: skip
                 verdict = {
                     "correct": "AC",
                     "optimization_failure": "TLE",
                     "correctness_failure": "WA",
                     "format_failure": "FORMAT",
                 }[outcome]
-                evals.append(Evaluation(experiment_id="exp-dash", checkpoint_id=c, problem_id=f"t/p{i}", sample_idx=k, outcome=outcome,
-                                        verdict=verdict, test_results=[{"index": 0, "input_len": 2, "tier": 1, "verdict": verdict, "cpu_s": 0.01, "wall_s": 0.01, "mem_mb": 9.0}]))  # fmt: skip
+                evals.append(Evaluation(experiment_id="exp-dash", checkpoint_id=c, problem_id=f"t/p{i}", sample_idx=k,
+                                        outcome=outcome, verdict=verdict,
+                                        test_results=[{"index": 0, "input_len": 2, "tier": 1, "verdict": verdict,
+                                                       "cpu_s": 0.01, "wall_s": 0.01, "mem_mb": 9.0}]))  # fmt: skip
     store.put(samples)
     store.put(evals)
     return store

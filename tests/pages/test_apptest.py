@@ -23,9 +23,9 @@ def app(db_path, monkeypatch, page, params=None):
 
 
 EMPTY = {  # what each page says on a database with nothing in it
-    "overview": "No experiments yet in", "frontier": "No experiment with results yet", "churn": "No experiment with results yet",
-    "passk": "No experiment with results yet", "problem": "No experiment with results yet", "training": "No RL runs yet",
-    "jobs": "No jobs yet",
+    "overview": "No experiments yet in", "frontier": "No experiment with results yet",
+    "churn": "No experiment with results yet", "passk": "No experiment with results yet",
+    "problem": "No experiment with results yet", "training": "No RL runs yet", "jobs": "No jobs yet",
 }  # fmt: skip
 
 
@@ -46,7 +46,8 @@ def test_pages_render_on_an_empty_database(store, db_path, monkeypatch, page):
 
 @pytest.mark.slow
 def test_pages_show_the_populated_database(populated, db_path, monkeypatch):
-    """Each page shows what the fixture holds: 6 checkpoints (5 α points and one independent) × 6 problems × 6 samples."""
+    """Each page shows what the fixture holds: 6 checkpoints (5 α points and one independent) × 6 problems
+    × 6 samples."""
     at = app(db_path, monkeypatch, "overview", {"exp": "exp-dash"})
     assert list(at.dataframe[0].value["id"]) == ["exp-dash"]
     assert len(traces(at)[0]) == 4  # the four outcome classes

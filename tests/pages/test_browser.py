@@ -56,7 +56,8 @@ def test_every_frontier_chart_keeps_its_plot_area_in_a_narrow_window(server, pag
     page.goto(f"{server}/frontier?exp=exp-dash")
     wait_plots(page, 4)
     sizes = page.evaluate(
-        "Array.from(document.querySelectorAll('.js-plotly-plot')).map(p => [p._fullLayout._size.w, p._fullLayout.width])"
+        "Array.from(document.querySelectorAll('.js-plotly-plot'))"
+        ".map(p => [p._fullLayout._size.w, p._fullLayout.width])"
     )
     assert len(sizes) == 4 and all(w >= 0.5 * width for w, width in sizes), sizes
 

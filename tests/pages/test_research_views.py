@@ -91,8 +91,10 @@ def add_compared_samples(store) -> None:
                completion="```python\nprint(input())\n```", code="print(input())\n"),
     ])  # fmt: skip
     ladder = [
-        {"index": 2, "input_len": 900, "tier": 3, "verdict": None, "cpu_s": 0.0, "wall_s": 0.0, "mem_mb": 0.0, "detail": ""},
-        {"index": 0, "input_len": 3, "tier": 1, "verdict": "AC", "cpu_s": 0.01, "wall_s": 0.01, "mem_mb": 9.0, "detail": ""},
+        {"index": 2, "input_len": 900, "tier": 3, "verdict": None, "cpu_s": 0.0, "wall_s": 0.0, "mem_mb": 0.0,
+         "detail": ""},
+        {"index": 0, "input_len": 3, "tier": 1, "verdict": "AC", "cpu_s": 0.01, "wall_s": 0.01, "mem_mb": 9.0,
+         "detail": ""},
         {"index": 1, "input_len": 50, "tier": 2, "verdict": "TLE", "cpu_s": 2.104, "wall_s": 6.2, "mem_mb": 9.0,
          "detail": "Traceback (most recent call last):\n  File \"main.py\", line 1\nKeyboardInterrupt"},
     ]  # fmt: skip

@@ -48,8 +48,10 @@ def test_generation_is_deterministic_across_processes():
     code = ("import hashlib, random; random.seed(12345); from backend.problems.builtin import get; "
             "from backend.problems.build import generate_inputs; "
             "print(hashlib.sha256(repr(generate_inputs(get('count-inversions'))).encode()).hexdigest())")  # fmt: skip
-    digests = {subprocess.run([sys.executable, "-c", code], cwd=ROOT, env={"PYTHONHASHSEED": seed, "PATH": "/usr/bin:/bin"},
-                              capture_output=True, text=True, check=True).stdout.strip() for seed in ("1", "2")}  # fmt: skip
+    digests = {subprocess.run([sys.executable, "-c", code], cwd=ROOT,
+                              env={"PYTHONHASHSEED": seed, "PATH": "/usr/bin:/bin"},
+                              capture_output=True, text=True, check=True).stdout.strip()
+               for seed in ("1", "2")}  # fmt: skip
     here = hashlib.sha256(repr(generate_inputs(get("count-inversions"))).encode()).hexdigest()
     assert digests == {here}
 

@@ -189,7 +189,10 @@ int main(int argc, char* argv[]) {
 
 
 FACTORS = "n = int(input())\nd = next(d for d in range(2, n) if n % d == 0)\nprint(n // d, d)"
-FACTORS_CPP = '#include <cstdio>\nint main(){long long n;scanf("%lld",&n);for(long long d=2;d<n;d++)if(n%d==0){printf("%lld %lld\\n",d,n/d);return 0;}}'
+FACTORS_CPP = (
+    '#include <cstdio>\nint main(){long long n;scanf("%lld",&n);'
+    'for(long long d=2;d<n;d++)if(n%d==0){printf("%lld %lld\\n",d,n/d);return 0;}}'
+)
 
 
 def ccplus_rows(tests_per_problem: int = 2) -> list[dict]:
@@ -204,7 +207,8 @@ def ccplus_rows(tests_per_problem: int = 2) -> list[dict]:
         "time_limit": 1000, "memory_limit": 256, "test_cases": cases[:tests_per_problem], "checker": TESTLIB_CHECKER,
         "true_positive_rate": 1.0, "true_negative_rate": 0.9,
         "correct_submissions": [{"code": FACTORS, "language": "py3"}, {"code": FACTORS_CPP, "language": "cpp"},
-                                {"code": "print 2, 5", "language": "py2"}, {"code": "class Main {}", "language": "java"}],
+                                {"code": "print 2, 5", "language": "py2"},
+                                {"code": "class Main {}", "language": "java"}],
         "incorrect_submissions": [{"code": "print(1, int(input()))", "language": "py3"}],
     }, {
         "id": "1000B", "title": "Echo", "description": "Print n.", "time_limit": 20000, "memory_limit": 512,

@@ -132,7 +132,8 @@ def test_server_mode_trainer_options_point_grpo_at_the_server(tmp_path, monkeypa
         (dict(gpus=2.5), "gpus: 2.5 is not a whole number"),
         (dict(gpus=2, reward="repair:R_inf"), "repair:R_inf trains in one process"),
         # TRL: per_device x processes must hold whole groups; 3 x 2 = 6 is not a multiple of 4
-        (dict(gpus=2, per_device_train_batch_size=3), r"= 6 completions per step, not a multiple of num_generations \(4\)"),
+        (dict(gpus=2, per_device_train_batch_size=3),
+         r"= 6 completions per step, not a multiple of num_generations \(4\)"),
         # server mode: 3 GPUs are 2 trainers; 2 x 2 = 4 is whole, 3 x 2 = 6 is not
         (dict(gpus=3, use_vllm=True, vllm_mode="server", per_device_train_batch_size=3), "x 2 training process"),
         (dict(gpus=1, per_device_train_batch_size=2), r"x 1 training process\(es\) = 2 completions"),

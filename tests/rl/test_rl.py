@@ -85,7 +85,8 @@ def test_grpo_with_online_repair_trains_on_repair_prompts(store, tmp_path):
     prime(base, "```python\nprint(1)\n```")
     store.put([ECHO])
     # print(1) passes the small tests and fails the tier-3 one: every program is a failure to repair
-    store.put([Test(problem_id="t/one", idx=i, input="x" * n + "\n", output=out, input_len=n + 1, tier=len(str(n + 1)), is_public=i == 0)
+    store.put([Test(problem_id="t/one", idx=i, input="x" * n + "\n", output=out, input_len=n + 1, tier=len(str(n + 1)),
+                    is_public=i == 0)
                for i, (n, out) in enumerate(((3, "1\n"), (30, "1\n"), (300, "2\n")))])  # fmt: skip
     spec = RLSpec(base=str(base), output_dir=str(tmp_path / "out"), reward="repair:R_inf", bench="t", steps=3,
                   num_generations=4, per_device_train_batch_size=8, max_completion_length=16, learning_rate=1e-2,
@@ -135,11 +136,13 @@ def test_grpo_trains_on_cpu_with_sandbox_rewards(store, tmp_path):
     base = make_tiny_checkpoint(tmp_path / "base")
     prime(base, "```python\nprint(1)\n```")
     store.put([ECHO])
-    store.put([Test(problem_id="t/one", idx=i, input="x" * n + "\n", output="1\n", input_len=n + 1, tier=len(str(n + 1)), is_public=i == 0)
+    store.put([Test(problem_id="t/one", idx=i, input="x" * n + "\n", output="1\n", input_len=n + 1,
+                    tier=len(str(n + 1)), is_public=i == 0)
                for i, n in enumerate((3, 30, 300))])  # fmt: skip
     before = load_file(base / "model.safetensors")
     spec = RLSpec(base=str(base), output_dir=str(tmp_path / "out"), reward="R_2", bench="t", steps=2, num_generations=4,
-                  per_device_train_batch_size=4, max_completion_length=16, learning_rate=1e-2, save_steps=1, seed=1)  # fmt: skip
+                  per_device_train_batch_size=4, max_completion_length=16, learning_rate=1e-2, save_steps=1,
+                  seed=1)  # fmt: skip
     exp = run_rl(store, spec, progress=False)
     final = tmp_path / "out" / "final"
     after = load_file(final / "model.safetensors")
@@ -168,11 +171,13 @@ def test_rl_runs_as_a_job_that_resumes_from_its_last_checkpoint_after_kill_9(sto
     base = make_tiny_checkpoint(tmp_path / "base")
     prime(base, "```python\nprint(1)\n```")
     store.put([ECHO])
-    store.put([Test(problem_id="t/one", idx=i, input="x" * n + "\n", output="1\n", input_len=n + 1, tier=len(str(n + 1)), is_public=i == 0)
+    store.put([Test(problem_id="t/one", idx=i, input="x" * n + "\n", output="1\n", input_len=n + 1,
+                    tier=len(str(n + 1)), is_public=i == 0)
                for i, n in enumerate((3, 30, 300))])  # fmt: skip
     out = tmp_path / "out"
     spec = RLSpec(base=str(base), output_dir=str(out), reward="R_inf", bench="t", steps=12, num_generations=4,
-                  per_device_train_batch_size=4, max_completion_length=16, learning_rate=1e-2, save_steps=2, seed=1)  # fmt: skip
+                  per_device_train_batch_size=4, max_completion_length=16, learning_rate=1e-2, save_steps=2,
+                  seed=1)  # fmt: skip
     job = runner.create_job(store, spec)
     assert store.get(Experiment, job.experiment_id).kind == "rl"
     pid = runner.start(store, job.id)
@@ -292,8 +297,9 @@ def test_an_rl_job_on_a_base_checkpoint_trains_on_plain_prompts_and_saves_in_the
         lambda self, prompts, *a, **kw: seen.extend(prompts) or judge(self, prompts, *a, **kw),
     )
     out = tmp_path / "out"
-    spec = RLSpec(base=str(base), output_dir=str(out), bench="t", steps=1, num_generations=2, per_device_train_batch_size=2,
-                  max_completion_length=8, save_steps=1, seed=1, save_dtype="base")  # fmt: skip
+    spec = RLSpec(base=str(base), output_dir=str(out), bench="t", steps=1, num_generations=2,
+                  per_device_train_batch_size=2, max_completion_length=8, save_steps=1, seed=1,
+                  save_dtype="base")  # fmt: skip
     job = runner.create_job(store, spec)
     runner.run_job_here(store, job.id)
     assert store.get(Job, job.id).status == "done", store.get(Job, job.id).error

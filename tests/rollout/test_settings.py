@@ -140,7 +140,8 @@ def test_every_setting_end_to_end_with_the_tiny_model_and_the_sandbox(store, tmp
     ckpt = make_tiny_checkpoint(tmp_path / "ckpt")
     store.put([Problem(id="t/echo", bench="t", title="Echo", statement="Print the input.")])
     store.put([Test(problem_id="t/echo", idx=0, input="5\n", output="5\n", input_len=2, tier=1, is_public=True)])
-    spec = RolloutSpec(checkpoint=str(ckpt), bench="t", setting=setting, sampling=SamplingSpec(n=2, max_tokens=24, seed=3),
+    spec = RolloutSpec(checkpoint=str(ckpt), bench="t", setting=setting,
+                       sampling=SamplingSpec(n=2, max_tokens=24, seed=3),
                        limits=SettingLimits(max_turns=2, command_time_s=1.0), engine="transformers")  # fmt: skip
     exp = run_rollout(store, spec, progress=False)
     rows = store.select(Sample, {"experiment_id": exp})

@@ -131,7 +131,8 @@ def test_a_live_switch_sweep_through_jobs_with_engine_vllm(vllm, bf16_pair, tmp_
     store = Store(tmp_path / "jobs.duckdb")
     build_builtin(store, only=["max-subarray"], progress=False)
     low, high = bf16_pair
-    spec = validate_spec(SweepSpec, {"low": low, "high": high, "alphas": "-0.5,0.5,1.5", "problems": ["builtin/max-subarray"],
+    spec = validate_spec(SweepSpec, {"low": low, "high": high, "alphas": "-0.5,0.5,1.5",
+                                     "problems": ["builtin/max-subarray"],
                                      "n": 2, "max_tokens": 16, "engine": "vllm", "live_switch": True})  # fmt: skip
     job = runner.create_job(store, spec)
     runner.run_job_here(store, job.id)

@@ -75,7 +75,8 @@ def test_a_live_sweep_with_an_independent_checkpoint_runs_through_one_device(vll
     low, high = bf16_pair
     other = make_tiny_checkpoint(tmp_path / "independent", seed=9)
     job = run_sweep(store, {"low": low, "high": high, "alphas": "0,1", "problems": ["builtin/max-subarray"], "n": 2,
-                            "max_tokens": 16, "engine": "vllm", "live_switch": True, "independent": [str(other)]})  # fmt: skip
+                            "max_tokens": 16, "engine": "vllm", "live_switch": True,
+                            "independent": [str(other)]})  # fmt: skip
     starts = [e for e in EVENTS if e[0] == "start"]
     assert [s[2] for s in starts] == [low, str(other)]
     assert EVENTS.index(("shutdown", starts[0][1])) < EVENTS.index(starts[1])

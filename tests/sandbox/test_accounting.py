@@ -81,7 +81,8 @@ CPP_THREADS = (
     '#include <thread>\n#include <cstdio>\nint main(){std::thread a([]{}), b([]{}); a.join(); b.join(); puts("3");}'
 )
 PY_THREADS = (
-    "import threading\nout = []\nts = [threading.Thread(target=lambda: out.append(sum(range(10**5)))) for _ in range(4)]\n"
+    "import threading\nout = []\n"
+    "ts = [threading.Thread(target=lambda: out.append(sum(range(10**5)))) for _ in range(4)]\n"
     "[t.start() for t in ts]\n[t.join() for t in ts]\nprint(3 if len(out) == 4 else 0)\n"
 )
 WITHIN = {  # name -> (source, language, limits): inside the limits, however the work is spread
@@ -218,7 +219,10 @@ def test_a_killed_judge_leaves_cgroups_that_the_next_one_removes(tmp_path):
     proc.wait()
     time.sleep(0.3)  # bwrap --die-with-parent tears the sandbox down
     assert all(d.exists() for d in stale), "nothing was left behind: the test proves nothing"
-    fresh = "from backend.grading.judge import Program, JudgeTest, judge\nprint(judge(Program('print(1)'), [JudgeTest('', '1')]).verdict)"
+    fresh = (
+        "from backend.grading.judge import Program, JudgeTest, judge\n"
+        "print(judge(Program('print(1)'), [JudgeTest('', '1')]).verdict)"
+    )
     out = subprocess.run([sys.executable, "-c", fresh], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "AC", out.stderr
     assert not any(d.exists() for d in stale)

@@ -21,7 +21,8 @@ CPP = {
     "AC": '#include <cstdio>\nint main(){long long a,b;scanf("%lld %lld",&a,&b);printf("%lld\\n",a+b);}',
     "WA": '#include <cstdio>\nint main(){long long a,b;scanf("%lld %lld",&a,&b);printf("%lld\\n",a-b);}',
     "TLE": "int main(){volatile unsigned long x=0; for(;;) x++;}",
-    "MLE": "#include <vector>\n#include <cstring>\nint main(){std::vector<char*> v; for(;;){char*p=new char[1<<24]; memset(p,1,1<<24); v.push_back(p);}}",
+    "MLE": "#include <vector>\n#include <cstring>\n"
+    "int main(){std::vector<char*> v; for(;;){char*p=new char[1<<24]; memset(p,1,1<<24); v.push_back(p);}}",
     "RE": '#include <cstdio>\nint main(){int*p=nullptr; *p=1; printf("%d\\n",*p);}',
     "CE": "int main(){ this is not c++ }",
     "OLE": '#include <cstdio>\nint main(){for(;;) fputs("xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\\n", stdout);}',
@@ -104,7 +105,8 @@ def test_functional_problem(run):
 def test_cpu_time_is_measured(run, language):
     programs = {
         "python": "import time\nt = time.process_time()\nwhile time.process_time() - t < 1.0:\n    pass\nprint(3)",
-        "cpp": '#include <ctime>\n#include <cstdio>\nint main(){while((double)clock()/CLOCKS_PER_SEC<1.0){} puts("3");}',
+        "cpp": "#include <ctime>\n#include <cstdio>\n"
+        'int main(){while((double)clock()/CLOCKS_PER_SEC<1.0){} puts("3");}',
     }
     result = run(programs[language], language=language, limits=JudgeLimits(time_limit_s=3.0))
     assert result.verdict == "AC", result.compile_error

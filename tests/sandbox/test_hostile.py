@@ -67,9 +67,11 @@ CASES = {
         py(
             "import os\nfor root, dirs, files in os.walk('/'):\n"
             "    dirs[:] = [d for d in dirs if os.path.join(root, d) not in ('/proc', '/sys', '/usr', '/dev')]\n"
-            "    for name in files:\n        try:\n            data = open(os.path.join(root, name), errors='ignore').read(1 << 16)\n"
+            "    for name in files:\n        try:\n"
+            "            data = open(os.path.join(root, name), errors='ignore').read(1 << 16)\n"
             "        except OSError:\n            continue\n"
-            "        if 'EXPECTED-MARKER' in data:\n            print(data.strip())\n            raise SystemExit\nprint('nothing')"
+            "        if 'EXPECTED-MARKER' in data:\n            print(data.strip())\n"
+            "            raise SystemExit\nprint('nothing')"
         ),
         {"WA"},
         "EXPECTED-MARKER",
@@ -80,7 +82,8 @@ CASES = {
     "kill_parent": (py("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\nprint('alive')"), {"AC"}, "alive"),
     "signal_pid1": (
         py(
-            "import os, signal\nfor s in (signal.SIGTERM, signal.SIGINT, signal.SIGUSR1, signal.SIGHUP):\n    os.kill(1, s)\nprint('alive')"
+            "import os, signal\nfor s in (signal.SIGTERM, signal.SIGINT, signal.SIGUSR1, signal.SIGHUP):\n"
+            "    os.kill(1, s)\nprint('alive')"
         ),
         {"AC"},
         "alive",
@@ -88,7 +91,8 @@ CASES = {
     "kill_everything": (py("import os, signal\nos.kill(-1, signal.SIGKILL)\nprint('x')"), {"RE"}, "x"),
     "daemon_outlives_test": (
         py(
-            "import os, time\nothers = [p for p in os.listdir('/proc') if p.isdigit() and int(p) not in (1, os.getpid())]\n"
+            "import os, time\n"
+            "others = [p for p in os.listdir('/proc') if p.isdigit() and int(p) not in (1, os.getpid())]\n"
             "print('clean' if not others else 'daemon alive')\n"
             "if os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n        time.sleep(60)\n    os._exit(0)\n"
         ),
@@ -110,7 +114,8 @@ CASES = {
     ),
     "raise_rlimits": (
         py(
-            "import resource\ntry:\n    resource.setrlimit(resource.RLIMIT_AS, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))\n"
+            "import resource\ntry:\n"
+            "    resource.setrlimit(resource.RLIMIT_AS, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))\n"
             "    print('raised')\nexcept (ValueError, OSError):\n    print('blocked')"
         ),
         {"AC"},

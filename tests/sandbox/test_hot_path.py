@@ -15,7 +15,8 @@ from backend.sandbox.backends import SandboxError, open_session
 # in /tmp (the same folder) and beside the launcher in /work, folders made unwritable, and
 # attributes set on modules of the interpreter it was forked from.
 LEAVES_STATE = """import builtins, os, sys
-print(len(os.listdir('.')), os.access('.', os.W_OK), sorted(os.listdir('/work')), hasattr(sys, 'mark'), hasattr(builtins, 'mark'))
+print(len(os.listdir('.')), os.access('.', os.W_OK), sorted(os.listdir('/work')), \
+hasattr(sys, 'mark'), hasattr(builtins, 'mark'))
 sys.mark = builtins.mark = 1
 open('left', 'w').write('x')
 open('/tmp/left2', 'w').write('x')

@@ -40,9 +40,9 @@ def test_pool_streams_every_job_with_its_key():
 
 @pytest.mark.parametrize(
     "verdict,outcome",
-    [(None, "correct"), ("TLE", "optimization_failure"), ("MLE", "optimization_failure"), ("WA", "correctness_failure"),
-     ("RE", "correctness_failure"), ("CE", "format_failure"), ("FORMAT", "format_failure"), ("OLE", "correctness_failure"),
-     ("SE", "sandbox_error")],
+    [(None, "correct"), ("TLE", "optimization_failure"), ("MLE", "optimization_failure"),
+     ("WA", "correctness_failure"), ("RE", "correctness_failure"), ("CE", "format_failure"),
+     ("FORMAT", "format_failure"), ("OLE", "correctness_failure"), ("SE", "sandbox_error")],
 )  # fmt: skip
 def test_outcome_rule(verdict, outcome):
     assert outcome_of(verdict) == outcome

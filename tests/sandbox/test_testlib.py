@@ -56,7 +56,8 @@ CHECKERS = {
         pattern number("0|-?[1-9][0-9]*");
         int main(int argc, char* argv[]) { registerTestlibCmd(argc, argv);
           std::string j = ans.readWord(), p = ouf.readWord();
-          if (!number.matches(p)) quitf(_pe, "not an integer"); if (j != p) quitf(_wa, "differ"); quitf(_ok, "ok"); }""",
+          if (!number.matches(p)) quitf(_pe, "not an integer"); \
+if (j != p) quitf(_wa, "differ"); quitf(_ok, "ok"); }""",
     "bounded": """
         int main(int argc, char* argv[]) { registerTestlibCmd(argc, argv);
           int k = ouf.readInt(1, 10, "k"); (void)k; quitf(_ok, "in range"); }""",
@@ -152,7 +153,8 @@ def test_special_judge_in_the_sandbox_gives_wa_for_presentation_errors_and_extra
 
 SIDE_BY_SIDE = [  # (input, output, answer): numbers, words, lines, doubles, yes/no, huge ints
     "1 2 3", "1 2 3 ", "1 2 4", "1 2", "1 2 3 4", "01 2 3", "-0", "+1", "1.0", "1.00005", "1.0001",
-    "1e-4", "nan", "inf", "YES", "yes", "no", "NO", "a b", "a  b\r\n", "A B", "", "\n", "-123", "123456789012345678901234567890",
+    "1e-4", "nan", "inf", "YES", "yes", "no", "NO", "a b", "a  b\r\n", "A B", "", "\n", "-123",
+    "123456789012345678901234567890",
 ]  # fmt: skip
 
 

@@ -57,7 +57,8 @@ int main() {
     if (mode == "TLE") { volatile long x = 0; for (;;) x++; }
     if (mode == "MLE") { vector<char> v(1 << 30, 1); cout << (int)v[12345] << endl; return 0; }
     if (mode == "RE") { vector<int> v; return v.at(3); }
-    if (mode == "slow_but_ok") { clock_t s = clock(); volatile long x = 0; while (clock() - s < CLOCKS_PER_SEC / 4) x++; }
+    if (mode == "slow_but_ok") { clock_t s = clock(); volatile long x = 0; \
+while (clock() - s < CLOCKS_PER_SEC / 4) x++; }
     cout << a + b << endl;
 }
 """
