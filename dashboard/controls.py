@@ -202,7 +202,7 @@ def page_header(title: str) -> tuple[str, Filters, ExperimentView]:
 def on_open(title: str, key: str, draw: Callable[[], None]) -> None:
     """A closed expander whose content is computed only once it is opened (Streamlit reruns the
     page on each toggle): tables below a page's charts stay out of its first render, where their
-    queries and grids took CPU the charts are drawn with (docs/benchmarks.md). Its open state is a
+    queries and grids would take CPU the charts are drawn with (docs/benchmarks.md). Its open state is a
     query parameter named `key`, so a link opens what its sender had open."""
     with st.expander(title, key=key, on_change="rerun", bind="query-params") as box:
         if box.open:

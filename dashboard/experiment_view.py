@@ -1,11 +1,12 @@
 """One read model per (database, experiment, filters): everything the pages, the downloads and the
 export zip show of one experiment, computed from one snapshot of its outcomes.
 
-Before, each page part had its own cache with its own expiry (the frontier table none at all), so
-a running sweep's caption moved on while its charts stayed at the first α point. Here every part
-hangs off one `ExperimentView`, built for one `stamp` of the experiment's evaluations (row count
-and a fingerprint, one cheap query): a new row makes a new view, an unchanged experiment keeps its
-view. The rules (averaging, solved threshold, row order, pools) pick memoized parts of the view.
+Every part hangs off one `ExperimentView`, so a running sweep's captions, tables and charts show
+the same rows (parts cached apart, each with its own expiry, would let a caption move on while the
+charts stay at the first α point). A view is built for one `stamp` of the experiment's
+evaluations (row count and a fingerprint, one cheap query): a new row makes a new view, an
+unchanged experiment keeps its view. The rules (averaging, solved threshold, row order, pools)
+pick memoized parts of the view.
 No Streamlit here: dashboard/data.py caches views, bench/ builds them directly.
 """
 

@@ -39,8 +39,8 @@ def trend_bands(result: dict, title: str = "Failure shares along α, with simult
         ))  # fmt: skip
         fig.add_trace(go.Scatter(x=alphas, y=[b["share"] for b in rows], mode="lines+markers", name=NAMES[cls],
                                  line=dict(color=COLORS[cls])))  # fmt: skip
-    # the legend below, as on the other Frontier charts: on the right, its four long names took 370 px
-    # of the width, leaving the plot 90 px wide in a 540 px column
+    # the legend below, as on the other Frontier charts: on the right, its four long names would take
+    # 370 px of the width and leave the plot 90 px wide in a 540 px column
     fig.update_layout(title=title, xaxis_title="α", yaxis_title="share of samples",
                       legend=dict(orientation="h", y=-0.25), **LAYOUT)  # fmt: skip
     return fig

@@ -2,7 +2,7 @@
 process has loaded what the result pages import and drawn their figures once.
 
 A fresh Streamlit server imports nothing of the app until the first browser session runs app.py,
-so the first page opened, whichever it is, used to pay for importing pandas, SciPy, Plotly and
+so the first page opened, whichever it is, would pay for importing pandas, SciPy, Plotly and
 DuckDB (2.6 s of a 6.3 s Frontier script on 2 loaded cores, py-spy) and for Plotly's first figure
 (its classes and template load on first use: 0.68 s against 0.17 s for the same figures again).
 Done here, before the server listens, they lengthen the server's start instead (docs/benchmarks.md).

@@ -1,7 +1,7 @@
 """Switch α without disk: update an already-loaded model in place.
 
-θ_low and θ_high are held in their own dtype (4 bytes per parameter for bf16 checkpoints, where
-θ_low and Δ in float32 took 8); each switch builds θ_α per tensor in float32 with the merge
+θ_low and θ_high are held in their own dtype (4 bytes per parameter for bf16 checkpoints, against
+8 for θ_low and Δ in float32); each switch builds θ_α per tensor in float32 with the merge
 engine's own arithmetic (`methods.combine_into` of the switch's merge method, linear by default:
 (1−α)·θ_low + α·θ_high) and casts it to the parameter's dtype, so a switch gives bit for bit what
 loading the folder that `MergeSpec.alpha(low, high, α, method)` merges to gives. The engines expose it as

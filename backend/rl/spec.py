@@ -88,8 +88,8 @@ class RLSpec(ProblemSelection, PromptChoice, ExecutorChoice, SandboxChoice):
     @model_validator(mode="before")
     @classmethod
     def _stored_names(cls, data):
-        """Specs stored under older names keep their values: `num_gpus` (now `gpus`), and the
-        `save_float32` switch (now `save_dtype`; off, its old default, saved in the base's dtype)."""
+        """Specs stored under older field names keep their values: `num_gpus` is read as `gpus`, and the
+        `save_float32` switch as `save_dtype` (on: float32; off: the base's dtype)."""
         if isinstance(data, dict) and "num_gpus" in data and "gpus" not in data:
             data = {k: v for k, v in data.items() if k != "num_gpus"} | {"gpus": data["num_gpus"]}
         if isinstance(data, dict) and "save_float32" in data and "save_dtype" not in data:

@@ -14,7 +14,7 @@ judge beside an RL trainer leaves it half of the host).
 A sandbox session keeps its admission between its tests (one ledger round per cap, not per test),
 so a judge that opens a second sandbox while the first is idle (a special judge's checker beside
 the program's sandbox) would wait on a reservation of its own, which no one releases while it
-waits: in a small host that was a 600 s wait and a sandbox error. So a test that does not fit
+waits: in a small host that would be a 600 s wait and a sandbox error. So a test that does not fit
 first takes back this process's idle reservations (each holder's `yield_admission`), and waits
 only on reservations that are in use.
 """

@@ -112,7 +112,7 @@ def _read_exact(n):
 
 
 # Every step between fork and the program is kept to a few C calls: each Python object the child
-# touches costs it a copy-on-write page fault, and those faults were most of a test's cost.
+# touches costs it a copy-on-write page fault, and those faults would be most of a test's cost.
 CHILD_SIGNALS = (_signal.SIGINT, _signal.SIGPIPE, _signal.SIGTERM, _signal.SIGXFSZ, _signal.SIGCHLD)
 WRITE_NEW = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
 CHILD_IO = tuple(zip(IO_PATHS, (os.O_RDONLY, WRITE_NEW, WRITE_NEW), strict=True))  # fd 0, 1, 2
