@@ -64,6 +64,16 @@ class Outcomes:
             [miss_ratio_table(self.n[:, c], self.correct[:, c], kmax) for c in range(len(self.checkpoints))]
         )
 
+    def on_problems(self, keep: np.ndarray) -> Outcomes:
+        """The same checkpoints on the problems where `keep` (a boolean per problem) holds."""
+        if keep.all():
+            return self  # and its miss tables, computed once
+        idx = np.flatnonzero(keep)
+        return Outcomes(
+            [self.problems[i] for i in idx], [self.titles[i] for i in idx], [self.difficulty[i] for i in idx],
+            self.checkpoints, self.labels, self.alphas, self.kinds, self.n[idx], {k: v[idx] for k, v in self.counts.items()},
+        )  # fmt: skip
+
     def select(self, checkpoints: list[str]) -> Outcomes:
         idx = [self.checkpoints.index(c) for c in checkpoints]
         return Outcomes(
