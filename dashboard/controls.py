@@ -90,18 +90,6 @@ def sandbox_errors_line(v: ExperimentView) -> str | None:
             f"are left out of every number here ({each}); `analyze frontier --json` lists them as `sandbox_errors`.")  # fmt: skip
 
 
-def excluded_lines(findings: list[dict]) -> list[str]:
-    """One line per finding that left problems out of its statistics, with the count and the reasons."""
-    lines = []
-    for f in findings:
-        if excluded := f.get("excluded_problems"):
-            reasons = list(dict.fromkeys(e["reason"] for e in excluded))
-            reasons = "; ".join(reasons[:3]) + ("; …" if len(reasons) > 3 else "")
-            lines.append(f"{f['finding']}: {len(excluded)} problem{'s' * (len(excluded) > 1)} left out ({reasons}); "
-                         "`analyze findings --json` lists them as `excluded_problems`.")  # fmt: skip
-    return lines
-
-
 def solved_at() -> float:
     """The one "solved" control: a problem is solved by a checkpoint when at least this share of
     its samples is correct. Every page that counts solved problems reads it from here."""

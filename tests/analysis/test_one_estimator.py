@@ -88,6 +88,13 @@ def test_findings_report_the_problems_they_leave_out(store, db_path, capsys):
     assert all(r["opt_min_tier"] is None and "optimization failure" in r["tiny_inputs"] for r in rows.values())
     excluded = json.loads(run("ensembles", db_path, capsys, as_json=True))["excluded_problems"]
     assert excluded == rows["ensemble"]["excluded_problems"]
+    text = run("findings", db_path, capsys)  # the terminal's table says the same below it
+    assert "F4 ensemble: 1 problem left out (fewer than 2 judged samples of a0.5)" in text
+    assert "F1 frontier:" not in text and "Time-outs on tiny inputs: every time or memory failure" in text
+    tier = json.loads(run("findings", db_path, capsys, as_json=True, opt_min_tier=3))
+    assert {r["opt_min_tier"] for r in tier} == {3} and "below tier 3 (shorter than 100 characters)" in tier[0][
+        "tiny_inputs"
+    ]
 
 
 def test_analyze_frontier_counts_sandbox_errors_per_checkpoint(store, db_path, capsys):

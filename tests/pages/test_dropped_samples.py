@@ -23,9 +23,9 @@ def test_frontier_and_overview_name_the_sandbox_errors_and_the_problems_left_out
     assert not at.exception, at.exception
     lines = [w.value for w in at.warning]
     assert any(w.startswith("4 samples were sandbox errors") for w in lines)
-    for finding in ("churn", "ensemble"):
+    for finding in ("F3 churn", "F4 ensemble"):
         assert f"{finding}: 1 problem left out (fewer than 2 judged samples of a0.5)" in " ".join(lines)
-    assert not any(w.startswith("frontier:") for w in lines)
+    assert not any(w.startswith("F1") for w in lines)
     assert any("Time-outs on tiny inputs: every time or memory failure counts as an optimization failure" in c.value
                for c in at.caption)  # fmt: skip
 
