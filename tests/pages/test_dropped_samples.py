@@ -57,3 +57,19 @@ def test_passk_draws_the_best_single_held_out_as_the_gain_table_reports_it(store
     assert [int(k) for k in values(curve.x)] == list(held) == list(range(1, 8))
     assert [float(y) for y in values(curve.y)] == pytest.approx([held[k] for k in range(1, 8)], abs=1e-12)
     assert "a0.5" not in {t.name for t in fig.data}  # the endpoints only, no in-sample pick
+
+
+def test_passk_page_with_one_empty_cell_draws_its_curves_and_names_the_cell(store, db_path, monkeypatch):
+    """α = 0.5 never judged on p07: the page still draws every curve (the pool's over the 39
+    problems all its members have), and a warning names the empty cell."""
+    import plotly.io
+
+    cells = {k: v for k, v in crossover().items() if k != ("a0.5", "p07")}
+    fill_experiment(store, cells, CROSSOVER)
+    at = app(db_path, monkeypatch, "passk", {"exp": "exp-a"})
+    assert not at.exception, at.exception
+    assert any(w.value.startswith("Left out of the curves (no judged sample): a0.5 on p07") for w in at.warning)
+    fig = plotly.io.from_json(at.get("plotly_chart")[0].proto.spec)
+    pool = next(t for t in fig.data if t.name == "pool: all interpolated")
+    assert {row[2] for row in pool.customdata} == {39} and len(values(pool.x)) == 16
+    assert next(t for t in fig.data if t.name == "a0").customdata[0][2] == 40
