@@ -15,6 +15,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from backend.analysis.ensembles import gain_kmax, gain_table, merged, sampled_problems, short_problems, standard_pools
+from backend.analysis.findings_text import tiny_input_rule
 from backend.analysis.frame import SOLVED_AT, Outcomes, best_single, bootstrap_weights
 from backend.analysis.resampling import fit_additive_logit, half_correct, null_draws
 from backend.errors import UserError
@@ -104,19 +105,6 @@ def findings(o: Outcomes, spec: FindingsSpec | None = None, opt_min_tier: int | 
     opt_min_tier: the rule `o` was counted with (Store.outcome_counts applies it); every finding states it."""
     rule = {"opt_min_tier": opt_min_tier, "tiny_inputs": tiny_input_rule(opt_min_tier)}
     return [f.to_dict() | rule for f in check_findings(o, spec)]
-
-
-def tiny_input_rule(opt_min_tier: int | None) -> str:
-    """How a time or memory failure on a tiny input was counted, in words (docs/findings.md,
-    "Time-outs on tiny inputs"): the default follows the method's classes, the first failing test's
-    verdict decides."""
-    if opt_min_tier is None:
-        return ("every time or memory failure counts as an optimization failure, whatever the size of its first "
-                "failing input (the method's rule; `--opt-min-tier T` counts those below tier T as correctness failures)")  # fmt: skip
-    return (
-        f"a time or memory failure whose first failing input is below tier {opt_min_tier} (shorter than "
-        f"{10 ** (opt_min_tier - 1)} characters) counts as a correctness failure (--opt-min-tier {opt_min_tier})"
-    )
 
 
 def check_findings(o: Outcomes, spec: FindingsSpec | None = None) -> list[Finding]:

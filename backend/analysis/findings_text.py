@@ -76,3 +76,16 @@ def excluded_lines(rows: list[dict]) -> list[str]:
                          f"{'s' * (len(excluded) > 1)} left out ({reasons}); `analyze findings --json` lists them "
                          "as `excluded_problems`.")  # fmt: skip
     return lines
+
+
+def tiny_input_rule(opt_min_tier: int | None) -> str:
+    """How a time or memory failure on a tiny input was counted, in words (docs/findings.md,
+    "Time-outs on tiny inputs"): the default follows the method's classes, the first failing test's
+    verdict decides."""
+    if opt_min_tier is None:
+        return ("every time or memory failure counts as an optimization failure, whatever the size of its first "
+                "failing input (the method's rule; `--opt-min-tier T` counts those below tier T as correctness failures)")  # fmt: skip
+    return (
+        f"a time or memory failure whose first failing input is below tier {opt_min_tier} (shorter than "
+        f"{10 ** (opt_min_tier - 1)} characters) counts as a correctness failure (--opt-min-tier {opt_min_tier})"
+    )
