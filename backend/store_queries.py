@@ -22,7 +22,8 @@ class AnalysisQueries:
     ):
         """One row per (checkpoint, problem): sample counts per outcome class, with the
         checkpoint's α/kind/label and the problem's difficulty/platform/title (a Polars frame).
-        Sandbox errors are not the program's fault, so they count in no class and not in n.
+        Sandbox errors are not the program's fault, so they count in no class and not in n
+        (sandbox_errors counts them).
         opt_min_tier T: a time or memory failure first failing at tier < T counts as a correctness
         failure (a program too slow on a tiny input is stuck, not inefficient at scale)."""
         import polars as pl
@@ -62,13 +63,40 @@ class AnalysisQueries:
             rows, fingerprint = con.execute(sql, [experiment_id, experiment_id]).fetchone()
         return int(rows), int(fingerprint)
 
+    def sandbox_errors(self, experiment_id: str, *, difficulty=None, platform=None, setting=None):
+        """Per checkpoint, its samples whose verdict is a sandbox error (the judge's fault: left out
+        of every count and every n above, and reported here so nothing leaves in silence), labelled,
+        as a Polars frame; a checkpoint with none has no row."""
+        import polars as pl
+
+        filters, params, joins = self._evaluation_filters(experiment_id, difficulty, platform, setting,
+                                                          sandbox_errors=True)  # fmt: skip
+        sql = f"""
+            WITH counted AS (
+                SELECT e.checkpoint_id, count(*)::INTEGER AS sandbox_errors
+                FROM evaluations e
+                {joins}
+                WHERE {" AND ".join(filters)}
+                GROUP BY e.checkpoint_id
+            )
+            SELECT counted.checkpoint_id, coalesce(c.label, counted.checkpoint_id) AS label, c.alpha,
+                   counted.sandbox_errors
+            FROM counted
+            LEFT JOIN checkpoints c ON c.id = counted.checkpoint_id
+            ORDER BY c.alpha NULLS LAST, coalesce(c.label, counted.checkpoint_id)
+        """
+        with self.connect(read_only=True) as con:
+            return pl.from_arrow(con.sql(sql, params=params).to_arrow_table())
+
     @staticmethod
     def _evaluation_filters(
-        experiment_id, difficulty, platform, setting, samples_joined: bool = False
+        experiment_id, difficulty, platform, setting, samples_joined: bool = False, sandbox_errors: bool = False
     ) -> tuple[list[str], list, str]:
         """WHERE terms, their parameters and the joins they need (problems `p`, samples `s`, unless
-        the query joins its samples itself) for evaluations `e` of one experiment: no filter, no join."""
-        filters = ["e.experiment_key = md5_number_lower(?)", "e.experiment_id = ?", f"e.outcome <> '{SANDBOX_ERROR}'"]
+        the query joins its samples itself) for evaluations `e` of one experiment: no filter, no join.
+        Judged samples only, or with `sandbox_errors` only the sandbox errors."""
+        judged = f"e.outcome {'=' if sandbox_errors else '<>'} '{SANDBOX_ERROR}'"
+        filters = ["e.experiment_key = md5_number_lower(?)", "e.experiment_id = ?", judged]
         params = [experiment_id, experiment_id]
         for column, value in (("p.difficulty", difficulty), ("p.platform", platform), ("s.setting", setting)):
             if value:

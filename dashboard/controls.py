@@ -81,6 +81,16 @@ def tier_rule(tier: int | None) -> str:
             "counts it; the tier table (opened below) still lists every time-out by its tier.")  # fmt: skip
 
 
+def sandbox_errors_line(v: ExperimentView) -> str | None:
+    """One line naming the samples left out as sandbox errors, per checkpoint; None when there are none."""
+    errors = v.sandbox_errors()
+    if not errors["sandbox_errors"].sum():
+        return None
+    each = ", ".join(f"{label}: {n}" for label, n in zip(errors["label"], errors["sandbox_errors"], strict=True))
+    return (f"{errors['sandbox_errors'].sum()} samples were sandbox errors (the judge's fault, not the program's) and "
+            f"are left out of every number here ({each}); `analyze frontier --json` lists them as `sandbox_errors`.")  # fmt: skip
+
+
 def solved_at() -> float:
     """The one "solved" control: a problem is solved by a checkpoint when at least this share of
     its samples is correct. Every page that counts solved problems reads it from here."""

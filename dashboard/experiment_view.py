@@ -20,14 +20,22 @@ from pathlib import Path
 import polars as pl
 
 from backend.analysis.churn import churn_stats, flipping_problems, order_problems
-from backend.analysis.ensembles import gain_table, greedy_pool, merged, pool_bands, pool_curve, standard_pools
+from backend.analysis.ensembles import (
+    gain_table,
+    greedy_pool,
+    merged,
+    pool_bands,
+    sampled_kmax,
+    sampled_problems,
+    standard_pools,
+)
 from backend.analysis.frame import Outcomes, to_outcomes
 from backend.analysis.frontier import format_causes, frontier_table, optimization_by_tier
 from backend.store import Store
 
 Pools = tuple[tuple[str, tuple[str, ...]], ...]  # (name, members) pairs: hashable, in the page's order
 GREEDY = "greedy (max pass@max)"
-BEST = "best single"
+HELD_OUT_BEST = "best single (held out)"
 
 
 @dataclass(frozen=True)
@@ -86,17 +94,29 @@ class ExperimentView:
             self._store().optimization_tiers(self.experiment, **self.filters.rows())))  # fmt: skip
 
     def pools(self) -> dict[str, list[str]]:
-        """The best single at pass@max, the standard pools (all interpolated, + extrapolated) and the
-        greedy one (max pass@max), all of the sweep's own checkpoints."""
+        """The standard pools (all interpolated, + extrapolated) and the greedy one (max pass@max, on
+        the problems every one of the sweep's checkpoints has samples of). The best single is no
+        fixed pool: the gain table chooses it at each k, held out (held_out_best)."""
 
         def make():
             o = self.outcomes
             own = merged(o)
-            kmax = int(o.n[:, [o.checkpoints.index(c) for c in own]].min())
-            best = max(own, key=lambda c: pool_curve(o, [c], [kmax]).mean())
-            return {BEST: [best], **standard_pools(o), GREEDY: greedy_pool(o, kmax)}
+            kept, _ = sampled_problems(o, own, 1)
+            return {**standard_pools(o), GREEDY: greedy_pool(kept, sampled_kmax(kept, own))}
 
         return dict(self._part(("pools",), make))
+
+    def held_out_best(self, pools: Pools) -> pl.DataFrame:
+        """The best single's pass@k curve as the gain table reports it (chosen at each k on one half
+        of the samples, scored on the other), shaped like bands() for the pass@k figure."""
+        best = self.gains(pools).filter(pl.col("pool") == "best single")
+        return best.select(pl.lit(HELD_OUT_BEST).alias("label"), "k", "pass_at_k", "lo", "hi", "members", "n_problems")
+
+    def sandbox_errors(self) -> pl.DataFrame:
+        """Per checkpoint, the samples whose verdict is a sandbox error: in no count above (Store.sandbox_errors)."""
+        return self._part(
+            ("sandbox_errors",), lambda: self._store().sandbox_errors(self.experiment, **self.filters.rows())
+        )
 
     def bands(self, pools: Pools) -> pl.DataFrame:
         """Mean pass@k with 95% CI bands over problems per named pool (one member: a checkpoint)."""
@@ -105,7 +125,7 @@ class ExperimentView:
     def gains(self, pools: Pools) -> pl.DataFrame:
         """Gains over the best single at every k (its `baseline` column names it); the greedy pool is
         chosen again on each half (analysis.ensembles.gain_table)."""
-        fixed = {n: list(m) for n, m in pools if n not in (GREEDY, BEST)}
+        fixed = {n: list(m) for n, m in pools if n != GREEDY}
         return self._part(("gains", pools), lambda: gain_table(self.outcomes, fixed, greedy=True))
 
     def order(self, method: str = "difficulty") -> list[str]:

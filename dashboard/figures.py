@@ -99,15 +99,17 @@ def passk_curves(v: ExperimentView, sel: Selection) -> pl.DataFrame:
     """The pass@k page's curves: chosen checkpoints and multi-member pools of one experiment, or,
     with overlays, every experiment's pools with an `experiment` column."""
     if sel.overlays:
-        parts = [w.bands(_pools(w.pools())).with_columns(pl.lit(label).alias("experiment"))
-                 for label, w in views(v, sel).items()]  # fmt: skip
+        parts = [pl.concat([w.bands(_pools(w.pools())), w.held_out_best(_pools(w.pools()))], how="diagonal_relaxed")
+                 .with_columns(pl.lit(label).alias("experiment")) for label, w in views(v, sel).items()]  # fmt: skip
         return pl.concat(parts)
     o = v.outcomes
     wanted = default_passk_selection(o) if sel.checkpoints is None else sel.checkpoints
     labels = dict(zip(o.checkpoints, o.labels, strict=True))
     shown = [(labels[c], (c,)) for c in o.checkpoints if c in wanted]
     shown += [(f"pool: {n}", tuple(m)) for n, m in passk_pools(v, sel).items() if len(m) > 1]
-    return v.bands(tuple(shown)) if shown else pl.DataFrame()
+    # the best single as the gain table measures it: chosen at each k, scored on the samples it was not chosen on
+    best = v.held_out_best(_pools(passk_pools(v, sel)))
+    return pl.concat([v.bands(tuple(shown)), best], how="diagonal_relaxed") if shown else best
 
 
 def _pools(pools: dict[str, list[str]]) -> Pools:

@@ -27,6 +27,8 @@ st.caption(
     f"{controls.snapshot(v)}. Fractions are {averaging.replace('_', ' ')}; CIs resample problems. {SOLVE_RATE} "
     + controls.tier_rule(f.opt_min_tier)
 )
+if line := controls.sandbox_errors_line(v):
+    st.warning(line)
 if others:
     shown = views(v, sel)
     missing = [e for e in others if data.experiment_label(e) not in shown]

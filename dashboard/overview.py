@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from backend.analysis.findings_text import findings_table, overview_rows, preregistered_rows
+from backend.analysis.findings_text import excluded_lines, findings_table, overview_rows, preregistered_rows
 from backend.errors import UserError
 from backend.lab.styles import MATCH
 from dashboard import controls, data
@@ -40,12 +40,17 @@ if not experiments.empty and (exp := controls.experiment_picker()):
         "in the sidebar."
     )
     try:
-        rows = data.experiment_view(exp).findings()
+        v = data.experiment_view(exp)
+        rows = v.findings()
     except UserError as err:
         st.info(f"Not checked: {err}")
     else:
         # a static table wraps each cell: a data grid cut the criteria at its column's width
         st.table(pd.DataFrame(overview_rows(rows)).set_index("finding"))
+        st.caption(f"Time-outs on tiny inputs: {rows[0]['tiny_inputs']} (docs/findings.md says why).")
+        for line in [controls.sandbox_errors_line(v), *excluded_lines(rows)]:
+            if line:
+                st.warning(line)
         with st.expander("Every part of every finding"):
             st.markdown(findings_table(rows))
 

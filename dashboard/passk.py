@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from backend.analysis.ensembles import unique_solves
+from backend.analysis.ensembles import empty_cells, unique_solves
 from dashboard import controls, evidence, view
 from dashboard.exports import figure_downloads, table_downloads
 from dashboard.figures import gains_chart, passk_chart
@@ -23,7 +23,18 @@ if others and chart:  # every experiment's pools on the same axes: colour = expe
         + ". Colour = experiment, dash = pool; bands are 95% CIs over each experiment's problems."
     )
 elif not others:
-    st.caption("Starts with the endpoints (α = 0 and 1) and the best single checkpoint by solve rate (pass@1).")
+    st.caption(
+        "Starts with the endpoints (α = 0 and 1). *best single (held out)*: at each k the sweep's checkpoint with the "
+        "highest pass@k, chosen on one half of each cell's samples and drawn as scored on the other (the gain table's "
+        "`pass_at_k`; the in-sample maximum, `pass_at_k_in_sample`, is optimistic), so it stops below half the samples."
+    )
+if empty := empty_cells(o):
+    cells = ", ".join(f"{e['label']} on {e['problem_id']}" for e in empty[:10])
+    more = f" and {len(empty) - 10} more" if len(empty) > 10 else ""
+    st.warning(
+        f"Left out of the curves (no judged sample): {cells}{more}. Each curve averages the problems all its members "
+        "have samples of, up to k = the fewest samples of any cell that has one."
+    )
 if chart:
     fig = chart[0]
     st.plotly_chart(fig, width="stretch", key="passk")
@@ -42,7 +53,8 @@ table_downloads(table, "ensemble_gains")
 st.caption(
     "⌊k/M⌋ samples from each of M members, the remainder to uniformly random members (exact expectation). "
     "*baseline*: the sweep's checkpoint with the highest pass@k at that k, named on every row. "
-    "The gain is cross-fitted: the best "
+    "The best single's and the greedy pool's *pass_at_k* are held out (scored on the half of the samples they "
+    "were not chosen on), *pass_at_k_in_sample* the optimistic in-sample value. The gain is cross-fitted: the best "
     "single (and the greedy pool) is chosen on one random half of each cell's samples and scored with the pool on "
     "the other, halves swapped and averaged, so it is not flattered by its own choice; hence k stops below half "
     "the samples. 95% CIs over problems, the choice made again in every bootstrap replicate (docs/analysis.md)."

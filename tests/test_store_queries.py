@@ -79,3 +79,12 @@ def test_format_causes_of_one_setting_and_difficulty(filled):
     ]
     easy = filled.format_causes("exp", setting="tool", difficulty="easy").sort("checkpoint_id")
     assert easy.select("checkpoint_id", "n", "compile_error", "tokens").rows() == [("m0", 1, 0, 20), ("rl", 1, 1, 50)]
+
+
+def test_sandbox_errors_are_counted_per_checkpoint_under_the_filters(filled):
+    """The one sandbox error of ROWS (rl, p-hard, tool) is in no class above and counted here, under
+    the same filters as the rest: by setting and by difficulty."""
+    assert filled.sandbox_errors("exp").rows() == [("rl", "RL run", None, 1)]
+    assert filled.sandbox_errors("exp", setting="tool", difficulty="hard").rows() == [("rl", "RL run", None, 1)]
+    assert filled.sandbox_errors("exp", setting="reasoning").is_empty()
+    assert filled.sandbox_errors("exp", difficulty="easy").is_empty()

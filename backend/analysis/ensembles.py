@@ -4,6 +4,7 @@ and normal-approximation CI bands over problems for the curves the dashboard dra
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from statistics import NormalDist
 
 import numpy as np
@@ -19,17 +20,64 @@ GAIN_KS = (1, 10, 100)
 
 
 def passk_per_checkpoint(o: Outcomes, kmax: int | None = None, replicates: int = 1000, seed: int = 0) -> pl.DataFrame:
-    """pass@k for k = 1…kmax per checkpoint, averaged over problems, with bootstrap CIs
-    (replicates=0: no CIs, lo/hi null — the bootstrap is most of the cost)."""
-    kmax = kmax or int(o.n.min())
-    W = bootstrap_weights(len(o.problems), replicates, seed) / len(o.problems) if replicates else None
+    """pass@k for k = 1…kmax per checkpoint, averaged over the problems it has samples of (n_problems),
+    with bootstrap CIs (replicates=0: no CIs, lo/hi null — the bootstrap is most of the cost).
+    kmax defaults to sampled_kmax: a cell with no sample is left out, not a k_max of 0 (empty_cells names them)."""
+    kmax = kmax or sampled_kmax(o, o.checkpoints)
+    W = bootstrap_weights(len(o.problems), replicates, seed) if replicates else None
     rows = []
     for c in range(len(o.checkpoints)):
-        curve = pass_at_k_curve(o.n[:, c], o.correct[:, c], kmax)  # problems × k
-        lo, hi = percentile_ci(W @ curve) if W is not None else ([None] * kmax, [None] * kmax)
+        has = o.n[:, c] > 0
+        curve = pass_at_k_curve(o.n[has, c], o.correct[has, c], kmax)  # its problems × k
+        if W is not None:
+            drawn = W[:, has]
+            lo, hi = percentile_ci((drawn @ curve) / np.maximum(drawn.sum(axis=1, keepdims=True), 1))
+        else:
+            lo, hi = [None] * kmax, [None] * kmax
         rows.append(pl.DataFrame({"label": o.labels[c], "checkpoint_id": o.checkpoints[c], "k": np.arange(1, kmax + 1),
-                                  "pass_at_k": curve.mean(axis=0), "lo": lo, "hi": hi}))  # fmt: skip
+                                  "pass_at_k": curve.mean(axis=0), "lo": lo, "hi": hi,
+                                  "n_problems": int(has.sum())}))  # fmt: skip
     return pl.concat(rows)
+
+
+def sampled_kmax(o: Outcomes, checkpoints: list[str]) -> int:
+    """The default k_max of a pass@k curve: the fewest samples of any of these checkpoints' cells that
+    hold a sample. A cell with none (a problem a checkpoint was never judged on) is left out of that
+    checkpoint's mean rather than cutting every curve at k = 0."""
+    n = o.n[:, [o.checkpoints.index(c) for c in checkpoints]]
+    if not (n > 0).any():
+        raise UserError("no judged samples of these checkpoints")
+    return int(n[n > 0].min())
+
+
+def empty_cells(o: Outcomes, checkpoints: list[str] | None = None) -> list[dict]:
+    """The (checkpoint, problem) cells with no judged sample, which the pass@k curves leave out."""
+    idx = [o.checkpoints.index(c) for c in (checkpoints or o.checkpoints)]
+    return [{"checkpoint_id": o.checkpoints[c], "label": o.labels[c], "problem_id": o.problems[p]}
+            for c in idx for p in np.flatnonzero(o.n[:, c] == 0)]  # fmt: skip
+
+
+def short_problems(o: Outcomes, checkpoints: list[str], at_least: int) -> list[dict]:
+    """The problems where some of `checkpoints` has fewer than `at_least` judged samples, each with
+    its reason in words: what a statistic that needs them leaves out, and says so."""
+    idx = [o.checkpoints.index(c) for c in checkpoints]
+    short = o.n[:, idx] < at_least
+    lacking = "no judged sample" if at_least == 1 else f"fewer than {at_least} judged samples"
+    return [{"problem_id": o.problems[p], "reason": f"{lacking} of "
+             + ", ".join(o.labels[idx[j]] for j in np.flatnonzero(short[p]))}
+            for p in np.flatnonzero(short.any(axis=1))]  # fmt: skip
+
+
+def sampled_problems(o: Outcomes, checkpoints: list[str], at_least: int) -> tuple[Outcomes, list[dict]]:
+    """o on the problems where every one of `checkpoints` has at least `at_least` judged samples,
+    and the problems left out (short_problems)."""
+    excluded = short_problems(o, checkpoints, at_least)
+    if len(excluded) == len(o.problems):
+        raise UserError(
+            f"no problem has at least {at_least} judged samples of every checkpoint this needs; sample more"
+        )
+    dropped = {e["problem_id"] for e in excluded}
+    return o.on_problems(np.array([p not in dropped for p in o.problems], dtype=bool)), excluded
 
 
 def merged(o: Outcomes) -> list[str]:
@@ -119,22 +167,20 @@ def mean_with_ci(per_problem: np.ndarray, level: float = 0.95) -> tuple[np.ndarr
 
 def pool_bands(o: Outcomes, pools: dict[str, list[str]], kmax: int | None = None) -> pl.DataFrame:
     """Per pool (a single checkpoint is a pool of one): mean matched-budget pass@k for k = 1…kmax
-    with its 95% CI over problems (mean_with_ci), the members and the problems behind it.
-    kmax defaults to the fewest samples any checkpoint has on a problem; a pool that cannot reach
-    some k (too few samples per member) is cut there, not extrapolated."""
-    kmax = kmax or int(o.n.min())
+    with its 95% CI over problems (mean_with_ci), the members and the problems behind it: those
+    every member has samples of. kmax defaults to sampled_kmax over every pool's members; a pool
+    that cannot reach some k (too few samples per member) is cut there, not extrapolated."""
+    kmax = kmax or sampled_kmax(o, list(dict.fromkeys(m for members in pools.values() for m in members)))
     rows = []
     for name, members in pools.items():
-        ks = [
-            k
-            for k in range(1, kmax + 1)
-            if -(-k // len(members)) <= int(o.n[:, [o.checkpoints.index(m) for m in members]].min())
-        ]
+        idx = [o.checkpoints.index(m) for m in members]
+        sub = o.on_problems((o.n[:, idx] > 0).all(axis=1))
+        ks = [k for k in range(1, kmax + 1) if len(sub.problems) and -(-k // len(members)) <= int(sub.n[:, idx].min())]
         if not ks:
             continue
-        mean, lo, hi = mean_with_ci(pool_curve(o, members, ks))
+        mean, lo, hi = mean_with_ci(pool_curve(sub, members, ks))
         rows.append(pl.DataFrame({"label": name, "k": ks, "pass_at_k": mean, "lo": lo, "hi": hi,
-                                  "members": len(members), "n_problems": len(o.problems)}))  # fmt: skip
+                                  "members": len(members), "n_problems": len(sub.problems)}))  # fmt: skip
     schema = {"label": pl.String, "k": pl.Int64, "pass_at_k": pl.Float64, "lo": pl.Float64, "hi": pl.Float64,
               "members": pl.Int64, "n_problems": pl.Int64}  # fmt: skip
     return pl.concat(rows) if rows else pl.DataFrame(schema=schema)
@@ -159,82 +205,114 @@ def headline_ks(kmax: int) -> list[int]:
     return sorted({k for k in GAIN_KS if k <= kmax} | {kmax})
 
 
+GAIN_SPLITS, GAIN_REPLICATES = 4, 1000  # the gain table's resampling, F4's included (one estimator)
+
+
 def gain_table(
     o: Outcomes,
     pools: dict[str, list[str]],
     greedy: bool = False,
-    splits: int = 4,
-    replicates: int = 1000,
+    splits: int = GAIN_SPLITS,
+    replicates: int = GAIN_REPLICATES,
     seed: int = 0,
+    ks: list[int] | None = None,
+    level: float = 0.95,
 ) -> pl.DataFrame:
-    """For k = 1…kmax (gain_kmax): each pool's pass@k with a bootstrap CI over problems, and its gain
-    over the best single at that k with a CI that holds although that best was chosen on the data.
+    """For k = 1…kmax (gain_kmax; or the given ks): each pool's pass@k with a CI over problems, and
+    its gain over the best single at that k with a CI that holds although that best was chosen on
+    the data. F4 (findings.check_ensemble) is one row of this table.
 
-    `best single` is, at each k, the sweep's checkpoint with the highest pass@k (`baseline`). Its
-    pass@k is optimistic: the maximum of noisy estimates. So the gain is cross-fitted: each cell's
-    samples are split in random halves (`splits` times, resampling.half_correct); the best single
-    at k is chosen on one half and the pool and that single are both scored on the other, then the
-    halves swap, and everything is averaged. Chosen and scored on different samples, the chosen
-    single's score is unbiased for its true pass@k. With `greedy`, a forward-selected pool (chosen
-    at k = kmax) is added and cross-fitted the same way: chosen on one half, scored on the other.
-    The gain CI resamples problems, the same draw for pool and baseline (paired)."""
+    `best single` is, at each k, the sweep's checkpoint with the highest pass@k (`baseline` names
+    the one chosen on all samples). That maximum of noisy estimates is optimistic, so everything
+    chosen on the data is cross-fitted: each cell's samples are split in random halves (`splits`
+    times, resampling.half_correct); the best single at k (and, with `greedy`, a forward-selected
+    pool, chosen at k = kmax) is chosen on one half and scored with every pool on the other, then
+    the halves swap, and everything is averaged. Chosen and scored on different samples, the chosen
+    one's score is unbiased for its true pass@k. The `best single` and greedy rows report that
+    held-out score as `pass_at_k` (lo/hi its CI) and the in-sample maximum as `pass_at_k_in_sample`;
+    for a fixed pool nothing is chosen and the two are one number. CIs resample problems, the same
+    draw for pool and baseline (paired). Problems lacking 2 samples of some pooled checkpoint are
+    left out (sampled_problems; `n_problems` counts those kept)."""
+    wanted = [*merged(o), *(m for members in pools.values() for m in members)]
+    o, _ = sampled_problems(o, list(dict.fromkeys(wanted)), 2)
     candidates = [o.checkpoints.index(c) for c in merged(o)]
     named = {name: [o.checkpoints.index(m) for m in members] for name, members in pools.items()}
     kmax = gain_kmax(o, [o.checkpoints[i] for i in {*candidates, *(i for m in named.values() for i in m)}])
-    ks = np.arange(1, kmax + 1)
+    ks = np.arange(1, kmax + 1) if ks is None else np.array(sorted(set(ks)), dtype=np.int64)
+    if ks.min() < 1 or ks.max() > kmax:
+        raise UserError(f"the gains reach k = 1…{kmax} here (half of the fewest samples per cell, less one)")
     if greedy:
         named["greedy"] = _greedy(o.miss_tables, kmax, candidates)
-    single = 1.0 - o.miss_tables[:, :, 1 : kmax + 1]  # checkpoint × problem × k
+    single = 1.0 - o.miss_tables[:, :, ks]  # checkpoint × problem × k
     best = np.array(candidates)[np.argmax(np.round(single[candidates].mean(axis=1), 12), axis=0)]  # per k
-    curves = {"best single": single[best, :, np.arange(kmax)].T}
+    curves = {"best single": single[best, :, np.arange(len(ks))].T}
     curves |= {name: _pool_values(o.miss_tables, idx, ks) for name, idx in named.items()}
     W = bootstrap_weights(len(o.problems), replicates, seed) / len(o.problems)
-    gains = _cross_fitted_gains(o, named, candidates, ks, greedy, splits, W, np.random.default_rng(seed))
-    baseline = [o.checkpoints[i] for i in best]
+    fit = _cross_fitted(o, named, candidates, ks, kmax, greedy, splits, W, np.random.default_rng(seed))
     rows = []
     for name, curve in curves.items():
-        gain = gains.get(name, np.zeros((1 + replicates, kmax)))
-        (lo, hi), (gain_lo, gain_hi) = percentile_ci(W @ curve), _gain_ci(gain, len(o.problems))
+        gain = fit.gains.get(name, np.zeros((1 + replicates, len(ks))))
+        (gain_lo, gain_hi), in_sample = _centred_ci(gain, len(o.problems), level), curve.mean(axis=0)
+        if name in fit.held_out:  # chosen on the data: scored where it was not chosen
+            point = fit.held_out[name][0]
+            lo, hi = np.clip(_centred_ci(fit.held_out[name], len(o.problems), level), 0.0, 1.0)
+        else:
+            point, (lo, hi) = in_sample, percentile_ci(W @ curve)
         members = 1 if name == "best single" else len(named[name])
-        rows += [{"pool": name, "members": members, "k": int(k), "pass_at_k": curve[:, j].mean(), "lo": lo[j],
-                  "hi": hi[j], "gain": gain[0, j], "gain_lo": gain_lo[j], "gain_hi": gain_hi[j],
-                  "baseline": baseline[j]} for j, k in enumerate(ks)]  # fmt: skip
+        rows += [{"pool": name, "members": members, "k": int(k), "pass_at_k": point[j], "lo": lo[j], "hi": hi[j],
+                  "pass_at_k_in_sample": in_sample[j], "gain": gain[0, j], "gain_lo": gain_lo[j],
+                  "gain_hi": gain_hi[j], "baseline": o.checkpoints[best[j]], "n_problems": len(o.problems)}
+                 for j, k in enumerate(ks)]  # fmt: skip
     return pl.DataFrame(rows)
 
 
-def _cross_fitted_gains(o, named, candidates, ks, greedy: bool, splits: int, W, rng) -> dict[str, np.ndarray]:
-    """Per pool, the gain over the best single at each k, chosen on one half and scored on the other:
-    row 0 the estimate, rows 1… its bootstrap replicates (weights W over problems). Each replicate
-    chooses the best single again on its resampled problems: the choice is part of what varies
-    from one sample of problems to the next, and a CI that kept it fixed is too narrow (measured:
-    16 % of CIs excluded a true 0 instead of 5 %)."""
+@dataclass
+class CrossFit:
+    """Row 0 the estimate, rows 1… its bootstrap replicates, columns the ks: each pool's gain over
+    the best single, and the held-out pass@k of what was chosen on the data (best single, greedy)."""
+
+    gains: dict[str, np.ndarray]
+    held_out: dict[str, np.ndarray]
+
+
+def _cross_fitted(o, named, candidates, ks, kmax: int, greedy: bool, splits: int, W, rng) -> CrossFit:
+    """Chosen on one half, scored on the other (weights W over problems). Each replicate chooses the
+    best single again on its resampled problems: the choice is part of what varies from one sample
+    of problems to the next, and a CI that kept it fixed is too narrow (measured: 16 % of CIs
+    excluded a true 0 instead of 5 %)."""
     weights = np.vstack([np.full(len(o.problems), 1.0 / len(o.problems)), W])
     c_a = np.moveaxis(half_correct(o.n, o.correct, splits, rng), -1, 1)  # split × checkpoint × problem
     n_a = np.broadcast_to((o.n // 2).T, c_a.shape)
     n_all, c_all = o.n.T, o.correct.T
-    halves = (miss_ratio_table(n_a, c_a, ks[-1]), miss_ratio_table(n_all - n_a, c_all - c_a, ks[-1]))
-    total = {name: np.zeros((len(weights), len(ks))) for name in named}
+    halves = (miss_ratio_table(n_a, c_a, kmax), miss_ratio_table(n_all - n_a, c_all - c_a, kmax))
+    fit = CrossFit({name: np.zeros((len(weights), len(ks))) for name in named},
+                   {name: np.zeros((len(weights), len(ks))) for name in ("best single", *(["greedy"] * greedy))})  # fmt: skip
     for choose, score in (halves, halves[::-1]):
         pools = {}
         for name, idx in named.items():
             if greedy and name == "greedy":  # chosen on the choosing half of each split, like the best single
-                pools[name] = np.stack([_pool_values(score[s], _greedy(choose[s], int(ks[-1]), candidates), ks)
+                pools[name] = np.stack([_pool_values(score[s], _greedy(choose[s], kmax, candidates), ks)
                                         for s in range(splits)])  # fmt: skip
             else:
                 pools[name] = _pool_values(score, idx, ks)  # split × problem × k
-        for j in range(len(ks)):
-            chosen = _weighted(weights, 1.0 - choose[..., j + 1][:, candidates])  # replicate × split × candidate
+        for j, k in enumerate(ks):
+            chosen = _weighted(weights, 1.0 - choose[..., k][:, candidates])  # replicate × split × candidate
             best = np.argmax(np.round(chosen, 12), axis=-1)
             # only the chosen single is scored: its per-problem values, gathered (replicate × split × problem)
-            single = (1.0 - score[..., j + 1][:, candidates])[np.arange(splits), best]
+            single = (1.0 - score[..., k][:, candidates])[np.arange(splits), best]
             base = np.einsum("rp,rsp->rs", weights, single)
+            fit.held_out["best single"][:, j] += base.mean(axis=1) / 2
             for name, pool in pools.items():
-                total[name][:, j] += (weights @ pool[:, :, j].T - base).mean(axis=1) / 2
-    return total
+                value = weights @ pool[:, :, j].T  # replicate × split
+                fit.gains[name][:, j] += (value - base).mean(axis=1) / 2
+                if name in fit.held_out:
+                    fit.held_out[name][:, j] += value.mean(axis=1) / 2
+    return fit
 
 
-def _gain_ci(gain: np.ndarray, problems: int, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-    """estimate ± t·sd of its bootstrap replicates (gain: row 0 the estimate, rows 1… replicates).
+def _centred_ci(gain: np.ndarray, problems: int, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """estimate ± t·sd of its bootstrap replicates (row 0 the estimate, rows 1… replicates), for the
+    gains and the held-out pass@k of what was chosen.
     Why not their percentiles: at the largest k the best single's pass@k on half the samples is 0 or
     1 per problem, the replicates' distribution is off-centre from the estimate, and percentile CIs
     excluded a true 0 in 8 % of simulated runs (tests/analysis/test_gains.py); centred on the

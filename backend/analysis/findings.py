@@ -14,8 +14,9 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from backend.analysis.ensembles import gain_kmax, gain_table, merged, sampled_problems, short_problems, standard_pools
+from backend.analysis.findings_text import tiny_input_rule
 from backend.analysis.frame import SOLVED_AT, Outcomes, best_single, bootstrap_weights
-from backend.analysis.passk import expected_miss, miss_ratio_table
 from backend.analysis.resampling import fit_additive_logit, half_correct, null_draws
 from backend.errors import UserError
 
@@ -42,14 +43,15 @@ class FindingsSpec(BaseModel):
     effect, so a CI that stops below it rules the effect out (does not show) and one that reaches it does not
     (underpowered)."""
     replicates: int = Field(2000, ge=50, title="Bootstrap replicates")
-    """Problems resampled with replacement, the same draw for both sides of every difference (paired)."""
+    """Problems resampled with replacement, the same draw for both sides of every difference (paired). F4 is a row
+    of the gain table and resamples as it does (ensembles.GAIN_REPLICATES, GAIN_SPLITS), so the two agree."""
     null_replicates: int = Field(500, ge=20, title="Null replicates (churn)")
     """Sweeps simulated from the no-churn model; 500 puts the 95th percentile within about ±1 percentile point."""
     null_quantile: float = Field(0.95, gt=0, lt=1, title="Null quantile (churn)")
     """Churn shows when the observed value is above this quantile of its no-churn distribution (a 5 % test)."""
     splits: int = Field(8, ge=1, title="Random half-splits")
-    """Churn and the ensemble choose on one half of each cell's samples and measure on the other; averaging over
-    several random splits removes most of the noise one split adds, without changing what is estimated."""
+    """Churn chooses on one half of each cell's samples and measures on the other; averaging over several random
+    splits removes most of the noise one split adds, without changing what is estimated."""
     ensemble_k_fraction: float = Field(0.5, gt=0, lt=1, title="Ensemble k (share of a half)")
     """k for the ensemble test, as a share of the measuring half's samples: at k = all of them a single
     checkpoint's pass@k already reaches its ceiling, so a pool could not beat it."""
@@ -83,6 +85,7 @@ class Finding:
     criterion: str
     parts: list[Part] = field(default_factory=list)
     reason: str = ""  # why a finding is not_tested
+    excluded_problems: list[dict] = field(default_factory=list)  # {problem_id, reason}: left out of its statistics
 
     def to_dict(self) -> dict:
         """JSON-ready: an undefined number (NaN, e.g. a share of zero failures) is None."""
@@ -97,9 +100,11 @@ def _no_nan(value):
     return None if isinstance(value, float) and np.isnan(value) else value
 
 
-def findings(o: Outcomes, spec: FindingsSpec | None = None) -> list[dict]:
-    """The four findings as JSON-ready dicts: what `analyze findings`, the Overview and the lab report print."""
-    return [f.to_dict() for f in check_findings(o, spec)]
+def findings(o: Outcomes, spec: FindingsSpec | None = None, opt_min_tier: int | None = None) -> list[dict]:
+    """The four findings as JSON-ready dicts: what `analyze findings`, the Overview and the lab report print.
+    opt_min_tier: the rule `o` was counted with (Store.outcome_counts applies it); every finding states it."""
+    rule = {"opt_min_tier": opt_min_tier, "tiny_inputs": tiny_input_rule(opt_min_tier)}
+    return [f.to_dict() | rule for f in check_findings(o, spec)]
 
 
 def check_findings(o: Outcomes, spec: FindingsSpec | None = None) -> list[Finding]:
@@ -135,11 +140,19 @@ def verdict(met: bool, lo: float, hi: float, needed: tuple[float, float]) -> str
     return "underpowered" if lo < needed[1] and hi > needed[0] else "does_not_show"
 
 
+def undefined(name: str, criterion: str, reason: str) -> Part:
+    """A part whose statistic is undefined on these data is not tested, with the reason in words: an
+    undefined number is no evidence either way, so it gets no verdict."""
+    return Part(name, "not_tested", None, None, None, criterion, reason)
+
+
 def above_zero(name: str, point: float, reps: np.ndarray, spec: FindingsSpec, criterion: str) -> Part:
     """Shows when the CI's lower bound is above 0; the effect it needs is more than min_effect."""
+    criterion = f"{criterion}: {spec.ci_level:.0%} CI lower bound > 0"
+    if not np.isfinite(point):
+        return undefined(name, criterion, "its statistic is undefined on these data")
     lo, hi = _ci(reps, spec.ci_level)
-    status = verdict(lo > 0, lo, hi, (spec.min_effect, np.inf))
-    return Part(name, status, float(point), lo, hi, f"{criterion}: {spec.ci_level:.0%} CI lower bound > 0")
+    return Part(name, verdict(lo > 0, lo, hi, (spec.min_effect, np.inf)), float(point), lo, hi, criterion)
 
 
 def equivalent(name: str, point: float, reps: np.ndarray, spec: FindingsSpec) -> Part:
@@ -209,9 +222,17 @@ def check_frontier(o: Outcomes, spec: FindingsSpec) -> Finding:
                    "corr(α=1) − corr(α=0), share of samples"),
         equivalent("solve rate flat: solve(α=1) − solve(α=0)", *_diff(s["solve"], high, low), spec),
     ]  # fmt: skip
-    return combine("frontier", parts, "optimization failures fall and correctness failures rise from α=0 to α=1 "
-                   f"(each {spec.ci_level:.0%} CI > 0), while the solve rate stays within ±{spec.margin:g} "
-                   f"({spec.equivalence_level:.0%} CI)")  # fmt: skip
+    finding = combine("frontier", parts, "optimization failures fall and correctness failures rise from α=0 to α=1 "
+                      f"(each {spec.ci_level:.0%} CI > 0), while the solve rate stays within ±{spec.margin:g} "
+                      f"({spec.equivalence_level:.0%} CI)")  # fmt: skip
+    finding.excluded_problems = _unsampled(o, [low, high])
+    return finding
+
+
+def _unsampled(o: Outcomes, idx: list[int]) -> list[dict]:
+    """Problems some of these checkpoints has no judged sample of: each share leaves them out at that α."""
+    return [e | {"reason": e["reason"] + ": left out of the shares at that α"}
+            for e in short_problems(o, [o.checkpoints[i] for i in idx], 1)]  # fmt: skip
 
 
 def check_extrapolation(o: Outcomes, spec: FindingsSpec, f1: Finding | None = None) -> Finding:
@@ -240,11 +261,26 @@ def check_extrapolation(o: Outcomes, spec: FindingsSpec, f1: Finding | None = No
             continue
         a = f"α={o.alphas[side]:g}"
         toward, away = (side, endpoint) if endpoint == low else (endpoint, side)
-        parts.append(above_zero(f"opt share more extreme at {a} than at {name}", *_diff(s["opt_share"], toward, away),
-                                spec, f"opt_share({o.alphas[toward]:g}) − opt_share({o.alphas[away]:g})"))  # fmt: skip
+        share = above_zero(f"opt share more extreme at {a} than at {name}", *_diff(s["opt_share"], toward, away),
+                           spec, f"opt_share({o.alphas[toward]:g}) − opt_share({o.alphas[away]:g})")  # fmt: skip
+        why = _no_share(o, side) or _no_share(o, endpoint)
+        parts.append(undefined(share.name, share.criterion, why) if why else share)
         parts.append(non_inferior(f"solve rate at {a} not worse than at {name}", *_diff(s["solve"], side, endpoint),
                                   spec))  # fmt: skip
-    return combine("extrapolation", parts, criterion)
+    finding = combine("extrapolation", parts, criterion)
+    finding.excluded_problems = _unsampled(o, [i for i in (below, low, high, above) if i is not None])
+    return finding
+
+
+def _no_share(o: Outcomes, i: int) -> str | None:
+    """Why the optimization share of failures, opt/(opt+corr), is undefined at checkpoint i, in
+    words; None where it is defined (some optimization or correctness failure there)."""
+    if (o.counts["optimization_failure"][:, i].sum() + o.counts["correctness_failure"][:, i].sum()) > 0:
+        return None
+    at = f"α = {o.alphas[i]:g}"
+    if o.counts["format_failure"][:, i].sum() > 0:
+        return f"every failure at {at} is a format failure, so its optimization share of failures is undefined"
+    return f"no sample at {at} fails, so its optimization share of failures is undefined"
 
 
 def _beyond(o: Outcomes, wanted: float, below: bool) -> int | None:
@@ -255,17 +291,15 @@ def _beyond(o: Outcomes, wanted: float, below: bool) -> int | None:
 # -- F3, F4: choose on one half of the samples, measure on the other ---------------------------
 
 
-def _complete_axis(o: Outcomes) -> Outcomes:
+def _complete_axis(o: Outcomes) -> tuple[Outcomes, list[dict]]:
     """The merged checkpoints (those with an α), on the problems each of them sampled at least
-    twice: a half-split needs samples on both sides."""
+    twice (a half-split needs samples on both sides), and the problems left out."""
     axis = o.select([c for c, a in zip(o.checkpoints, o.alphas, strict=True) if a is not None])
-    keep = (axis.n >= 2).all(axis=1)
-    if not keep.any():
-        raise UserError("the churn and ensemble tests need at least 2 samples of every merged checkpoint on a problem")
-    idx = np.flatnonzero(keep)
-    return Outcomes([axis.problems[i] for i in idx], [axis.titles[i] for i in idx],
-                    [axis.difficulty[i] for i in idx], axis.checkpoints, axis.labels, axis.alphas, axis.kinds,
-                    axis.n[idx], {k: v[idx] for k, v in axis.counts.items()})  # fmt: skip
+    try:
+        return sampled_problems(axis, axis.checkpoints, 2)
+    except UserError:
+        raise UserError("the churn and ensemble tests need at least 2 samples of every merged checkpoint on a "
+                        "problem") from None  # fmt: skip
 
 
 @dataclass
@@ -284,16 +318,16 @@ def _halves(o: Outcomes, splits: int, rng: np.random.Generator) -> Halves:
     return Halves(n_a, c_a, o.n - n_a, o.correct - c_a)
 
 
-def _choose(n_a: np.ndarray, c_a: np.ndarray, alphas: list, solved_at: float) -> tuple[np.ndarray, np.ndarray]:
-    """(best single per split by the one rule, pass@1 per split and α) on the choosing half."""
+def _choose(n_a: np.ndarray, c_a: np.ndarray, alphas: list, solved_at: float) -> np.ndarray:
+    """The best single per split by the solved-set rule (frame.best_single), on the choosing half."""
     rate = c_a / n_a
-    return best_single((rate >= solved_at).sum(axis=-2), rate.mean(axis=-2), alphas), rate.mean(axis=-2)
+    return best_single((rate >= solved_at).sum(axis=-2), rate.mean(axis=-2), alphas)
 
 
 def _excess_churn(n_a, c_a, n_b, c_b, alphas: list, solved_at: float) -> np.ndarray:
     """Per problem, averaged over splits: solved on half B by some α but not by the best single
     chosen on half A. (..., splits, problems, α) → (..., problems)."""
-    best, _ = _choose(n_a, c_a, alphas, solved_at)
+    best = _choose(n_a, c_a, alphas, solved_at)
     solved_b = c_b / n_b >= solved_at
     by_best = np.take_along_axis(solved_b, np.broadcast_to(best[..., None, None], (*solved_b.shape[:-1], 1)), -1)
     return (solved_b.any(axis=-1) & ~by_best[..., 0]).mean(axis=-2)
@@ -303,7 +337,7 @@ def check_churn(o: Outcomes, spec: FindingsSpec) -> Finding:
     """F3: more problems solved somewhere on the α axis than by the best single α, beyond what
     sampling noise gives when every α moves every problem alike."""
     rng = np.random.default_rng(spec.seed)
-    o = _complete_axis(o)
+    o, excluded = _complete_axis(o)
     h = _halves(o, spec.splits, rng)
     per_problem = _excess_churn(h.n_a, h.c_a, h.n_b, h.c_b, o.alphas, spec.solved_at)
     p_null = fit_additive_logit(o.n, o.correct)
@@ -325,32 +359,42 @@ def check_churn(o: Outcomes, spec: FindingsSpec) -> Finding:
         f"{spec.null_quantile:.0%} quantile, +{needed:.2f}"
     )
     part = Part("union − best single beyond the no-churn null (problems)", status, excess, lo, hi, criterion)
-    return Finding("churn", status, excess, lo, hi, criterion, [part])
+    return Finding("churn", status, excess, lo, hi, criterion, [part], excluded_problems=excluded)
 
 
 def check_ensemble(o: Outcomes, spec: FindingsSpec) -> Finding:
-    """F4: a matched-budget pool of the stable α beats the best single at pass@k, k below the half's samples."""
-    o = _complete_axis(o)
-    h = _halves(o, spec.splits, np.random.default_rng(spec.seed))
-    k = int(spec.ensemble_k_fraction * int(h.n_b.min()))
+    """F4: the gain table's own number (ensembles.gain_table), one row of it: a matched-budget pool
+    along the extended frontier (interpolated + extrapolated, else all interpolated) against the
+    best single at pass@k, the best chosen per k and cross-fitted, its CI choosing again in every
+    bootstrap replicate; k is ensemble_k_fraction of the measuring half's samples."""
+    name, members = list(standard_pools(o).items())[-1]
+    try:
+        kept, excluded = sampled_problems(o, list(dict.fromkeys([*merged(o), *members])), 2)
+        kmax = gain_kmax(kept, merged(kept))
+    except UserError as err:
+        return Finding("ensemble", "not_tested", None, None, None, "a matched-budget pool beats the best single",
+                       [], f"too few samples per cell ({err})")  # fmt: skip
+    half = int(kept.n[:, [kept.checkpoints.index(c) for c in merged(kept)]].min()) // 2
+    k = min(kmax, int(spec.ensemble_k_fraction * half))
     if k < 1:
         return Finding("ensemble", "not_tested", None, None, None, "a matched-budget pool beats the best single",
-                       [], "too few samples per cell for a pass@k below the measuring half's size; sample more")  # fmt: skip
-    best, pass1 = _choose(h.n_a, h.c_a, o.alphas, spec.solved_at)
-    gain = np.zeros(len(o.problems))
-    sizes = []
-    for s in range(h.c_a.shape[0]):
-        stable = np.flatnonzero(np.abs(pass1[s] - pass1[s, best[s]]) <= spec.margin)
-        tables = [miss_ratio_table(h.n_b[s, :, c], h.c_b[s, :, c], k) for c in stable]
-        single = miss_ratio_table(h.n_b[s, :, best[s]], h.c_b[s, :, best[s]], k)[:, k]
-        gain += single - expected_miss(tables, k)  # pool pass@k − single pass@k
-        sizes.append(len(stable))
-    gain /= h.c_a.shape[0]
-    W = bootstrap_weights(len(o.problems), spec.replicates, spec.seed + 2) / len(o.problems)
+                       [], "too few samples per cell for a pass@k below the measuring half's size; sample more",
+                       excluded_problems=excluded)  # fmt: skip
+    table = gain_table(o, {name: members}, seed=spec.seed, ks=[k], level=spec.ci_level)
+    row = next(r for r in table.to_dicts() if r["pool"] == name)
     criterion = (
-        f"pass@{k} of a matched-budget pool of the α whose pass@1 is within ±{spec.margin:g} of the best single's "
-        f"({min(sizes)}–{max(sizes)} members), minus the best single's pass@{k}; both chosen on one half of the "
-        f"samples and measured on the other"
+        f"pass@{k} of a matched-budget pool of {name} ({len(members)} members), minus the best single's pass@{k}; "
+        f"the best single chosen at k = {k} on one half of the samples and scored with the pool on the other "
+        f"(the gain table's row at k = {k}, `analyze ensembles`)"
     )
-    part = above_zero("pool − best single", float(gain.mean()), W @ gain, spec, criterion)
-    return Finding("ensemble", part.status, part.statistic, part.ci_low, part.ci_high, part.criterion, [part])
+    part = gain_part(f"pool ({name}) − best single at pass@{k}", row, spec, criterion)
+    return Finding("ensemble", part.status, part.statistic, part.ci_low, part.ci_high, part.criterion, [part],
+                   excluded_problems=excluded)  # fmt: skip
+
+
+def gain_part(name: str, row: dict, spec: FindingsSpec, criterion: str) -> Part:
+    """A gain table row as a "greater than 0" part: its own estimate and CI (centred on the
+    cross-fitted estimate), the status by the one rule."""
+    lo, hi = float(row["gain_lo"]), float(row["gain_hi"])
+    status = verdict(lo > 0, lo, hi, (spec.min_effect, np.inf))
+    return Part(name, status, float(row["gain"]), lo, hi, f"{criterion}: {spec.ci_level:.0%} CI lower bound > 0")

@@ -18,7 +18,7 @@ def findings_table(rows: list[dict]) -> str:
         if len(r["parts"]) > 1:
             lines += [f"| ↳ {p['name']} | {STATUS_WORDS[p['status']]} | {_num(p['statistic'])} | {_ci_text(p)} "
                       f"| {_criterion(p)} |" for p in r["parts"]]  # fmt: skip
-    return "\n".join(lines)
+    return "\n".join(lines) + "".join(f"\n\n{line}" for line in findings_notes(rows))
 
 
 def overview_rows(rows: list[dict]) -> list[dict]:
@@ -56,3 +56,36 @@ def _num(v: float | None) -> str:
 
 def _ci_text(r: dict) -> str:
     return "–" if r["ci_low"] is None else f"[{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]"
+
+
+def findings_notes(rows: list[dict]) -> list[str]:
+    """What every findings output says beside its table: how tiny-input time-outs were counted,
+    and each finding's problems left out of its statistics (count and reasons)."""
+    notes = [f"Time-outs on tiny inputs: {rows[0]['tiny_inputs']}."] if rows and rows[0].get("tiny_inputs") else []
+    return notes + excluded_lines(rows)
+
+
+def excluded_lines(rows: list[dict]) -> list[str]:
+    """One line per finding that left problems out of its statistics, with the count and the reasons."""
+    lines = []
+    for r in rows:
+        if excluded := r.get("excluded_problems"):
+            reasons = list(dict.fromkeys(e["reason"] for e in excluded))
+            reasons = "; ".join(reasons[:3]) + ("; …" if len(reasons) > 3 else "")
+            lines.append(f"{FINDING_WORDS.get(r['finding'], r['finding'])}: {len(excluded)} problem"
+                         f"{'s' * (len(excluded) > 1)} left out ({reasons}); `analyze findings --json` lists them "
+                         "as `excluded_problems`.")  # fmt: skip
+    return lines
+
+
+def tiny_input_rule(opt_min_tier: int | None) -> str:
+    """How a time or memory failure on a tiny input was counted, in words (docs/findings.md,
+    "Time-outs on tiny inputs"): the default follows the method's classes, the first failing test's
+    verdict decides."""
+    if opt_min_tier is None:
+        return ("every time or memory failure counts as an optimization failure, whatever the size of its first "
+                "failing input (the method's rule; `--opt-min-tier T` counts those below tier T as correctness failures)")  # fmt: skip
+    return (
+        f"a time or memory failure whose first failing input is below tier {opt_min_tier} (shorter than "
+        f"{10 ** (opt_min_tier - 1)} characters) counts as a correctness failure (--opt-min-tier {opt_min_tier})"
+    )

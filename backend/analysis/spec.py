@@ -27,8 +27,9 @@ class AnalysisSpec(DifficultyChoice, PlatformChoice):
     opt_min_tier: int | None = Field(None, ge=1, le=7, title="Optimization failures from tier",
                                      json_schema_extra={"none": "every time or memory failure"})  # fmt: skip
     """A time or memory failure whose first failing test is of a tier below this (tier k: input shorter than 10^k
-    characters) counts as a correctness failure in every number: a program too slow on a 60-character input
-    loops or is wrong, not inefficient at scale; none: every TLE/MLE is an optimization failure."""
+    characters) counts as a correctness failure in every number, a sensitivity check (a program too slow on a
+    60-character input may loop or be wrong); none, the default: every TLE/MLE is an optimization failure, the
+    method's classes (docs/findings.md, "Time-outs on tiny inputs")."""
     pool: list[str] = Field([], title="Custom pools")
     """ensembles: a custom pool as comma-separated checkpoint ids; repeatable."""
 

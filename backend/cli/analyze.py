@@ -31,7 +31,7 @@ def analyze_command(spec: AnalysisSpec, what: str, as_json: bool, as_csv: bool, 
     import polars as pl
 
     from backend.analysis.churn import churn_stats, solve_matrix
-    from backend.analysis.ensembles import passk_per_checkpoint
+    from backend.analysis.ensembles import empty_cells, passk_per_checkpoint
     from backend.analysis.frame import to_outcomes
     from backend.analysis.frontier import format_causes, frontier_table
     from backend.analysis.recovery import recovery
@@ -50,15 +50,17 @@ def analyze_command(spec: AnalysisSpec, what: str, as_json: bool, as_csv: bool, 
         from backend.analysis.findings import FindingsSpec, findings
         from backend.analysis.findings_text import findings_table
 
-        rows = findings(o, FindingsSpec(solved_at=spec.threshold))
+        rows = findings(o, FindingsSpec(solved_at=spec.threshold), opt_min_tier=spec.opt_min_tier)
         typer.echo(json.dumps(rows) if as_json else findings_table(rows))
     elif what == "frontier":
         causes = format_causes(store.format_causes(spec.experiment, **where), spec.averaging)
         table = frontier_table(o, spec.averaging).join(causes, on="checkpoint_id", how="left")
         table = table.with_columns(pl.lit(spec.opt_min_tier, pl.Int64).alias("opt_min_tier"))  # the rule used
+        errors = store.sandbox_errors(spec.experiment, **where).select("checkpoint_id", "sandbox_errors")
+        table = table.join(errors, on="checkpoint_id", how="left").with_columns(pl.col("sandbox_errors").fill_null(0))
         if not (as_json or as_csv):  # the terminal gets the headline columns; --json/--csv get all
             table = table.select("label", "alpha", "point_kind", "correct", "optimization_failure", "correctness_failure",
-                                 "format_failure", "solve_rate", "solve_rate_lo", "solve_rate_hi")  # fmt: skip
+                                 "format_failure", "solve_rate", "solve_rate_lo", "solve_rate_hi", "sandbox_errors")  # fmt: skip
         _emit(table, as_json, as_csv)
     elif what == "recovery":
         _emit(pl.DataFrame(recovery(o)), as_json, as_csv)
@@ -69,6 +71,9 @@ def analyze_command(spec: AnalysisSpec, what: str, as_json: bool, as_csv: bool, 
         )
     elif what == "passk":
         _emit(passk_per_checkpoint(o), as_json, as_csv)
+        if empty := empty_cells(o):  # on stderr: --json/--csv stay one document; n_problems says it in them
+            cells = ", ".join(f"{e['label']} on {e['problem_id']}" for e in empty)
+            typer.echo(f"left out of the means (no judged sample): {cells}", err=True)
     elif what == "churn":
         stats = churn_stats(o, spec.threshold)
         if as_csv:
@@ -82,24 +87,26 @@ def analyze_command(spec: AnalysisSpec, what: str, as_json: bool, as_csv: bool, 
 def _ensembles(o, spec: AnalysisSpec, as_json: bool, as_csv: bool) -> None:
     import polars as pl
 
-    from backend.analysis.ensembles import gain_table, greedy_pool, headline_ks, standard_pools, unique_solves
+    from backend.analysis import ensembles as e
 
-    pools = standard_pools(o)
+    pools = e.standard_pools(o)
     for i, members in enumerate(spec.pool):
         ids = [m.strip() for m in members.split(",") if m.strip()]
         unknown = [m for m in ids if m not in o.checkpoints]
         if unknown:
             raise UserError(f"--pool names {unknown[0]!r}, which this experiment has not evaluated")
         pools[f"custom {i + 1}"] = ids
-    table = gain_table(o, pools, greedy=True)
+    table = e.gain_table(o, pools, greedy=True)
     kmax = int(table["k"].max())
-    pools["greedy"] = greedy_pool(o, kmax)  # the members the greedy rows' pass@k is of (its gain re-chooses per half)
+    kept, excluded = e.sampled_problems(
+        o, list(dict.fromkeys([*e.merged(o), *(m for ms in pools.values() for m in ms)])), 2
+    )
+    pools["greedy"] = e.greedy_pool(kept, kmax)  # the members the greedy rows' in-sample pass@k is of
     if as_json:
-        typer.echo(
-            json.dumps({"gains": table.to_dicts(), "pools": pools, "unique_solves": unique_solves(o, spec.threshold)})
-        )
+        typer.echo(json.dumps({"gains": table.to_dicts(), "pools": pools, "unique_solves": e.unique_solves(o, spec.threshold),
+                               "excluded_problems": excluded}))  # fmt: skip
     else:  # every k to --json/--csv; the terminal gets k ∈ {1, 10, 100, max}
-        _emit(table if as_csv else table.filter(pl.col("k").is_in(headline_ks(kmax))), False, as_csv)
+        _emit(table if as_csv else table.filter(pl.col("k").is_in(e.headline_ks(kmax))), False, as_csv)
 
 
 def _emit(frame, as_json: bool, as_csv: bool) -> None:

@@ -394,7 +394,7 @@ def test_passk_draws_ci_bands_and_overlays_pools_of_two_experiments(two_experime
     lines = [t for t in fig.data if t.mode == "lines" and t.fill != "toself"]  # curves, not their bands
     names = [t.name for t in lines]
     for exp in ("dashboard test sweep (exp-dash)", "second sweep (exp-dash-b)"):
-        assert f"{exp}: best single" in names and f"{exp}: all interpolated" in names
+        assert f"{exp}: best single (held out)" in names and f"{exp}: all interpolated" in names
     colors = {t.name.split(": ")[0]: t.line.color for t in lines}
     assert len(set(colors.values())) == 2  # one colour per experiment
     assert len([t for t in fig.data if t.fill == "toself"]) == len(lines)  # a band for every curve
