@@ -13,18 +13,19 @@ import polars as pl
 from plotly.subplots import make_subplots
 
 from backend.analysis.frame import CLASSES
+from backend.outcomes import OutcomeClass
 
 COLORS = {
-    "correct": "#009E73",
-    "optimization_failure": "#E69F00",
-    "correctness_failure": "#D55E00",
-    "format_failure": "#999999",
+    OutcomeClass.CORRECT: "#009E73",
+    OutcomeClass.OPTIMIZATION_FAILURE: "#E69F00",
+    OutcomeClass.CORRECTNESS_FAILURE: "#D55E00",
+    OutcomeClass.FORMAT_FAILURE: "#999999",
 }
 NAMES = {
-    "correct": "correct",
-    "optimization_failure": "optimization failure (TLE/MLE)",
-    "correctness_failure": "correctness failure (WA/RE/OLE)",
-    "format_failure": "format failure (no runnable program: none, truncated, CE)",
+    OutcomeClass.CORRECT: "correct",
+    OutcomeClass.OPTIMIZATION_FAILURE: "optimization failure (TLE/MLE)",
+    OutcomeClass.CORRECTNESS_FAILURE: "correctness failure (WA/RE/OLE)",
+    OutcomeClass.FORMAT_FAILURE: "format failure (no runnable program: none, truncated, CE)",
 }
 SOLVE_RATE = "Solve rate: a problem's share of correct samples (pass@1), averaged over problems."
 MAX_BANDS = 3  # CI bands drawn at once on pass@k; the others on demand (click their legend entry)

@@ -8,11 +8,11 @@ import streamlit as st
 
 from backend.analysis.frame import Outcomes
 from backend.analysis.samples import NOT_RUN, code_diff, first_failure, first_failure_line, format_reason, ladder, prose
-from backend.grading.verdicts import OPTIMIZATION
+from backend.outcomes import OPTIMIZATION, Verdict
 from backend.records import Evaluation, Problem, Sample, Test
 from dashboard import view
 
-VERDICT_COLORS = {"AC": "#c9ecd9", NOT_RUN: "#eeeeee"} | {v: "#fbe3b8" for v in OPTIMIZATION}
+VERDICT_COLORS = {Verdict.AC: "#c9ecd9", NOT_RUN: "#eeeeee"} | {v: "#fbe3b8" for v in OPTIMIZATION}
 FAILED_COLOR = "#f7c9b8"  # any other verdict: a correctness failure
 
 

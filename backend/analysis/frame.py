@@ -13,7 +13,8 @@ import numpy as np
 import polars as pl
 
 from backend.errors import UserError
-from backend.vocab import DIFFICULTIES, OUTCOME_CLASSES
+from backend.outcomes import OUTCOME_CLASSES
+from backend.vocab import DIFFICULTIES
 from backend.vocab import SOLVED_AT as SOLVED_AT  # churn, ensembles and the lab read it from here
 
 CLASSES = OUTCOME_CLASSES
