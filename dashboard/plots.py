@@ -12,6 +12,7 @@ import plotly.graph_objects as go
 import polars as pl
 from plotly.subplots import make_subplots
 
+from backend.alpha import alpha_text
 from backend.analysis.frame import CLASSES
 from backend.outcomes import OutcomeClass
 
@@ -70,7 +71,7 @@ def _titled(title: str, experiment: str | None) -> str:
 def _hover_data(t: pl.DataFrame, cls: str) -> list[list]:
     """Per point: α as written, samples, and the class's 95% CI, for hovertemplates."""
     return [
-        [f"{a:g}" if a is not None else lab, n, lo, hi]
+        [alpha_text(a) if a is not None else lab, n, lo, hi]
         for a, lab, n, lo, hi in zip(
             t["alpha"], t["label"], t["n_samples"], t[f"{cls}_lo"], t[f"{cls}_hi"], strict=True
         )

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from backend.alpha import alpha_label
 from backend.analysis.frame import SOLVED_AT, Outcomes, best_single, bootstrap_weights
 from backend.analysis.passk import expected_miss, miss_ratio_table
 from backend.analysis.resampling import fit_additive_logit, half_correct, null_draws
@@ -238,7 +239,7 @@ def check_extrapolation(o: Outcomes, spec: FindingsSpec, f1: Finding | None = No
             parts.append(Part(f"no checkpoint at {side_name}", "not_tested", None, None, None, criterion,
                               f"no checkpoint beyond {name}: sweep there to test extrapolation"))  # fmt: skip
             continue
-        a = f"α={o.alphas[side]:g}"
+        a = alpha_label(o.alphas[side])
         toward, away = (side, endpoint) if endpoint == low else (endpoint, side)
         parts.append(above_zero(f"opt share more extreme at {a} than at {name}", *_diff(s["opt_share"], toward, away),
                                 spec, f"opt_share({o.alphas[toward]:g}) − opt_share({o.alphas[away]:g})"))  # fmt: skip
