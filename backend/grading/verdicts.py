@@ -1,7 +1,8 @@
-"""Verdicts, outcome classes (docs/method.md), nested-coverage rewards and failure context.
+"""Per-test results and the nested-coverage rewards computed from them (docs/method.md).
 
 Pure functions over per-test results; the judge produces those results, RL and analysis read
-these numbers.
+these numbers. Which verdict is which outcome class is backend/outcomes.py's rule, named here too
+(`outcome_of`, FORMAT, OPTIMIZATION) for the modules that import it from grading.
 """
 
 from __future__ import annotations

@@ -77,6 +77,81 @@ class TestLimits:
         return _decode(cls, data)
 
 
+def _request(op: str, message, optional: tuple[str, ...] = ()) -> dict:
+    """A request's JSON: its op, its fields (limits encoded), optional fields only when set."""
+    data = {"op": op}
+    for f in dataclasses.fields(message):
+        value = getattr(message, f.name)
+        if f.name in optional and value in (None, False):
+            continue
+        data[f.name] = value.encode() if isinstance(value, TestLimits) else value
+    return data
+
+
+@dataclass(frozen=True, slots=True)
+class LoadRequest:
+    """`load`: parse (Python) or compile (C++) a program under its compile limits, or load a binary
+    compiled earlier (language "binary", binary_b64)."""
+
+    language: str  # python | cpp | binary
+    source: str
+    compile_limits: TestLimits
+    headers: dict[str, str] | None = None  # files beside the source, e.g. testlib.h
+    return_binary: bool = False  # send the compiled binary back (LoadReply.binary_b64)
+    binary_b64: str | None = None
+
+    def encode(self) -> dict:
+        return _request("load", self, ("headers", "return_binary", "binary_b64"))
+
+
+@dataclass(frozen=True, slots=True)
+class StageRequest:
+    """`stage`: the input and files in place before the host takes its memory baseline."""
+
+    input: str
+    files: dict[str, str]
+    keep_dir: bool  # keep the work folder's files from the last run (an agent's terminal)
+
+    def encode(self) -> dict:
+        return _request("stage", self)
+
+
+@dataclass(frozen=True, slots=True)
+class TestRequest:
+    """`test`: one test in one round trip; `input_bytes` raw bytes of input follow the message."""
+
+    __test__ = False  # not a pytest class
+
+    limits: TestLimits
+    args: list[str]
+    input_bytes: int
+
+    def encode(self) -> dict:
+        return _request("test", self)
+
+
+@dataclass(frozen=True, slots=True)
+class RunRequest:
+    """`run`: the loaded program on the staged input."""
+
+    limits: TestLimits
+    args: list[str]
+
+    def encode(self) -> dict:
+        return _request("run", self)
+
+
+@dataclass(frozen=True, slots=True)
+class ShellRequest:
+    """`shell`: a shell command in the kept work folder (agentic rollouts)."""
+
+    cmd: str
+    limits: TestLimits
+
+    def encode(self) -> dict:
+        return _request("shell", self)
+
+
 @dataclass(frozen=True, slots=True)
 class Ready:
     """The launcher's first message, once it is up."""

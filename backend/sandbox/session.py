@@ -23,12 +23,17 @@ from backend.sandbox.boot import launcher_image
 from backend.sandbox.result import (
     NO_CGROUP,
     LoadReply,
+    LoadRequest,
     MemoryUsage,
     Ready,
     RunReply,
+    RunRequest,
     RunResult,
+    ShellRequest,
     Staged,
+    StageRequest,
     TestLimits,
+    TestRequest,
     launcher_oom_killed,
 )
 
@@ -93,13 +98,11 @@ class Session:
     ) -> LoadReply:  # fmt: skip
         """Compile (C++) or parse (Python) the program, under the compile limits; or load a binary
         compiled earlier (`binary`); `return_binary` sends the compiled binary back."""
-        msg = {"op": "load", "language": language, "source": source, "compile_limits": compile_limits.encode()}
-        if headers:
-            msg["headers"] = headers
-        if return_binary:
-            msg["return_binary"] = True
         if binary is not None:
-            msg.update(language="binary", binary_b64=base64.b64encode(binary).decode())
+            language, binary_b64 = "binary", base64.b64encode(binary).decode()
+        else:
+            binary_b64 = None
+        msg = LoadRequest(language, source, compile_limits, headers or None, return_binary, binary_b64).encode()
         with self._capped(compile_limits) as reading:
             reply = LoadReply.decode(self.call(msg, timeout=2 * compile_limits.cpu_s + 10))
         if reading.read().oom_killed and not reply.ok:
@@ -118,17 +121,10 @@ class Session:
         t0 = time.perf_counter()
         if cmd is None and not files and not keep_dir:
             data = input.encode("utf-8", "surrogateescape")
-            wire = limits.encode()
-            msg, staged = {"op": "test", "limits": wire, "args": args or [], "input_bytes": len(data)}, len(data)
+            msg, staged = TestRequest(limits, args or [], len(data)).encode(), len(data)
         else:
-            stage = {"op": "stage", "input": input, "files": files or {}, "keep_dir": keep_dir or cmd is not None}
-            Staged.decode(self.call(stage, 30))
-            wire = limits.encode()
-            msg = (
-                {"op": "shell", "cmd": cmd, "limits": wire}
-                if cmd
-                else {"op": "run", "limits": wire, "args": args or []}
-            )
+            Staged.decode(self.call(StageRequest(input, files or {}, keep_dir or cmd is not None).encode(), 30))
+            msg = ShellRequest(cmd, limits).encode() if cmd else RunRequest(limits, args or []).encode()
             data, staged = b"", 0
         with self._capped(limits, staged) as reading:
             t1 = time.perf_counter()

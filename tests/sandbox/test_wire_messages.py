@@ -10,7 +10,18 @@ import pytest
 from backend.grading.limits import JudgeLimits
 from backend.sandbox import session as session_module
 from backend.sandbox.backends import SandboxError, open_session
-from backend.sandbox.result import LoadReply, RunReply, TestLimits, WireError, launcher_oom_killed
+from backend.sandbox.result import (
+    LoadReply,
+    LoadRequest,
+    RunReply,
+    RunRequest,
+    ShellRequest,
+    StageRequest,
+    TestLimits,
+    TestRequest,
+    WireError,
+    launcher_oom_killed,
+)
 from tests.conftest import ROOT
 
 REPLY = {"exit_code": 0, "signal": None, "cpu_s": 0.01, "wall_s": 0.02, "mem_mb": 9.5,
@@ -63,6 +74,29 @@ def test_the_launcher_reads_exactly_the_limits_fields():
     source = "".join((ROOT / "backend/sandbox" / f).read_text() for f in ("launcher.py", "launcher_limits.py"))
     read = set(re.findall(r"\blim\[[\"'](\w+)[\"']\]", source))
     assert read == {f.name for f in dataclasses.fields(TestLimits)}
+
+
+REQUESTS = (LoadRequest, StageRequest, TestRequest, RunRequest, ShellRequest)
+
+
+def test_requests_encode_as_the_launcher_reads_them():
+    limits = TestLimits(1.0, 4.0, 64, 16, 32)
+    assert TestRequest(limits, [], 3).encode() == {
+        "op": "test",
+        "limits": limits.encode(),
+        "args": [],
+        "input_bytes": 3,
+    }
+    assert ShellRequest("ls", limits).encode() == {"op": "shell", "cmd": "ls", "limits": limits.encode()}
+    # optional fields are sent only when set, as the launcher's msg.get() expects
+    assert LoadRequest("python", "print(1)", limits).encode() == {
+        "op": "load", "language": "python", "source": "print(1)", "compile_limits": limits.encode()
+    }  # fmt: skip
+    full = LoadRequest("cpp", "int main(){}", limits, {"testlib.h": "//"}, True).encode()
+    assert (full["headers"], full["return_binary"], "binary_b64" in full) == ({"testlib.h": "//"}, True, False)
+    launcher = (ROOT / "backend/sandbox/launcher.py").read_text()
+    read = set(re.findall(r"\bmsg(?:\[|\.get\()[\"'](\w+)[\"']", launcher))
+    assert read == {"op"} | {f.name for r in REQUESTS for f in dataclasses.fields(r)}
 
 
 def test_a_renamed_key_from_a_real_launcher_fails_loudly_not_as_se(monkeypatch):
