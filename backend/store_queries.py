@@ -3,7 +3,7 @@ backend/store.py's Store, kept apart from its connections, schema and entity acc
 
 from __future__ import annotations
 
-from backend.vocab import OUTCOME_CLASSES, SANDBOX_ERROR
+from backend.outcomes import OUTCOME_CLASSES, SANDBOX_ERROR, OutcomeClass, Verdict, counted_in_sql
 
 SAMPLES_JOIN = "LEFT JOIN samples s USING (experiment_id, checkpoint_id, problem_id, sample_idx)"
 
@@ -29,11 +29,13 @@ class AnalysisQueries:
         import polars as pl
 
         filters, params, joins = self._evaluation_filters(experiment_id, difficulty, platform, setting)
-        tiny = f"e.outcome = 'optimization_failure' AND e.first_failing_tier < {int(opt_min_tier or 0)}"
         # counted first, then labelled: joining the checkpoint and problem rows to every sample
         # before grouping cost a third more CPU (5 M samples, docs/benchmarks.md), and the
         # checkpoints' own experiment_id made the setting filter's `USING (experiment_id, …)` ambiguous
-        counts = ", ".join(f"count(*) FILTER (WHERE {_outcome_is(c, tiny)})::INTEGER AS {c}" for c in OUTCOME_CLASSES)
+        counts = ", ".join(
+            f"count(*) FILTER (WHERE {counted_in_sql(c, opt_min_tier=opt_min_tier)})::INTEGER AS {c}"
+            for c in OUTCOME_CLASSES
+        )
         sql = f"""
             WITH counted AS (
                 SELECT e.checkpoint_id, e.problem_id,
@@ -114,15 +116,15 @@ class AnalysisQueries:
         import polars as pl
 
         filters, params, joins = self._evaluation_filters(experiment_id, difficulty, platform, setting, True)
-        fmt = "e.outcome = 'format_failure'"
+        fmt = f"e.outcome = '{OutcomeClass.FORMAT_FAILURE}'"
         cut = f"{fmt} AND s.finish_reason = 'length'"
         uncut = f"{fmt} AND NOT coalesce({cut}, false)"
         sql = f"""
             SELECT e.checkpoint_id, e.problem_id, count(*)::INTEGER AS n,
                    count(*) FILTER (WHERE {cut})::INTEGER AS truncated,
-                   count(*) FILTER (WHERE {uncut} AND e.verdict = 'CE')::INTEGER
+                   count(*) FILTER (WHERE {uncut} AND e.verdict = '{Verdict.CE}')::INTEGER
                        AS compile_error,
-                   count(*) FILTER (WHERE {uncut} AND e.verdict IS DISTINCT FROM 'CE')::INTEGER
+                   count(*) FILTER (WHERE {uncut} AND e.verdict IS DISTINCT FROM '{Verdict.CE}')::INTEGER
                        AS no_code,
                    coalesce(sum(s.completion_tokens), 0)::BIGINT AS tokens,
                    count(s.completion_tokens)::INTEGER AS with_tokens
@@ -141,7 +143,7 @@ class AnalysisQueries:
         import polars as pl
 
         filters, params, joins = self._evaluation_filters(experiment_id, difficulty, platform, setting)
-        opt = "e.outcome = 'optimization_failure'"
+        opt = f"e.outcome = '{OutcomeClass.OPTIMIZATION_FAILURE}'"
         tiers = ", ".join(
             f"count(*) FILTER (WHERE {opt} AND e.first_failing_tier = {k})::INTEGER AS tier_{k}" for k in range(1, 7)
         )
@@ -164,13 +166,3 @@ class AnalysisQueries:
         """  # fmt: skip
         with self.connect(read_only=True) as con:
             return pl.from_arrow(con.sql(sql, params=params).to_arrow_table())
-
-
-def _outcome_is(outcome: str, tiny: str) -> str:
-    """The SQL condition that counts an evaluation in `outcome`, with the opt_min_tier rule applied
-    (`tiny`: a time or memory failure first failing below the tier counts as a correctness failure)."""
-    if outcome == "optimization_failure":
-        return f"e.outcome = '{outcome}' AND NOT coalesce({tiny}, false)"
-    if outcome == "correctness_failure":
-        return f"(e.outcome = '{outcome}' OR coalesce({tiny}, false))"
-    return f"e.outcome = '{outcome}'"

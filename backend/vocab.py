@@ -5,14 +5,15 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
+# the verdicts, outcome classes and the rule between them live in backend/outcomes.py; named here too
+from backend.outcomes import OUTCOME_CLASSES, SANDBOX_ERROR, OutcomeClass, Verdict  # noqa: F401
+
 Setting = Literal["reasoning", "tool", "agentic"]
 Difficulty = Literal["easy", "medium", "hard"]
 SandboxBackend = Literal["bwrap", "docker", "none"]
 EngineName = Literal["auto", "transformers", "vllm"]
 ExecutorName = Literal["local", "ray"]
 PromptFormat = Literal["auto", "chat", "plain"]
-OutcomeClass = Literal["correct", "optimization_failure", "correctness_failure", "format_failure"]
-Verdict = Literal["AC", "WA", "TLE", "MLE", "RE", "CE", "OLE", "SE"]
 LossType = Literal["dapo", "grpo", "bnpo", "dr_grpo"]
 VllmMode = Literal["colocate", "server"]  # TRL's GRPOConfig.vllm_mode
 ImportSource = Literal["builtin", "lcb", "ccplus"]
@@ -28,8 +29,6 @@ SETTINGS = choices(Setting)
 DIFFICULTIES = choices(Difficulty)
 BACKENDS = choices(SandboxBackend)
 ENGINES = choices(EngineName)
-OUTCOME_CLASSES = choices(OutcomeClass)  # the one declaration: store.py's SQL is built from it, 005.sql checked
-SANDBOX_ERROR = "sandbox_error"  # the sandbox failed, not the program: in no class, not counted
 
 # A checkpoint solves a problem when at least this share of its samples is correct. One lucky
 # sample in 16 is what pass@k measures, not a solve; "most samples correct" is stable under

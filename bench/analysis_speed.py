@@ -23,6 +23,7 @@ import pyarrow as pa
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from backend.alpha import alpha_label
 from backend.analysis.churn import churn_stats, solve_matrix
 from backend.analysis.ensembles import gain_table, passk_per_checkpoint
 from backend.analysis.frame import to_outcomes
@@ -43,7 +44,7 @@ def build(store: Store) -> list[float]:
     store.put([Experiment(id=EXP, kind="sweep", name="synthetic benchmark data", note="SYNTHETIC: timing only")])
     store.put(
         [
-            Checkpoint(id=f"c{i:02d}", path="-", kind="merged", alpha=float(a), label=f"α={a:g}")
+            Checkpoint(id=f"c{i:02d}", path="-", kind="merged", alpha=float(a), label=alpha_label(a))
             for i, a in enumerate(alphas)
         ]
     )

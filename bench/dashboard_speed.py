@@ -35,6 +35,7 @@ import psutil
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from backend.alpha import alpha_label  # noqa: E402
 from backend.records import Checkpoint, Experiment, Problem  # noqa: E402
 from backend.store import Store, _insert  # noqa: E402
 
@@ -168,7 +169,10 @@ def build(db: Path, rows: int, experiments: int) -> None:
     store = Store(db)
     alphas = [round(float(a), 3) for a in np.linspace(-1.0, 2.0, CKPTS)]
     store.put(
-        [Checkpoint(id=f"c{i:02d}", path="-", kind="merged", alpha=a, label=f"α={a:g}") for i, a in enumerate(alphas)]
+        [
+            Checkpoint(id=f"c{i:02d}", path="-", kind="merged", alpha=a, label=alpha_label(a))
+            for i, a in enumerate(alphas)
+        ]
     )
     store.put([Problem(id=f"syn/p{p:05d}", bench="syn", title=f"p{p}", statement="-", difficulty=("easy", "medium", "hard")[p % 3])
                for p in range(problems)])  # fmt: skip

@@ -42,6 +42,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from backend.alpha import alpha_label
 from backend.lab.artifacts import import_results
 from backend.lab.recipe import LabRecipe
 from backend.lab.report import reward_disagreement
@@ -94,7 +95,9 @@ def report(store: Store, manifest: dict, rejudge: bool = False) -> None:
         if -0.5 <= alpha <= 1.5:
             worst = max(worst, share)
         apart = f"   held-out broken {sum(map(broken, unseen)) / len(unseen):6.1%}" if unseen else ""
-        print(f"  α = {alpha:>5g}: broken {share:6.1%}   brute-force-style {brute.get(alpha, 0.0):6.1%}{apart}")
+        print(
+            f"  {alpha_label(alpha, spaced=True):>9}: broken {share:6.1%}   brute-force-style {brute.get(alpha, 0.0):6.1%}{apart}"
+        )
     sft = manifest["sft_checkpoint"]
     solved = {e.problem_id for e in evals if e.checkpoint_id == sft and e.outcome == "correct"}
     share = len(solved & held_in) / len(held_in)
@@ -141,7 +144,7 @@ def confusion_targets(store: Store, manifest: dict) -> None:
 
 def point(row: dict) -> str:
     """A confusion row's checkpoint: its α, or its label off the α axis (the SFT overlay)."""
-    return f"α = {row['alpha']:>5g}" if row["alpha"] is not None else row["label"]
+    return f"{alpha_label(row['alpha'], spaced=True):>9}" if row["alpha"] is not None else row["label"]
 
 
 def title_diagnostics(store: Store, manifest: dict, evals: list[Evaluation]) -> None:

@@ -3,6 +3,7 @@
 import pandas as pd
 import streamlit as st
 
+from backend.alpha import alpha_text as written
 from dashboard import controls, view
 from dashboard.exports import figure_downloads
 from dashboard.figures import GRID_ROWS, churn_figure
@@ -38,7 +39,8 @@ flipping = v.flipping(sel.solved_at)
 if flipping:
     table = pd.DataFrame(flipping)
     table["samples"] = [
-        "/problem?" + view.link(problem=r["problem_id"], alpha=f"{r['alpha_solved']:g}", vs=f"{r['alpha_unsolved']:g}")
+        "/problem?"
+        + view.link(problem=r["problem_id"], alpha=written(r["alpha_solved"]), vs=written(r["alpha_unsolved"]))
         for r in flipping
     ]
     st.dataframe(table.drop(columns=["alpha_solved", "alpha_unsolved"]), hide_index=True, width="stretch",

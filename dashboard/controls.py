@@ -9,6 +9,7 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
+from backend.alpha import alpha_text
 from backend.analysis.frame import SOLVED_AT, default_passk_selection
 from backend.errors import UserError
 from backend.vocab import DIFFICULTIES, SETTINGS
@@ -177,7 +178,7 @@ def snapshot(v: ExperimentView) -> str:
     """What a page's figures are drawn from: its problems, judged samples and α points (they
     move together while a sweep runs, as they come from one read model)."""
     o = v.outcomes
-    alphas = ", ".join(f"{a:g}" for a in o.alphas if a is not None)
+    alphas = ", ".join(alpha_text(a) for a in o.alphas if a is not None)
     others = [label for label, a in zip(o.labels, o.alphas, strict=True) if a is None]
     return f"{len(o.problems)} problems, {v.samples} judged samples; α = {alphas or 'none'}" + (
         f"; also {', '.join(others)}" if others else ""

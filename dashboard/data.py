@@ -15,6 +15,7 @@ import pandas as pd
 import polars as pl
 import streamlit as st
 
+from backend.alpha import alpha_text
 from backend.analysis.frame import SOLVED_AT
 from backend.records import Checkpoint, Evaluation, Experiment, Job, Metric, Problem, Sample, Test
 from backend.store import Store, default_db_path
@@ -70,7 +71,7 @@ def _experiments(path: str) -> pd.DataFrame:
     rows = [dataclasses.asdict(e) for e in _store(path).select(Experiment, newest_first=True)]
     columns = ["id", "kind", "name", "note", "status", "created_at"]
     frame = pd.DataFrame(rows, columns=[*columns, "spec"])
-    frame["α grid"] = [", ".join(f"{a:g}" for a in (s or {}).get("alphas", [])) for s in frame["spec"]]
+    frame["α grid"] = [", ".join(map(alpha_text, (s or {}).get("alphas", []))) for s in frame["spec"]]
     frame["setting"] = [(s or {}).get("setting", "") for s in frame["spec"]]
     frame["samples per problem"] = [(s or {}).get("n") for s in frame["spec"]]
     # experiments stored before prompt_format existed were all sampled with the chat template

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from backend.alpha import alpha_label
 from dashboard.plots import COLORS, LAYOUT, MAX_BANDS, NAMES, _rgba
 
 
@@ -18,7 +19,7 @@ def recovery_overlay(fig: go.Figure, rows: list[dict]) -> go.Figure:
             y=[r["optimization_share"], r["nearest_optimization_share"]], mode="lines",
             line=dict(color="#CC79A7", width=1.5, dash="dot"), name=f"{r['label']}: distance to interpolation",
             hovertemplate=(f"{r['label']}: {r['distance']:.3f} from the interpolation curve (95% CI "
-                           f"{r['distance_lo']:.3f}–{r['distance_hi']:.3f}), nearest at α={r['nearest_alpha']:.2f}"
+                           f"{r['distance_lo']:.3f}–{r['distance_hi']:.3f}), nearest at {alpha_label(round(r['nearest_alpha'], 2))}"
                            "<extra></extra>"),
         ))  # fmt: skip
     return fig

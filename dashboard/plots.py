@@ -12,19 +12,21 @@ import plotly.graph_objects as go
 import polars as pl
 from plotly.subplots import make_subplots
 
+from backend.alpha import alpha_text
 from backend.analysis.frame import CLASSES
+from backend.outcomes import OutcomeClass
 
 COLORS = {
-    "correct": "#009E73",
-    "optimization_failure": "#E69F00",
-    "correctness_failure": "#D55E00",
-    "format_failure": "#999999",
+    OutcomeClass.CORRECT: "#009E73",
+    OutcomeClass.OPTIMIZATION_FAILURE: "#E69F00",
+    OutcomeClass.CORRECTNESS_FAILURE: "#D55E00",
+    OutcomeClass.FORMAT_FAILURE: "#999999",
 }
 NAMES = {
-    "correct": "correct",
-    "optimization_failure": "optimization failure (TLE/MLE)",
-    "correctness_failure": "correctness failure (WA/RE/OLE)",
-    "format_failure": "format failure (no runnable program: none, truncated, CE)",
+    OutcomeClass.CORRECT: "correct",
+    OutcomeClass.OPTIMIZATION_FAILURE: "optimization failure (TLE/MLE)",
+    OutcomeClass.CORRECTNESS_FAILURE: "correctness failure (WA/RE/OLE)",
+    OutcomeClass.FORMAT_FAILURE: "format failure (no runnable program: none, truncated, CE)",
 }
 SOLVE_RATE = "Solve rate: a problem's share of correct samples (pass@1), averaged over problems."
 MAX_BANDS = 3  # CI bands drawn at once on pass@k; the others on demand (click their legend entry)
@@ -69,7 +71,7 @@ def _titled(title: str, experiment: str | None) -> str:
 def _hover_data(t: pl.DataFrame, cls: str) -> list[list]:
     """Per point: α as written, samples, and the class's 95% CI, for hovertemplates."""
     return [
-        [f"{a:g}" if a is not None else lab, n, lo, hi]
+        [alpha_text(a) if a is not None else lab, n, lo, hi]
         for a, lab, n, lo, hi in zip(
             t["alpha"], t["label"], t["n_samples"], t[f"{cls}_lo"], t[f"{cls}_hi"], strict=True
         )

@@ -6,20 +6,22 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from backend.alpha import alpha_label
+from backend.alpha import alpha_text as written
 from backend.analysis.frame import Outcomes
 from backend.analysis.samples import NOT_RUN, code_diff, first_failure, first_failure_line, format_reason, ladder, prose
-from backend.grading.verdicts import OPTIMIZATION
+from backend.outcomes import OPTIMIZATION, Verdict
 from backend.records import Evaluation, Problem, Sample, Test
 from dashboard import view
 
-VERDICT_COLORS = {"AC": "#c9ecd9", NOT_RUN: "#eeeeee"} | {v: "#fbe3b8" for v in OPTIMIZATION}
+VERDICT_COLORS = {Verdict.AC: "#c9ecd9", NOT_RUN: "#eeeeee"} | {v: "#fbe3b8" for v in OPTIMIZATION}
 FAILED_COLOR = "#f7c9b8"  # any other verdict: a correctness failure
 
 
 def alpha_text(o: Outcomes, i: int) -> str:
     """How a checkpoint is named in the URL: its α as written (e.g. -0.5), or its label when it has none."""
     a = o.alphas[i]
-    return f"{a:g}" if a is not None else o.labels[i]
+    return written(a) if a is not None else o.labels[i]
 
 
 def default_pair(o: Outcomes) -> tuple[str, str]:
@@ -33,7 +35,8 @@ def samples_view(
 ) -> None:
     st.subheader("Samples compared across α")
     names = [alpha_text(o, i) for i in range(len(o.checkpoints))]
-    shown = {n: f"α = {n}" if o.alphas[i] is not None else n for i, n in enumerate(names)}
+    shown = {n: alpha_label(a, spaced=True) if a is not None else n for n, a in zip(names, o.alphas, strict=True)}
+    labels = {n: alpha_label(a) if a is not None else n for n, a in zip(names, o.alphas, strict=True)}
     low, high = default_pair(o)
     if (
         view.get("alpha") == view.get("vs") and view.get("alpha") is not None
@@ -59,8 +62,10 @@ def samples_view(
             sides.append((name, sample))
     (a, left), (b, right) = sides
     if left is not None and right is not None:
-        st.markdown(f"**Diff: α = {a} → α = {b}**")
-        diff = code_diff(left.code, right.code, f"α={a} sample {left.sample_idx}", f"α={b} sample {right.sample_idx}")
+        st.markdown(f"**Diff: {shown[a]} → {shown[b]}**")
+        diff = code_diff(
+            left.code, right.code, f"{labels[a]} sample {left.sample_idx}", f"{labels[b]} sample {right.sample_idx}"
+        )
         st.code(diff or "(the two programs are identical)", language="diff")
 
 

@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 import polars as pl
 from plotly.colors import sample_colorscale
 
+from backend.alpha import alpha_label, alpha_text
 from dashboard.plots import EXPERIMENT_COLORS, LAYOUT, Tables, _rgba, _series, _titled, fitted_range
 
 # filled shapes with a dark outline: an open marker in the colour scale's yellow vanished on white
@@ -133,7 +134,7 @@ def _scatter_hover(t: pl.DataFrame) -> list[list]:
     cols = ["correctness_failure_lo", "correctness_failure_hi", "optimization_failure_lo", "optimization_failure_hi"]
     have = all(c in t.columns for c in [*cols, "n_samples"])
     return [
-        [f"{r['alpha']:g}" if r["alpha"] is not None else r["label"], r["n_samples"] if have else "?",
+        [alpha_text(r["alpha"]) if r["alpha"] is not None else r["label"], r["n_samples"] if have else "?",
          *((r[c] for c in cols) if have else (float("nan"),) * 4)]
         for r in t.iter_rows(named=True)
     ]  # fmt: skip
@@ -157,7 +158,7 @@ def _labelled(part: pl.DataFrame, is_merged: bool) -> list[Point]:
     out = []
     for r in part.iter_rows(named=True):
         x, y = r["correctness_failure"], r["optimization_failure"]
-        text = f"α={r['alpha']:g}" if is_merged else r["label"]
+        text = alpha_label(r["alpha"]) if is_merged else r["label"]
         ends = (r["correctness_failure_lo"], r["correctness_failure_hi"], r["optimization_failure_lo"],
                 r["optimization_failure_hi"]) if have else (x, x, y, y)  # fmt: skip
         out.append(Point(x, y, text, *ends))

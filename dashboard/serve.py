@@ -49,6 +49,7 @@ def _draw_once() -> None:
     Plotly loads each figure class, validator and template on first use. Nothing is kept."""
     import polars as pl
 
+    from backend.alpha import alpha_label
     from backend.analysis.frame import to_outcomes
     from backend.analysis.frontier import frontier_table
     from backend.analysis.trend import trend
@@ -62,7 +63,7 @@ def _draw_once() -> None:
         "checkpoint_id": [c for c, _, _ in rows], "problem_id": [p for _, p, _ in rows], "n": [4] * len(rows),
         "correct": [1, 2] * 3, "optimization_failure": [1, 0] * 3, "correctness_failure": [1, 1] * 3,
         "format_failure": [1, 1] * 3, "alpha": [a for _, _, a in rows], "kind": ["merged"] * len(rows),
-        "label": [f"α={a:g}" for _, _, a in rows], "difficulty": ["easy"] * len(rows), "platform": [None] * len(rows),
+        "label": [alpha_label(a) for _, _, a in rows], "difficulty": ["easy"] * len(rows), "platform": [None] * len(rows),
         "title": [p for _, p, _ in rows],
     })  # fmt: skip
     outcomes = to_outcomes(counts)

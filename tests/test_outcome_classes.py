@@ -49,7 +49,7 @@ def test_the_judge_rule_is_the_docs_table():
 
 
 def test_sql_names_only_the_classes_python_declares():
-    """The classes are declared once (backend/vocab.py); every class the migrations, the schema's
+    """The classes are declared once (backend/outcomes.py); every class the migrations, the schema's
     comment and the judge write is one of them, and 005.sql's table reaches every one."""
     from backend.vocab import OUTCOME_CLASSES, SANDBOX_ERROR
 

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from backend.alpha import alpha_label
 from backend.analysis.ensembles import gain_kmax, gain_table, merged, sampled_problems, short_problems, standard_pools
 from backend.analysis.findings_text import tiny_input_rule
 from backend.analysis.frame import SOLVED_AT, Outcomes, best_single, bootstrap_weights
@@ -259,7 +260,7 @@ def check_extrapolation(o: Outcomes, spec: FindingsSpec, f1: Finding | None = No
             parts.append(Part(f"no checkpoint at {side_name}", "not_tested", None, None, None, criterion,
                               f"no checkpoint beyond {name}: sweep there to test extrapolation"))  # fmt: skip
             continue
-        a = f"α={o.alphas[side]:g}"
+        a = alpha_label(o.alphas[side])
         toward, away = (side, endpoint) if endpoint == low else (endpoint, side)
         share = above_zero(f"opt share more extreme at {a} than at {name}", *_diff(s["opt_share"], toward, away),
                            spec, f"opt_share({o.alphas[toward]:g}) − opt_share({o.alphas[away]:g})")  # fmt: skip
@@ -277,7 +278,7 @@ def _no_share(o: Outcomes, i: int) -> str | None:
     words; None where it is defined (some optimization or correctness failure there)."""
     if (o.counts["optimization_failure"][:, i].sum() + o.counts["correctness_failure"][:, i].sum()) > 0:
         return None
-    at = f"α = {o.alphas[i]:g}"
+    at = alpha_label(o.alphas[i], spaced=True)
     if o.counts["format_failure"][:, i].sum() > 0:
         return f"every failure at {at} is a format failure, so its optimization share of failures is undefined"
     return f"no sample at {at} fails, so its optimization share of failures is undefined"

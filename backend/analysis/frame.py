@@ -12,8 +12,10 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+from backend.alpha import PointKind, alpha_kind
 from backend.errors import UserError
-from backend.vocab import DIFFICULTIES, OUTCOME_CLASSES
+from backend.outcomes import OUTCOME_CLASSES
+from backend.vocab import DIFFICULTIES
 from backend.vocab import SOLVED_AT as SOLVED_AT  # churn, ensembles and the lab read it from here
 
 CLASSES = OUTCOME_CLASSES
@@ -26,13 +28,10 @@ def check_solved_at(at_least: float) -> float:
     return at_least
 
 
-def point_kind(kind: str | None, alpha: float | None) -> str:
-    """Where a checkpoint sits on the α axis: endpoint, interpolated, extrapolated or independent."""
-    if kind != "merged" or alpha is None:
-        return "independent"
-    if alpha in (0.0, 1.0):
-        return "endpoint"
-    return "interpolated" if 0.0 < alpha < 1.0 else "extrapolated"
+def point_kind(kind: str | None, alpha: float | None) -> PointKind:
+    """Where a checkpoint sits on the α axis: endpoint, interpolated, extrapolated, or independent
+    (not a merged point)."""
+    return alpha_kind(alpha if kind == "merged" else None)
 
 
 @dataclass

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from backend.alpha import alpha_label
 from backend.analysis.findings import FINDINGS, STATUSES, FindingsSpec, check_findings
 from backend.analysis.frame import Outcomes, point_kind
 from backend.analysis.spec import PowerSpec  # declared with the other specs: `power --help` loads no numpy
@@ -56,7 +57,7 @@ def simulate_sweep(spec: PowerSpec, rng: np.random.Generator) -> Outcomes:
     classes = list(probs)
     stacked = np.stack([probs[c] for c in classes], axis=-1)
     counts = rng.multinomial(spec.n, stacked / stacked.sum(axis=-1, keepdims=True))
-    names = [f"α={a:g}" for a in spec.alphas]
+    names = [alpha_label(a) for a in spec.alphas]
     problems = [f"sim-{i}" for i in range(spec.problems)]
     return Outcomes(problems, problems, [None] * spec.problems, names, names, list(spec.alphas),
                     [point_kind("merged", a) for a in spec.alphas], np.full((spec.problems, len(spec.alphas)), spec.n),

@@ -167,9 +167,9 @@ class _Checker:
                 raise SandboxError(str(exc)) from exc
         session = open_session(self.backend, allow_none=self.backend == "none")
         loaded = session.load(self.special.language, self.special.source, self.limits.for_compile(), binary=binary)
-        if not loaded["ok"]:
+        if not loaded.ok:
             session.close()
-            raise SandboxError(f"special judge does not load: {(loaded['error'] or '')[:300]}")
+            raise SandboxError(f"special judge does not load: {(loaded.error or '')[:300]}")
         return session
 
     def close(self):
@@ -225,8 +225,8 @@ def _judge_once(program, tests, limits, checker_spec, backend, run_all) -> Judge
             test = tests[i]
             result = TestResult(i, test.input_len, tier_of(test.input_len), None)
             results.append(result)
-            if not loaded["ok"]:
-                result.verdict, result.detail = "CE", loaded["error"] or ""
+            if not loaded.ok:
+                result.verdict, result.detail = "CE", loaded.error or ""
             elif first_fail is None or run_all:
                 if session.broken:  # the OOM killer took the launcher on an earlier test (run_all)
                     session.close()
@@ -256,8 +256,8 @@ def _judge_once(program, tests, limits, checker_spec, backend, run_all) -> Judge
         highest_tier_passed=highest_tier_passed(reward),
         tests=sorted(results, key=lambda r: r.index),
         rewards=reward,
-        compile_error=None if loaded["ok"] else loaded["error"],
-        failure_context=context or (_compile_context(loaded["error"]) if not loaded["ok"] else None),
+        compile_error=None if loaded.ok else loaded.error,
+        failure_context=context or (_compile_context(loaded.error) if not loaded.ok else None),
         cpu_s=max((r.cpu_s for r in results), default=0.0),
         mem_mb=max((r.mem_mb for r in results), default=0.0),
         accounting=session.accounting,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from backend.sandbox.result import TestLimits
 from backend.vocab import SandboxBackend
 
 MIN_MEMORY_MB = 16  # below this not even the Python interpreter starts
@@ -31,23 +32,12 @@ class JudgeLimits(BaseModel):
     compile_memory_mb: int = Field(2048, ge=64, title="Compile memory (MB)")
     """Memory for the compiler: templates-heavy C++ needs far more than the program itself."""
 
-    def for_test(self) -> dict:
-        return {
-            "cpu_s": self.time_limit_s,
-            "wall_s": self.wall_factor * self.time_limit_s + 1.0,
-            "memory_mb": self.memory_mb,
-            "output_mb": self.output_mb,
-            "max_procs": self.max_procs,
-        }
+    def for_test(self) -> TestLimits:
+        wall_s = self.wall_factor * self.time_limit_s + 1.0
+        return TestLimits(self.time_limit_s, wall_s, self.memory_mb, self.output_mb, self.max_procs)
 
-    def for_compile(self) -> dict:
-        return {
-            "cpu_s": self.compile_time_s,
-            "wall_s": 2 * self.compile_time_s,
-            "memory_mb": self.compile_memory_mb,
-            "output_mb": 256,
-            "max_procs": 32,
-        }
+    def for_compile(self) -> TestLimits:
+        return TestLimits(self.compile_time_s, 2 * self.compile_time_s, self.compile_memory_mb, 256, 32)
 
     def to_dict(self) -> dict:
         return self.model_dump()

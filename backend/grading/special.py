@@ -9,7 +9,6 @@ checker, so one that does not compile is known at import, not at judge time.
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import os
 import tempfile
@@ -54,9 +53,9 @@ def compile_checker(source: str, backend: str = "bwrap") -> bytes:
         raise CheckerCompileError(f"the checker could not be compiled: {exc}") from exc
     finally:
         session.close()
-    if not loaded["ok"]:
-        raise CheckerCompileError(f"the checker does not compile: {_first_error(loaded['error'] or '')}")
-    binary = base64.b64decode(loaded["binary_b64"])
+    if not loaded.ok:
+        raise CheckerCompileError(f"the checker does not compile: {_first_error(loaded.error or '')}")
+    binary = loaded.binary
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")  # whole or not at all
     with os.fdopen(fd, "wb") as f:

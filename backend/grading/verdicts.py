@@ -1,22 +1,17 @@
-"""Verdicts, outcome classes (docs/method.md), nested-coverage rewards and failure context.
+"""Per-test results and the nested-coverage rewards computed from them (docs/method.md).
 
 Pure functions over per-test results; the judge produces those results, RL and analysis read
-these numbers.
+these numbers. Which verdict is which outcome class is backend/outcomes.py's rule, named here too
+(`outcome_of`, FORMAT, OPTIMIZATION) for the modules that import it from grading.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from backend.vocab import Verdict
+from backend.outcomes import FORMAT, OPTIMIZATION  # noqa: F401  (the rule: backend/outcomes.py)
+from backend.outcomes import stored_outcome as outcome_of  # noqa: F401  (the judge's name for it)
 
-OPTIMIZATION: set[Verdict] = {"TLE", "MLE"}
-# No runnable program: nothing extracted (FORMAT: no code block, or one left open by truncation) or
-# a program that does not parse or compile (CE). docs/method.md's "unparsable output" class; the verdict
-# stays CE so the dashboard can still show the compiler's message.
-FORMAT: set[str] = {"FORMAT", "CE"}
-# Every other failing verdict but SE (WA, RE, OLE) is a correctness failure: a runnable program
-# that answers wrongly or crashes within the limits.
 MAX_TIER = 6  # R_1..R_6; R_inf covers every test, whatever its length
 REWARD_NAMES = (*(f"R_{k}" for k in range(1, MAX_TIER + 1)), "R_inf", "partial_discrete", "partial_continuous")
 
@@ -36,20 +31,6 @@ class TestResult:
 
     def to_dict(self) -> dict:
         return {k: getattr(self, k) for k in ("index", "input_len", "tier", "verdict", "cpu_s", "wall_s", "mem_mb")}
-
-
-def outcome_of(first_failing_verdict: str | None) -> str:
-    """The first failing test in ascending input length decides (docs/method.md). db/migrations/005.sql
-    applies the same table to stored verdicts; docs/findings.md prints it."""
-    if first_failing_verdict in (None, "AC"):
-        return "correct"
-    if first_failing_verdict in FORMAT:
-        return "format_failure"
-    if first_failing_verdict in OPTIMIZATION:
-        return "optimization_failure"
-    if first_failing_verdict == "SE":
-        return "sandbox_error"  # never counted as the program's fault
-    return "correctness_failure"
 
 
 def rewards(results: list[TestResult]) -> dict[str, float]:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from backend.errors import UserError
+from backend.merge import checkpoints
 from backend.records import Checkpoint, Evaluation, Experiment, Metric, Sample
 
 if TYPE_CHECKING:  # `lab --help` names ARTIFACTS as a default without loading duckdb
@@ -41,8 +42,9 @@ def export_results(store: Store, experiments: list[str], folder: Path, root: Pat
 
 
 def import_results(store: Store, folder: Path = ARTIFACTS) -> dict[str, int]:
-    """Load folder/results/*.parquet into the store (replacing rows with the same keys), with
-    paths pointing into `folder`. Problems come from `lab.problems`, built from the recipe, under the
+    """Load folder/results/*.parquet into the store, with paths pointing into `folder`: rows with the
+    same keys are replaced, but checkpoints go through their one writer, which never rewrites a stored
+    checkpoint (merge/checkpoints.py). Problems come from `lab.problems`, built from the recipe, under the
     time limits the build recorded."""
     import pyarrow.parquet as pq
 
@@ -63,7 +65,10 @@ def import_results(store: Store, folder: Path = ARTIFACTS) -> dict[str, int]:
             table = _replace_in_strings(pq.read_table(path), PLACEHOLDER, str(folder.resolve()))
             if name == "evaluations":
                 table = _classes_from_verdicts(table)
-            counts[name] = store.put_arrow(cls, table, replace=True)
+            if cls is Checkpoint:
+                counts[name] = checkpoints.import_rows(store, table)
+            else:
+                counts[name] = store.put_arrow(cls, table, replace=True)
     return counts
 
 
@@ -72,11 +77,11 @@ def _classes_from_verdicts(table):
     older frontier-lab (CE was then a correctness failure) import with today's classes."""
     import pyarrow as pa
 
-    from backend.grading.verdicts import outcome_of
+    from backend.outcomes import stored_outcome
 
     verdicts = table.column("verdict").to_pylist()
     old = table.column("outcome").to_pylist()
-    outcome = pa.array([o if v is None else outcome_of(v) for v, o in zip(verdicts, old, strict=True)], pa.string())
+    outcome = pa.array([o if v is None else stored_outcome(v) for v, o in zip(verdicts, old, strict=True)], pa.string())
     return table.set_column(table.column_names.index("outcome"), "outcome", outcome)
 
 

@@ -102,6 +102,15 @@ class MergeCache:
         return removed
 
 
+def register_live_switch(store: Store, low: str, high: str, spec: MergeSpec) -> CheckpointRow:
+    """A live α switch's point as a `checkpoints` row (path `live:LOW|HIGH`, no folder): the id a disk
+    merge of the same spec gets, so both modes of one sweep share their rows; its endpoints registered too."""
+    hashes = [content_hash(CheckpointFolder(low)), content_hash(CheckpointFolder(high))]
+    ends = [checkpoints.ensure_registered(store, p).id for p in (low, high)]
+    path = f"{checkpoints.LIVE_PREFIX}{low}|{high}"
+    return checkpoints.merged(store, merge_key(hashes, spec), path, spec, ends, CheckpointFolder(low).model_type)
+
+
 def register_merged(store: Store, folder: Path, spec: MergeSpec) -> CheckpointRow:
     """A merged folder as a `checkpoints` row, with its endpoints (registered too if new) and α.
     An existing row with the same content is returned as it is, never rewritten."""

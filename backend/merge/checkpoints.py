@@ -7,12 +7,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from backend.alpha import alpha_label
 from backend.hub import checkpoint_label
 from backend.records import Checkpoint
 
 if TYPE_CHECKING:  # duckdb loads with the store a command opens, not with a spec module
+    import pyarrow as pa
+
     from backend.merge.spec import MergeSpec
     from backend.store import Store
+
+LIVE_PREFIX = "live:"  # a live α switch's path: live:LOW|HIGH (no folder holds its weights)
 
 
 def checkpoint_id(content_hash: str) -> str:
@@ -61,7 +66,14 @@ def merged(store: Store, key: str, path: str, spec: MergeSpec, ends: list[str], 
     id from the merge key; `ends` are the ids of the spec's input checkpoints."""
     alpha = spec.alpha_value
     return register(store, Checkpoint(
-        id=merged_id(key), path=path, kind="merged", label=f"α={alpha:g}" if alpha is not None else "merge",
+        id=merged_id(key), path=path, kind="merged", label=alpha_label(alpha) if alpha is not None else "merge",
         low_id=ends[0] if alpha is not None else None, high_id=ends[1] if alpha is not None else None, alpha=alpha,
         weights=dict(zip(spec.models, spec.weights, strict=True)), content_hash=key, model_type=model_type,
     ))  # fmt: skip
+
+
+def import_rows(store: Store, table: pa.Table) -> int:
+    """Rows written elsewhere (the lab's committed checkpoints.parquet), under `register`'s
+    never-rewrite rule: a checkpoint already stored keeps its row, the others are added. Returns the
+    number of rows in the table."""
+    return store.put_arrow(Checkpoint, table, replace=False)

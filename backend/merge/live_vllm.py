@@ -30,6 +30,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from backend.alpha import alpha_label
 from backend.errors import UserError
 from backend.merge import methods
 
@@ -178,5 +179,7 @@ class VLLMAlphaSwitch:
         self.llm.collective_rpc("flab_set_alpha", args=(float(alpha),))
         # KV blocks cached for the old weights would be reused for the new ones
         if not self.llm.reset_prefix_cache():
-            raise RuntimeError(f"vLLM did not reset its prefix cache after switching to α={alpha}; refusing to sample")
+            raise RuntimeError(
+                f"vLLM did not reset its prefix cache after switching to {alpha_label(alpha)}; refusing to sample"
+            )
         self.alpha = alpha

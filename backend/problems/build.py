@@ -72,8 +72,8 @@ def run_reference(source: str, inputs: list[str], limits: JudgeLimits) -> list[s
     session = open_session("bwrap", tmpfs_mb=2 * limits.output_mb + 96)
     try:
         loaded = session.load("python", source, limits.for_compile())
-        if not loaded["ok"]:
-            raise UserError(f"reference solution does not compile: {loaded['error']}")
+        if not loaded.ok:
+            raise UserError(f"reference solution does not compile: {loaded.error}")
         outputs = []
         for text in inputs:
             res = session.run(limits.for_test(), text)

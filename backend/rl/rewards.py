@@ -13,9 +13,9 @@ from backend.errors import UserError
 from backend.grading.judge import JudgeResult, JudgeTest, Program, judge_setup
 from backend.grading.pool import JudgeJob, judge_many
 from backend.grading.verdicts import REWARD_NAMES
+from backend.outcomes import OUTCOME_CLASSES
 from backend.records import Problem
 from backend.rollout.extract import extract_code
-from backend.vocab import OUTCOME_CLASSES
 
 REWARDS = REWARD_NAMES  # the judge computes every one of them for every evaluation
 BINARY = tuple(r for r in REWARDS if not r.startswith("partial"))

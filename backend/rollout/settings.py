@@ -20,7 +20,7 @@ from backend.grading.limits import JudgeLimits
 from backend.rollout.prompts import render
 from backend.rollout.spec import Episode, SamplingSpec, Turn, seed_of
 from backend.sandbox.backends import SandboxError, Session, open_session
-from backend.sandbox.result import RunResult
+from backend.sandbox.result import RunResult, TestLimits
 
 if TYPE_CHECKING:  # engines import torch; settings only name the protocol
     from backend.rollout.engines import Engine
@@ -61,7 +61,7 @@ def _describe(res: RunResult, limits: SettingLimits) -> str:
     return truncate("\n".join(p for p in parts if p), limits.output_chars)
 
 
-def _command_limits(limits: SettingLimits) -> dict:
+def _command_limits(limits: SettingLimits) -> TestLimits:
     return JudgeLimits(
         time_limit_s=limits.command_time_s, memory_mb=limits.command_memory_mb, wall_factor=2.0
     ).for_test()
@@ -72,8 +72,8 @@ def run_python(code: str, limits: SettingLimits, backend: str = "bwrap") -> tupl
     session = open_session(backend, allow_none=backend == "none")
     try:
         loaded = session.load("python", code, JudgeLimits().for_compile())
-        if not loaded["ok"]:
-            return truncate(loaded["error"] or "syntax error", limits.output_chars), 0.0
+        if not loaded.ok:
+            return truncate(loaded.error or "syntax error", limits.output_chars), 0.0
         lim = _command_limits(limits)
         res = session.run(lim)
         return _describe(res, limits), res.cpu_s

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import dataclasses
 import functools
 import json
 import os
@@ -19,7 +20,22 @@ from pathlib import Path
 
 from backend.sandbox import admission, cgroups
 from backend.sandbox.boot import launcher_image
-from backend.sandbox.result import NO_CGROUP, STDOUT_SIZE, MemoryUsage, RunResult, launcher_oom_killed
+from backend.sandbox.result import (
+    NO_CGROUP,
+    LoadReply,
+    LoadRequest,
+    MemoryUsage,
+    Ready,
+    RunReply,
+    RunRequest,
+    RunResult,
+    ShellRequest,
+    Staged,
+    StageRequest,
+    TestLimits,
+    TestRequest,
+    launcher_oom_killed,
+)
 
 NOBODY = 65534
 # Host-side seconds spent in each phase of every test run in this process (setup: the last test's
@@ -73,30 +89,29 @@ class Session:
 
     def _await_ready(self) -> None:
         hello = self._recv(timeout=60)
-        if not hello.get("ready"):
+        if "sandbox_error" in hello or not Ready.decode(hello).ready:
             raise SandboxError(f"launcher did not start: {hello}")
 
     def load(
-        self, language: str, source: str, compile_limits: dict, headers: dict | None = None, *,
+        self, language: str, source: str, compile_limits: TestLimits, headers: dict | None = None, *,
         return_binary: bool = False, binary: bytes | None = None,
-    ) -> dict:  # fmt: skip
+    ) -> LoadReply:  # fmt: skip
         """Compile (C++) or parse (Python) the program, under the compile limits; or load a binary
         compiled earlier (`binary`); `return_binary` sends the compiled binary back."""
-        msg = {"op": "load", "language": language, "source": source, "compile_limits": compile_limits}
-        if headers:
-            msg["headers"] = headers
-        if return_binary:
-            msg["return_binary"] = True
         if binary is not None:
-            msg.update(language="binary", binary_b64=base64.b64encode(binary).decode())
+            language, binary_b64 = "binary", base64.b64encode(binary).decode()
+        else:
+            binary_b64 = None
+        msg = LoadRequest(language, source, compile_limits, headers or None, return_binary, binary_b64).encode()
         with self._capped(compile_limits) as reading:
-            reply = self.call(msg, timeout=2 * compile_limits["cpu_s"] + 10)
-        if reading.read().oom_killed and not reply["ok"]:
-            reply["error"] = f"compilation exceeded its memory limit ({compile_limits['memory_mb']} MB)"
+            reply = LoadReply.decode(self.call(msg, timeout=2 * compile_limits.cpu_s + 10))
+        if reading.read().oom_killed and not reply.ok:
+            error = f"compilation exceeded its memory limit ({compile_limits.memory_mb} MB)"
+            reply = dataclasses.replace(reply, error=error)
         return reply
 
     def run(
-        self, limits: dict, input: str = "", *, files: dict | None = None, args: list | None = None,
+        self, limits: TestLimits, input: str = "", *, files: dict | None = None, args: list | None = None,
         cmd: str | None = None, keep_dir: bool = False,
     ) -> RunResult:  # fmt: skip
         """One test: its input in place, run under its cap; the measurements and the output.
@@ -106,21 +121,15 @@ class Session:
         t0 = time.perf_counter()
         if cmd is None and not files and not keep_dir:
             data = input.encode("utf-8", "surrogateescape")
-            msg, staged = {"op": "test", "limits": limits, "args": args or [], "input_bytes": len(data)}, len(data)
+            msg, staged = TestRequest(limits, args or [], len(data)).encode(), len(data)
         else:
-            self.call(
-                {"op": "stage", "input": input, "files": files or {}, "keep_dir": keep_dir or cmd is not None}, 30
-            )
-            msg = (
-                {"op": "shell", "cmd": cmd, "limits": limits}
-                if cmd
-                else {"op": "run", "limits": limits, "args": args or []}
-            )
+            Staged.decode(self.call(StageRequest(input, files or {}, keep_dir or cmd is not None).encode(), 30))
+            msg = ShellRequest(cmd, limits).encode() if cmd else RunRequest(limits, args or []).encode()
             data, staged = b"", 0
         with self._capped(limits, staged) as reading:
             t1 = time.perf_counter()
             try:
-                reply = self.call(msg, timeout=limits["wall_s"] + 10, payload=data)
+                reply = RunReply.decode(self.call(msg, timeout=limits.wall_s + 10, payload=data))
             except SandboxError:
                 if not reading.read().oom_killed:
                     raise
@@ -128,21 +137,20 @@ class Session:
                 reply = launcher_oom_killed()
                 msg["op"] = "killed"
             t2 = time.perf_counter()
-            stdout = self._read_stdout(reply.pop(STDOUT_SIZE))
+            stdout = self._read_stdout(reply.stdout_bytes)
             # A `test` ends with one byte, sent once its input, output and files are freed. The next
             # baseline must wait for it, not this test's accounting and checking.
             self._marker_due = msg["op"] == "test" and not self.broken
         usage = reading.read()
-        if usage.mem_mb is not None:
-            reply["mem_mb"] = usage.mem_mb
+        measures = reply.measures() | ({} if usage.mem_mb is None else {"mem_mb": usage.mem_mb})
         result = RunResult(
-            **reply, stdout=stdout, accounting=self.accounting, oom_killed=usage.oom_killed, cap_hit=usage.cap_hit
+            **measures, stdout=stdout, accounting=self.accounting, oom_killed=usage.oom_killed, cap_hit=usage.cap_hit
         )
         PHASES.update(setup=t1 - t0, run=t2 - t1, teardown=time.perf_counter() - t2, tests=1)
         return result
 
     @contextlib.contextmanager
-    def _capped(self, limits: dict, staged_bytes: int = 0):
+    def _capped(self, limits: TestLimits, staged_bytes: int = 0):
         """Admit the test to the host's memory, cap its cgroup, and collect what it used.
         `staged_bytes`: input the launcher writes to its tmpfs after this, counted as baseline."""
         reading = _Reading(self.cgroup)
@@ -152,8 +160,8 @@ class Session:
             return
         with self._in_test:
             try:
-                self._admit((limits["memory_mb"] + cgroups.LAUNCHER_SLACK_MB) << 20)
-                self.cgroup.begin(limits["memory_mb"], limits["max_procs"], staged_bytes)
+                self._admit((limits.memory_mb + cgroups.LAUNCHER_SLACK_MB) << 20)
+                self.cgroup.begin(limits.memory_mb, limits.max_procs, staged_bytes)
             except OSError as exc:  # the container (and its cgroup) went away while idle: retried afresh
                 self.broken = True
                 raise SandboxError(f"the sandbox's cgroup is gone: {exc}") from exc

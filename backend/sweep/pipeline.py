@@ -11,13 +11,13 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, replace
 
+from backend.alpha import AlphaSwitch, PointKind, alpha_kind, alpha_label
 from backend.grading.judge import JudgeResult, JudgeTest, Program, judge_setup
 from backend.grading.pool import JudgeJob
 from backend.hub import checkpoint_label
 from backend.merge import checkpoints
-from backend.merge.cache import merge_key, register_merged
+from backend.merge.cache import register_live_switch, register_merged
 from backend.merge.checkpoints import ensure_registered
-from backend.merge.io import CheckpointFolder, content_hash
 from backend.merge.spec import MergeSpec
 from backend.records import Evaluation, Job, Problem, Sample, Test
 from backend.rollout.prompts import resolve_prompt_format
@@ -92,13 +92,22 @@ class Progress:
 
 @dataclass
 class Point:
-    """One checkpoint to evaluate: a merged α, or an existing checkpoint of an eval."""
+    """One checkpoint to evaluate: a merged α (`Point.merged`), or an existing checkpoint of an eval."""
 
     checkpoint_id: str
     path: str
-    alpha_switch: tuple[str, str, float] | None = None
+    alpha_switch: AlphaSwitch | None = None  # sampled by switching the engine's weights, not from `path`
     label: str = ""
     index: int = 0  # its place among the job's points: with disjoint seeds, its block of seeds
+    alpha: float | None = None  # None: an eval's checkpoint, no α
+
+    @classmethod
+    def merged(cls, checkpoint_id: str, path: str, alpha: float, switch: AlphaSwitch | None = None) -> Point:
+        return cls(checkpoint_id, path, switch, alpha_label(alpha), alpha=alpha)
+
+    @property
+    def kind(self) -> PointKind:
+        return alpha_kind(self.alpha)
 
 
 def sweep_points(store: Store, spec: SweepSpec, progress: Progress, merge) -> list[Point]:
@@ -106,19 +115,19 @@ def sweep_points(store: Store, spec: SweepSpec, progress: Progress, merge) -> li
     specs = [MergeSpec.alpha(spec.low, spec.high, a) for a in spec.alphas]
     progress.set_total("merge", len(specs))
     if spec.live_switch:  # live α switch: no folders, the same ids a disk merge would get
-        hashes = [content_hash(CheckpointFolder(spec.low)), content_hash(CheckpointFolder(spec.high))]
         points = []
         for s in specs:
-            ends = [ensure_registered(store, p).id for p in (spec.low, spec.high)]
-            row = checkpoints.merged(store, merge_key(hashes, s), f"live:{spec.low}|{spec.high}", s, ends,
-                                     CheckpointFolder(spec.low).model_type)  # fmt: skip
-            points.append(Point(row.id, spec.low, (spec.low, spec.high, s.alpha_value), f"α={s.alpha_value:g}"))
+            row = register_live_switch(store, spec.low, spec.high, s)
+            switch = AlphaSwitch(spec.low, spec.high, s.alpha_value)
+            points.append(Point.merged(row.id, spec.low, s.alpha_value, switch))
         progress.advance("merge", len(specs))
         return points
     folders = merge(specs)
     progress.advance("merge", len(specs))
-    return [Point(register_merged(store, f, s).id, str(f), label=f"α={s.alpha_value:g}")
-            for f, s in zip(folders, specs, strict=True)]  # fmt: skip
+    return [
+        Point.merged(register_merged(store, f, s).id, str(f), s.alpha_value)
+        for f, s in zip(folders, specs, strict=True)
+    ]
 
 
 def eval_points(store: Store, entries: list[str]) -> list[Point]:

@@ -59,7 +59,7 @@ def test_a_containers_peak_is_read_as_the_judges_and_its_cgroup_goes_with_it(doc
     group, seen = session.cgroup, []
     try:
         assert session.accounting == LAYOUT.accounting
-        assert session.load("python", "print(input())", JudgeLimits().for_compile())["ok"]
+        assert session.load("python", "print(input())", JudgeLimits().for_compile()).ok
         for text in ("a", "b"):
             assert session.run(JudgeLimits().for_test(), text + "\n").stdout == text + "\n"
             (launcher,) = group.pids()

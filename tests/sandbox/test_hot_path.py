@@ -67,7 +67,7 @@ def test_an_input_the_tmpfs_cannot_hold_leaves_the_launcher_in_step():
     it, so the next test on the same sandbox is judged (it would read input bytes as a message)."""
     session = open_session("bwrap", tmpfs_mb=8)
     try:
-        assert session.load("python", "print(input()[::-1])", JudgeLimits().for_compile())["ok"]
+        assert session.load("python", "print(input()[::-1])", JudgeLimits().for_compile()).ok
         with pytest.raises(SandboxError, match="No space left"):
             session.run(JudgeLimits().for_test(), "x" * (12 << 20))
         assert session.run(JudgeLimits().for_test(), "abc\n").stdout == "cba\n"
@@ -94,8 +94,8 @@ def test_the_next_program_sees_no_files_of_the_one_before(backend):
     session = open_session(backend)
     try:
         compile_limits = JudgeLimits().for_compile()
-        assert session.load("cpp", "int main() { return 0; }", compile_limits)["ok"]
-        assert session.load("python", "import os\nprint(sorted(os.listdir('/work')))", compile_limits)["ok"]
+        assert session.load("cpp", "int main() { return 0; }", compile_limits).ok
+        assert session.load("python", "import os\nprint(sorted(os.listdir('/work')))", compile_limits).ok
         assert session.run(JudgeLimits().for_test()).stdout == "['.io', 'run']\n"
     finally:
         session.close()

@@ -71,7 +71,7 @@ def in_sandbox(backend: str, source: str) -> tuple[int, str]:
     """The program's exit status and output in the backend's sandbox."""
     limits = scaled(JudgeLimits())  # each ending is fixed work (a Pool starts two interpreters)
     with open_session(backend) as session:
-        assert session.load("python", source, limits.for_compile())["ok"]
+        assert session.load("python", source, limits.for_compile()).ok
         res = session.run(limits.for_test(), TEST.input)
     return res.exit_code, res.stdout
 

@@ -37,7 +37,7 @@ def test_the_launcher_sends_the_records_fields(backend, monkeypatch):
     size, and the session hands on a RunResult."""
     seen = replies_of(monkeypatch)
     with open_session(backend) as session:
-        assert session.load("python", "print(input()[::-1])", JudgeLimits().for_compile())["ok"]
+        assert session.load("python", "print(input()[::-1])", JudgeLimits().for_compile()).ok
         test = session.run(JudgeLimits().for_test(), "abc\n")
         shell = session.run(JudgeLimits().for_test(), cmd="echo hi", files={"a.txt": "x"})
     run_replies = [r for r in seen if "exit_code" in r]
@@ -55,11 +55,11 @@ def test_wall_backstop_fired_means_the_wall_clock_and_not_the_cpu_clock():
     clock, which leaves the field False though a limit stopped it too."""
     limits = JudgeLimits(time_limit_s=0.2).for_test()
     with open_session("bwrap") as session:
-        assert session.load("python", "import time\ntime.sleep(30)", JudgeLimits().for_compile())["ok"]
+        assert session.load("python", "import time\ntime.sleep(30)", JudgeLimits().for_compile()).ok
         sleeper = session.run(limits)
-        assert session.load("python", "while True:\n    pass", JudgeLimits().for_compile())["ok"]
+        assert session.load("python", "while True:\n    pass", JudgeLimits().for_compile()).ok
         spinner = session.run(limits)
-    assert sleeper.wall_backstop_fired and sleeper.wall_s >= limits["wall_s"] and sleeper.cpu_s < 0.2
+    assert sleeper.wall_backstop_fired and sleeper.wall_s >= limits.wall_s and sleeper.cpu_s < 0.2
     assert not spinner.wall_backstop_fired and spinner.cpu_s > 0.2 and spinner.signal == 9
 
 
@@ -67,7 +67,7 @@ def test_the_host_side_pieces_name_the_records_fields():
     """The cgroup's reading and the reply made up for a launcher the OOM killer took use the
     record's own names, so the session copies them without a mapping."""
     assert {f.name for f in dataclasses.fields(MemoryUsage)} <= RECORD
-    assert set(launcher_oom_killed()) == WIRE
+    assert set(launcher_oom_killed().encode()) == WIRE
 
 
 def second_schemas(source: str) -> list[int]:

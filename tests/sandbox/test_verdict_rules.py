@@ -64,7 +64,7 @@ def test_reaching_the_cap_is_read_from_the_cgroup(backend, request):
     limits = JudgeLimits(time_limit_s=5.0, memory_mb=48)
     session = open_session(backend)
     try:
-        assert session.load("python", "x = bytearray(1 << 30)", limits.for_compile())["ok"]
+        assert session.load("python", "x = bytearray(1 << 30)", limits.for_compile()).ok
         res = session.run(limits.for_test(), "")
     finally:
         session.close()

@@ -1,0 +1,45 @@
+"""`analyze frontier` on the committed lab gives the numbers it gave before the outcome rule, the
+launcher's messages and the α label were each given one home: the golden CSVs in tests/golden/ were
+written by the tree before that change, from a fresh `lab import` of artifacts/lab. A change that
+moves a verdict to another class, or a label, or a number, shows here as a differing cell."""
+
+import csv
+import io
+import json
+
+import pytest
+
+from backend.lab.artifacts import ARTIFACTS
+from tests.conftest import ROOT, run_cli
+
+GOLDEN = ROOT / "tests" / "golden"
+CASES = {  # golden file -> the options it was written with
+    "frontier-tier-default.csv": [],
+    "frontier-tier-2.csv": ["--opt-min-tier", "2"],
+    "frontier-tier-4.csv": ["--opt-min-tier", "4"],
+    "frontier-per-sample.csv": ["--averaging", "per_sample"],
+    "frontier-per-sample-tier-2.csv": ["--averaging", "per_sample", "--opt-min-tier", "2"],
+}
+
+
+@pytest.fixture(scope="module")
+def lab_db(tmp_path_factory):
+    db = tmp_path_factory.mktemp("golden") / "lab.duckdb"
+    result = run_cli("lab", "import", "--db", str(db), timeout=600)
+    assert result.returncode == 0, result.stderr[-2000:]
+    return db
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (ARTIFACTS / "recipe.json").is_file(), reason="no committed lab artifacts")
+@pytest.mark.parametrize("golden", sorted(CASES))
+def test_frontier_on_the_committed_lab_is_unchanged(lab_db, golden):
+    sweep = json.loads((ARTIFACTS / "recipe.json").read_text())["sweep_experiment"]
+    result = run_cli("analyze", "frontier", "--experiment", sweep, "--db", str(lab_db), "--csv", *CASES[golden])
+    assert result.returncode == 0, result.stderr[-2000:]
+    got = list(csv.reader(io.StringIO(result.stdout)))
+    want = list(csv.reader(io.StringIO((GOLDEN / golden).read_text())))
+    assert got[0] == want[0]  # the columns, in order
+    assert len(got) == len(want) == 11  # ten sweep points and the header
+    for got_row, want_row in zip(got[1:], want[1:], strict=True):
+        assert dict(zip(got[0], got_row, strict=True)) == dict(zip(want[0], want_row, strict=True))
