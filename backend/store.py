@@ -11,12 +11,14 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as dt
+import functools
 import json
 import os
 import random
 import re
 import threading
 import time
+import typing
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -27,13 +29,24 @@ from backend.errors import UserError
 from backend.records import TABLES
 from backend.store_queries import AnalysisQueries
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 # Columns the store derives on insert, by table: an integer key for each experiment's evaluations, so
 # DuckDB's zone maps (which keep only a prefix of a string) skip other experiments' row groups.
 DERIVED = {"evaluations": {"experiment_key": "md5_number_lower(experiment_id)"}}
 DB_DIR = Path(__file__).resolve().parent.parent / "db"
 DEFAULT_DB = DB_DIR / "frontier.duckdb"
 LOCK_RETRY_S = float(os.environ.get("FLAB_DB_LOCK_RETRY_S", "15"))  # any writer's short transaction fits
+# Evaluations written before v7 (a v6 file, Parquet exported from one, such as the committed lab's) hold
+# rewards and per-test results as JSON text. db/v6_json.sql defines the macros that read them typed, for
+# db/migrations/007.sql and for such an import alike; these are the columns an import reads through them.
+V6_JSON = {
+    "evaluations": {
+        "rewards": "v6_rewards(rewards)",
+        "test_results": "v6_test_results(test_results)",
+        "format_reason": "v6_format_reason(test_results)",
+    }
+}
+V6_TEXT = {"evaluations": ("rewards", "test_results")}  # the columns whose text type tells a v6 export
 
 
 class _ModeGate:
@@ -100,12 +113,26 @@ def _is_lock_conflict(exc: Exception) -> bool:
     return "lock" in text and ("conflict" in text or "could not set" in text)
 
 
+@functools.cache
+def _fields(cls: type) -> tuple[set[str], dict[str, type]]:
+    """A record's fields stored as JSON text (typed plain dict or list), and those stored as a STRUCT
+    or a LIST of STRUCT, with the dataclass each STRUCT is."""
+    as_json, structs = set(), {}
+    for name, hint in typing.get_type_hints(cls).items():
+        for arg in typing.get_args(hint) or (hint,):
+            if arg in (dict, list):
+                as_json.add(name)
+            elif dataclasses.is_dataclass(inner := (typing.get_args(arg) or (arg,))[0]):
+                structs[name] = inner
+    return as_json, structs
+
+
 def _json_fields(cls: type) -> set[str]:
-    return {f.name for f in dataclasses.fields(cls) if str(f.type).startswith(("dict", "list"))}
+    return _fields(cls)[0]
 
 
 def _to_row(record) -> dict:
-    row = dataclasses.asdict(record)
+    row = dataclasses.asdict(record)  # a STRUCT field's dataclass becomes a dict too: Arrow's struct
     for name in _json_fields(type(record)):
         if row[name] is not None:
             row[name] = json.dumps(row[name])
@@ -116,10 +143,11 @@ def _to_row(record) -> dict:
     return row
 
 
-def _insert(verb: str, table: str, cols: list[str], source: str) -> str:
+def _insert(verb: str, table: str, cols: list[str], source: str, v6_json: bool = False) -> str:
     """INSERT of `cols` from a registered source, with the table's derived columns computed (a
-    derived column the source carries, e.g. from an export, is computed again)."""
-    derived = DERIVED.get(table, {})
+    derived column the source carries, e.g. from an export, is computed again); with v6_json, the
+    columns a v6 export holds as JSON text are read typed (V6_JSON)."""
+    derived = {**DERIVED.get(table, {}), **(V6_JSON.get(table, {}) if v6_json else {})}
     given = [c for c in cols if c not in derived]
     names, values = ", ".join([*given, *derived]), ", ".join([*given, *derived.values()])
     return f"{verb} INTO {table} ({names}) SELECT {values} FROM {source}"
@@ -135,11 +163,22 @@ def _where(table: str, where: dict) -> tuple[str, list]:
 
 
 def _from_row(cls: type, row: dict):
-    for name in _json_fields(cls):
+    as_json, structs = _fields(cls)
+    for name in as_json:
         if row.get(name) is not None:
             row[name] = json.loads(row[name])
+    for name, inner in structs.items():
+        value = row.get(name)
+        if isinstance(value, list):
+            row[name] = [inner(**v) for v in value]
+        elif value is not None:
+            row[name] = inner(**value)
     names = {f.name for f in dataclasses.fields(cls)}
     return cls(**{k: v for k, v in row.items() if k in names})
+
+
+def _v6_json_macros(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute((DB_DIR / "v6_json.sql").read_text())
 
 
 class Store(AnalysisQueries):
@@ -230,6 +269,7 @@ class Store(AnalysisQueries):
                     "upgrade frontier-lab or pass another --db"
                 )
             if version is not None:
+                _v6_json_macros(con)
                 for step in range(version + 1, SCHEMA_VERSION + 1):
                     con.execute((DB_DIR / "migrations" / f"{step:03d}.sql").read_text())
             con.execute((DB_DIR / "schema.sql").read_text())
@@ -298,13 +338,19 @@ class Store(AnalysisQueries):
 
     def put_arrow(self, cls: type, table, *, replace: bool = False) -> int:
         """Bulk insert of an Arrow table whose columns are a subset of the entity's (e.g. imported
-        Parquet results): one statement instead of one Python object per row."""
+        Parquet results): one statement instead of one Python object per row. Columns that a v6
+        export holds as JSON text are read typed."""
         name, _ = TABLES[cls]
         verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
+        v6_json = any(
+            c in table.column_names and pa.types.is_string(table.schema.field(c).type) for c in V6_TEXT.get(name, ())
+        )
         with self.transaction() as con:
+            if v6_json:
+                _v6_json_macros(con)
             con.register("_bulk", table)
             try:
-                con.execute(_insert(verb, name, table.column_names, "_bulk"))
+                con.execute(_insert(verb, name, table.column_names, "_bulk", v6_json))
             finally:
                 con.unregister("_bulk")
         return table.num_rows

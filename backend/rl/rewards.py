@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from backend.errors import UserError
 from backend.grading.judge import JudgeResult, JudgeTest, Program, judge_setup
 from backend.grading.pool import JudgeJob, judge_many
-from backend.grading.verdicts import REWARD_NAMES
+from backend.grading.verdicts import REWARD_NAMES, reward_value
 from backend.records import Problem
 from backend.rollout.extract import extract_code
 from backend.vocab import OUTCOME_CLASSES
@@ -96,10 +96,10 @@ class SandboxReward:
         results = self.judge(texts, problem_id)
         stats = RewardStats()
         for text, pid, is_repair, r in zip(texts, problem_id, repair, results, strict=True):
-            value = r.rewards[self.reward]
+            value = reward_value(r.rewards, self.reward)
             stats.rewards.append(value)
             stats.outcomes.append(r.outcome)
-            stats.tier_passed.append({k: r.rewards[k] for k in BINARY})
+            stats.tier_passed.append({k: reward_value(r.rewards, k) for k in BINARY})
             if self.pool is not None:
                 stats.is_repair.append(bool(is_repair))
                 if value < 1.0 and r.verdict != "FORMAT" and not is_repair:  # a program to repair, CE included
