@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from backend.merge.grid import parse_alpha_grid
 from backend.problems.spec import DifficultyChoice, PlatformChoice
+from backend.store_queries import SampleFilter
 from backend.vocab import SOLVED_AT, Averaging, Setting
 
 
@@ -31,6 +32,10 @@ class AnalysisSpec(DifficultyChoice, PlatformChoice):
     loops or is wrong, not inefficient at scale; none: every TLE/MLE is an optimization failure."""
     pool: list[str] = Field([], title="Custom pools")
     """ensembles: a custom pool as comma-separated checkpoint ids; repeatable."""
+
+    def sample_filter(self) -> SampleFilter:
+        """The samples counted and the counting rule, as the store's queries and the dashboard take them."""
+        return SampleFilter(self.difficulty, self.platform, self.setting, self.opt_min_tier)
 
 
 class PowerSpec(BaseModel):
