@@ -59,6 +59,21 @@ class SpecialJudge:
     language: str = "cpp"
 
 
+@dataclass
+class FailureContext:
+    """What a repair policy is shown about a sample's first failure (rl/ truncates it further)."""
+
+    verdict: str
+    tier: int
+    input_len: int
+    cpu_s: float | None = None  # None (and the limits): nothing ran, a compile error
+    time_limit_s: float | None = None
+    mem_mb: float | None = None
+    memory_limit_mb: int | None = None
+    diff: str = ""  # WA: the first differing line
+    stderr: str = ""  # RE and CE: the end of stderr
+
+
 DETAIL_KEPT = 300  # characters of a passing or later test's detail an evaluation keeps; the first failure's is whole
 
 
@@ -72,7 +87,7 @@ class JudgeResult:
     tests: list[TestResult]
     rewards: Rewards
     compile_error: str | None = None
-    failure_context: dict | None = None
+    failure_context: FailureContext | None = None
     cpu_s: float = 0.0  # the largest per-test figures, for the store
     mem_mb: float = 0.0
     accounting: str | None = None  # how cpu_s and mem_mb were measured: cgroup-v2 | cgroup-v1 | rlimits
@@ -291,20 +306,19 @@ def _judge_once(program, tests, limits, checker_spec, backend, run_all) -> Judge
     )
 
 
-def _failure_context(result: TestResult, limits: JudgeLimits, test: JudgeTest, res: RunResult) -> dict:
-    """What a repair policy is shown about the first failure (rl/ truncates it further)."""
-    return {
-        "tier": result.tier,
-        "input_len": result.input_len,
-        "verdict": result.verdict,
-        "cpu_s": round(result.cpu_s, 3),
-        "time_limit_s": limits.time_limit_s,
-        "mem_mb": round(result.mem_mb, 1),
-        "memory_limit_mb": limits.memory_mb,
-        "diff": short_diff(test.output, res.stdout) if result.verdict == "WA" else "",
-        "stderr": res.stderr[-300:] if result.verdict == "RE" else "",
-    }
+def _failure_context(result: TestResult, limits: JudgeLimits, test: JudgeTest, res: RunResult) -> FailureContext:
+    return FailureContext(
+        verdict=result.verdict,
+        tier=result.tier,
+        input_len=result.input_len,
+        cpu_s=round(result.cpu_s, 3),
+        time_limit_s=limits.time_limit_s,
+        mem_mb=round(result.mem_mb, 1),
+        memory_limit_mb=limits.memory_mb,
+        diff=short_diff(test.output, res.stdout) if result.verdict == "WA" else "",
+        stderr=res.stderr[-300:] if result.verdict == "RE" else "",
+    )
 
 
-def _compile_context(error: str | None) -> dict:
-    return {"tier": 1, "input_len": 0, "verdict": "CE", "diff": "", "stderr": (error or "")[-300:]}
+def _compile_context(error: str | None) -> FailureContext:
+    return FailureContext("CE", tier=1, input_len=0, stderr=(error or "")[-300:])

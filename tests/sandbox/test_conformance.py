@@ -132,6 +132,6 @@ def test_sleeping_program_hits_the_wall_backstop(run):
 def test_failure_context_for_repair(run):
     result = run("print(4)")
     ctx = result.failure_context
-    assert ctx["verdict"] == "WA" and ctx["tier"] == 1 and ctx["input_len"] == 4
-    assert "expected '3', got '4'" in ctx["diff"]
-    assert ctx["time_limit_s"] == 1.0
+    assert ctx.verdict == "WA" and ctx.tier == 1 and ctx.input_len == 4
+    assert "expected '3', got '4'" in ctx.diff
+    assert ctx.time_limit_s == 1.0
