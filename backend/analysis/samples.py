@@ -15,7 +15,7 @@ NOT_RUN = "not run"  # judging stops at the first failure; later tests have no v
 
 
 def _judging_order(test_results: list[TestResult] | None) -> list[TestResult]:
-    return sorted(test_results or [], key=lambda t: (t.input_len, t.index))
+    return sorted(test_results or [], key=lambda t: (t.input_len or 0, t.index))
 
 
 def ladder(test_results: list[TestResult] | None) -> list[dict]:
