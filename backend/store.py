@@ -3,7 +3,8 @@ opened briefly and closed again.
 
 DuckDB allows one read-write process at a time, so nobody holds the file open: writers open it,
 run one short transaction and close; readers (the dashboard) open it read-only and retry
-briefly while a writer holds the lock. Rows are the dataclasses of backend/records.py.
+briefly while a writer holds the lock. Rows are the dataclasses of backend/records.py (store_rows.py
+converts them).
 """
 
 from __future__ import annotations
@@ -11,14 +12,12 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as dt
-import functools
 import json
 import os
 import random
 import re
 import threading
 import time
-import typing
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -28,6 +27,7 @@ import pyarrow as pa
 from backend.errors import UserError
 from backend.records import TABLES
 from backend.store_queries import AnalysisQueries
+from backend.store_rows import from_row, json_fields, to_row
 
 SCHEMA_VERSION = 7
 # Columns the store derives on insert, by table: an integer key for each experiment's evaluations, so
@@ -113,36 +113,6 @@ def _is_lock_conflict(exc: Exception) -> bool:
     return "lock" in text and ("conflict" in text or "could not set" in text)
 
 
-@functools.cache
-def _fields(cls: type) -> tuple[set[str], dict[str, type]]:
-    """A record's fields stored as JSON text (typed plain dict or list), and those stored as a STRUCT
-    or a LIST of STRUCT, with the dataclass each STRUCT is."""
-    as_json, structs = set(), {}
-    for name, hint in typing.get_type_hints(cls).items():
-        for arg in typing.get_args(hint) or (hint,):
-            if arg in (dict, list):
-                as_json.add(name)
-            elif dataclasses.is_dataclass(inner := (typing.get_args(arg) or (arg,))[0]):
-                structs[name] = inner
-    return as_json, structs
-
-
-def _json_fields(cls: type) -> set[str]:
-    return _fields(cls)[0]
-
-
-def _to_row(record) -> dict:
-    row = dataclasses.asdict(record)  # a STRUCT field's dataclass becomes a dict too: Arrow's struct
-    for name in _json_fields(type(record)):
-        if row[name] is not None:
-            row[name] = json.dumps(row[name])
-    now = dt.datetime.now()
-    for stamp in ("created_at", "updated_at"):
-        if stamp in row and row[stamp] is None:
-            row[stamp] = now
-    return row
-
-
 def _insert(verb: str, table: str, cols: list[str], source: str, v6_json: bool = False) -> str:
     """INSERT of `cols` from a registered source, with the table's derived columns computed (a
     derived column the source carries, e.g. from an export, is computed again); with v6_json, the
@@ -160,21 +130,6 @@ def _where(table: str, where: dict) -> tuple[str, list]:
         terms.insert(0, "experiment_key = md5_number_lower(?)")
         params.insert(0, where["experiment_id"])
     return " AND ".join(terms) or "TRUE", params
-
-
-def _from_row(cls: type, row: dict):
-    as_json, structs = _fields(cls)
-    for name in as_json:
-        if row.get(name) is not None:
-            row[name] = json.loads(row[name])
-    for name, inner in structs.items():
-        value = row.get(name)
-        if isinstance(value, list):
-            row[name] = [inner(**v) for v in value]
-        elif value is not None:
-            row[name] = inner(**value)
-    names = {f.name for f in dataclasses.fields(cls)}
-    return cls(**{k: v for k, v in row.items() if k in names})
 
 
 def _v6_json_macros(con: duckdb.DuckDBPyConnection) -> None:
@@ -285,7 +240,7 @@ class Store(AnalysisQueries):
             return 0
         cls = type(records[0])
         table, _ = TABLES[cls]
-        rows = [_to_row(r) for r in records]
+        rows = [to_row(r) for r in records]
         cols = list(rows[0])
         batch = pa.Table.from_pylist(rows)
         verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
@@ -313,11 +268,11 @@ class Store(AnalysisQueries):
         with self.connect(read_only=True) as con:
             cur = con.execute(f"SELECT * FROM {table} WHERE {clause} ORDER BY {order}", params)
             names = [d[0] for d in cur.description]
-            return [_from_row(cls, dict(zip(names, r, strict=True))) for r in cur.fetchall()]
+            return [from_row(cls, dict(zip(names, r, strict=True))) for r in cur.fetchall()]
 
     def update(self, cls: type, key: tuple, **changes) -> None:
         table, pk = TABLES[cls]
-        for name in _json_fields(cls) & changes.keys():
+        for name in json_fields(cls) & changes.keys():
             changes[name] = None if changes[name] is None else json.dumps(changes[name])
         if "updated_at" in {f.name for f in dataclasses.fields(cls)}:
             changes.setdefault("updated_at", dt.datetime.now())
