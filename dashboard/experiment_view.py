@@ -65,8 +65,9 @@ class ExperimentView:
 
     def tiers(self) -> pl.DataFrame:
         """Optimization failures by first failing tier (a second query, over the same rows)."""
-        return self._part(("tiers",), lambda: optimization_by_tier(
-            self._store().optimization_tiers(self.experiment, self.filters)))  # fmt: skip
+        return self._part(
+            ("tiers",), lambda: optimization_by_tier(self._store().optimization_tiers(self.experiment, self.filters))
+        )
 
     def pools(self) -> dict[str, list[str]]:
         """The best single at pass@max, the standard pools (all interpolated, + extrapolated) and the

@@ -230,8 +230,8 @@ def _queue_judging(store, executor, exp, point, judge_inputs, spec, progress) ->
         tests, limits, checker, func = judge_inputs[s.problem_id]
         program = Program(s.code) if s.code else None
         key = SampleKey(point.checkpoint_id, s.problem_id, s.sample_idx)
-        jobs.append(JudgeJob(key, program, tests, limits, checker, func, backend=spec.backend,
-                             format_reason=s.extract_error or ""))  # fmt: skip
+        reason = s.extract_error or ""
+        jobs.append(JudgeJob(key, program, tests, limits, checker, func, backend=spec.backend, format_reason=reason))
     executor.submit_judging(jobs)
 
 
