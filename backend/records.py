@@ -1,13 +1,16 @@
 """Rows of the database, one dataclass per entity (see db/schema.sql).
 
-These are the typed boundary between the pipeline stages and backend/store.py. Fields typed
-`dict`/`list` are stored as JSON text; everything else maps one-to-one onto a column.
+These are the typed boundary between the pipeline stages and backend/store.py. Fields typed plain
+`dict`/`list` are stored as JSON text; a field typed with a dataclass of this module (or a list of
+one) is a DuckDB STRUCT (or LIST of STRUCT) whose fields are the dataclass's; everything else maps
+one-to-one onto a column.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 
 def tier_of(input_len: int) -> int:
@@ -113,6 +116,46 @@ class Sample:
     latency_s: float | None = None
 
 
+class SampleKey(NamedTuple):
+    """Which sample of an experiment: what a judge job carries back to the store with its result."""
+
+    checkpoint_id: str
+    problem_id: str
+    sample_idx: int
+
+
+@dataclass
+class TestResult:
+    """One test of a judged sample, as the judge measured it and an evaluation stores it."""
+
+    __test__ = False  # not a pytest class
+
+    index: int  # the test's idx among the problem's tests
+    input_len: int
+    tier: int
+    verdict: str | None  # None: not run (judging stopped at an earlier failure)
+    cpu_s: float = 0.0
+    wall_s: float = 0.0
+    mem_mb: float = 0.0
+    detail: str = ""  # checker message, stderr tail or compile error
+
+
+@dataclass
+class Rewards:
+    """The nested-coverage rewards of one sample (docs/method.md): R_k = 1 iff every test with input
+    shorter than 10^k characters passed, R_inf iff every test passed, and two partial credits."""
+
+    R_1: float
+    R_2: float
+    R_3: float
+    R_4: float
+    R_5: float
+    R_6: float
+    R_inf: float
+    partial_discrete: float  # share of tiers whose every test passed
+    partial_continuous: float  # share of tests passed
+
+
 @dataclass
 class Evaluation:
     experiment_id: str
@@ -127,8 +170,9 @@ class Evaluation:
     cpu_s: float | None = None
     mem_mb: float | None = None
     accounting: str | None = None  # cgroup-v2 | cgroup-v1 | rlimits; None when nothing ran
-    rewards: dict | None = None
-    test_results: list | None = None
+    rewards: Rewards | None = None
+    test_results: list[TestResult] | None = None  # in test index order
+    format_reason: str | None = None  # a format failure's reason: why no program could be extracted
 
 
 @dataclass

@@ -3,7 +3,8 @@ opened briefly and closed again.
 
 DuckDB allows one read-write process at a time, so nobody holds the file open: writers open it,
 run one short transaction and close; readers (the dashboard) open it read-only and retry
-briefly while a writer holds the lock. Rows are the dataclasses of backend/records.py.
+briefly while a writer holds the lock. Rows are the dataclasses of backend/records.py (store_rows.py
+converts them).
 """
 
 from __future__ import annotations
@@ -26,14 +27,26 @@ import pyarrow as pa
 from backend.errors import UserError
 from backend.records import TABLES
 from backend.store_queries import AnalysisQueries
+from backend.store_rows import from_row, json_fields, to_row
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 # Columns the store derives on insert, by table: an integer key for each experiment's evaluations, so
 # DuckDB's zone maps (which keep only a prefix of a string) skip other experiments' row groups.
 DERIVED = {"evaluations": {"experiment_key": "md5_number_lower(experiment_id)"}}
 DB_DIR = Path(__file__).resolve().parent.parent / "db"
 DEFAULT_DB = DB_DIR / "frontier.duckdb"
 LOCK_RETRY_S = float(os.environ.get("FLAB_DB_LOCK_RETRY_S", "15"))  # any writer's short transaction fits
+# Evaluations written before v7 (a v6 file, Parquet exported from one, such as the committed lab's) hold
+# rewards and per-test results as JSON text. db/v6_json.sql defines the macros that read them typed, for
+# db/migrations/007.sql and for such an import alike; these are the columns an import reads through them.
+V6_JSON = {
+    "evaluations": {
+        "rewards": "v6_rewards(rewards)",
+        "test_results": "v6_test_results(test_results)",
+        "format_reason": "v6_format_reason(test_results)",
+    }
+}
+V6_TEXT = {"evaluations": ("rewards", "test_results")}  # the columns whose text type tells a v6 export
 
 
 class _ModeGate:
@@ -100,26 +113,11 @@ def _is_lock_conflict(exc: Exception) -> bool:
     return "lock" in text and ("conflict" in text or "could not set" in text)
 
 
-def _json_fields(cls: type) -> set[str]:
-    return {f.name for f in dataclasses.fields(cls) if str(f.type).startswith(("dict", "list"))}
-
-
-def _to_row(record) -> dict:
-    row = dataclasses.asdict(record)
-    for name in _json_fields(type(record)):
-        if row[name] is not None:
-            row[name] = json.dumps(row[name])
-    now = dt.datetime.now()
-    for stamp in ("created_at", "updated_at"):
-        if stamp in row and row[stamp] is None:
-            row[stamp] = now
-    return row
-
-
-def _insert(verb: str, table: str, cols: list[str], source: str) -> str:
+def _insert(verb: str, table: str, cols: list[str], source: str, v6_json: bool = False) -> str:
     """INSERT of `cols` from a registered source, with the table's derived columns computed (a
-    derived column the source carries, e.g. from an export, is computed again)."""
-    derived = DERIVED.get(table, {})
+    derived column the source carries, e.g. from an export, is computed again); with v6_json, the
+    columns a v6 export holds as JSON text are read typed (V6_JSON)."""
+    derived = {**DERIVED.get(table, {}), **(V6_JSON.get(table, {}) if v6_json else {})}
     given = [c for c in cols if c not in derived]
     names, values = ", ".join([*given, *derived]), ", ".join([*given, *derived.values()])
     return f"{verb} INTO {table} ({names}) SELECT {values} FROM {source}"
@@ -134,12 +132,8 @@ def _where(table: str, where: dict) -> tuple[str, list]:
     return " AND ".join(terms) or "TRUE", params
 
 
-def _from_row(cls: type, row: dict):
-    for name in _json_fields(cls):
-        if row.get(name) is not None:
-            row[name] = json.loads(row[name])
-    names = {f.name for f in dataclasses.fields(cls)}
-    return cls(**{k: v for k, v in row.items() if k in names})
+def _v6_json_macros(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute((DB_DIR / "v6_json.sql").read_text())
 
 
 class Store(AnalysisQueries):
@@ -230,6 +224,7 @@ class Store(AnalysisQueries):
                     "upgrade frontier-lab or pass another --db"
                 )
             if version is not None:
+                _v6_json_macros(con)
                 for step in range(version + 1, SCHEMA_VERSION + 1):
                     con.execute((DB_DIR / "migrations" / f"{step:03d}.sql").read_text())
             con.execute((DB_DIR / "schema.sql").read_text())
@@ -245,7 +240,7 @@ class Store(AnalysisQueries):
             return 0
         cls = type(records[0])
         table, _ = TABLES[cls]
-        rows = [_to_row(r) for r in records]
+        rows = [to_row(r) for r in records]
         cols = list(rows[0])
         batch = pa.Table.from_pylist(rows)
         verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
@@ -273,11 +268,11 @@ class Store(AnalysisQueries):
         with self.connect(read_only=True) as con:
             cur = con.execute(f"SELECT * FROM {table} WHERE {clause} ORDER BY {order}", params)
             names = [d[0] for d in cur.description]
-            return [_from_row(cls, dict(zip(names, r, strict=True))) for r in cur.fetchall()]
+            return [from_row(cls, dict(zip(names, r, strict=True))) for r in cur.fetchall()]
 
     def update(self, cls: type, key: tuple, **changes) -> None:
         table, pk = TABLES[cls]
-        for name in _json_fields(cls) & changes.keys():
+        for name in json_fields(cls) & changes.keys():
             changes[name] = None if changes[name] is None else json.dumps(changes[name])
         if "updated_at" in {f.name for f in dataclasses.fields(cls)}:
             changes.setdefault("updated_at", dt.datetime.now())
@@ -298,13 +293,19 @@ class Store(AnalysisQueries):
 
     def put_arrow(self, cls: type, table, *, replace: bool = False) -> int:
         """Bulk insert of an Arrow table whose columns are a subset of the entity's (e.g. imported
-        Parquet results): one statement instead of one Python object per row."""
+        Parquet results): one statement instead of one Python object per row. Columns that a v6
+        export holds as JSON text are read typed."""
         name, _ = TABLES[cls]
         verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
+        v6_json = any(
+            c in table.column_names and pa.types.is_string(table.schema.field(c).type) for c in V6_TEXT.get(name, ())
+        )
         with self.transaction() as con:
+            if v6_json:
+                _v6_json_macros(con)
             con.register("_bulk", table)
             try:
-                con.execute(_insert(verb, name, table.column_names, "_bulk"))
+                con.execute(_insert(verb, name, table.column_names, "_bulk", v6_json))
             finally:
                 con.unregister("_bulk")
         return table.num_rows

@@ -3,37 +3,49 @@ backend/store.py's Store, kept apart from its connections, schema and entity acc
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from backend.outcomes import OUTCOME_CLASSES, SANDBOX_ERROR, OutcomeClass, Verdict, counted_in_sql
 
 SAMPLES_JOIN = "LEFT JOIN samples s USING (experiment_id, checkpoint_id, problem_id, sample_idx)"
 
 
+@dataclass(frozen=True)
+class SampleFilter:
+    """Which of an experiment's samples an analysis counts (None: all), and the one rule of counting
+    they share: the type `analyze` (AnalysisSpec.sample_filter()), the dashboard's sidebar and these
+    queries take. Frozen, so the dashboard can key its cached views on it."""
+
+    difficulty: str | None = None
+    platform: str | None = None
+    setting: str | None = None
+    # not a filter of rows but a rule of counting, read by outcome_counts alone (the other queries
+    # count by verdict or cause, not by class): a time or memory failure first failing below this
+    # tier counts as a correctness failure
+    opt_min_tier: int | None = None
+
+
+EVERY_SAMPLE = SampleFilter()
+
+
 class AnalysisQueries:
     """Mixed into Store: every method reads through `self.connect(read_only=True)`."""
 
-    def outcome_counts(
-        self,
-        experiment_id: str,
-        *,
-        difficulty: str | None = None,
-        platform: str | None = None,
-        setting: str | None = None,
-        opt_min_tier: int | None = None,
-    ):
+    def outcome_counts(self, experiment_id: str, where: SampleFilter = EVERY_SAMPLE):
         """One row per (checkpoint, problem): sample counts per outcome class, with the
         checkpoint's α/kind/label and the problem's difficulty/platform/title (a Polars frame).
         Sandbox errors are not the program's fault, so they count in no class and not in n
         (sandbox_errors counts them).
-        opt_min_tier T: a time or memory failure first failing at tier < T counts as a correctness
+        where.opt_min_tier T: a time or memory failure first failing at tier < T counts as a correctness
         failure (a program too slow on a tiny input is stuck, not inefficient at scale)."""
         import polars as pl
 
-        filters, params, joins = self._evaluation_filters(experiment_id, difficulty, platform, setting)
+        filters, params, joins = self._evaluation_filters(experiment_id, where)
         # counted first, then labelled: joining the checkpoint and problem rows to every sample
         # before grouping cost a third more CPU (5 M samples, docs/benchmarks.md), and the
         # checkpoints' own experiment_id made the setting filter's `USING (experiment_id, …)` ambiguous
         counts = ", ".join(
-            f"count(*) FILTER (WHERE {counted_in_sql(c, opt_min_tier=opt_min_tier)})::INTEGER AS {c}"
+            f"count(*) FILTER (WHERE {counted_in_sql(c, opt_min_tier=where.opt_min_tier)})::INTEGER AS {c}"
             for c in OUTCOME_CLASSES
         )
         sql = f"""
@@ -65,14 +77,13 @@ class AnalysisQueries:
             rows, fingerprint = con.execute(sql, [experiment_id, experiment_id]).fetchone()
         return int(rows), int(fingerprint)
 
-    def sandbox_errors(self, experiment_id: str, *, difficulty=None, platform=None, setting=None):
+    def sandbox_errors(self, experiment_id: str, where: SampleFilter = EVERY_SAMPLE):
         """Per checkpoint, its samples whose verdict is a sandbox error (the judge's fault: left out
         of every count and every n above, and reported here so nothing leaves in silence), labelled,
         as a Polars frame; a checkpoint with none has no row."""
         import polars as pl
 
-        filters, params, joins = self._evaluation_filters(experiment_id, difficulty, platform, setting,
-                                                          sandbox_errors=True)  # fmt: skip
+        filters, params, joins = self._evaluation_filters(experiment_id, where, sandbox_errors=True)
         sql = f"""
             WITH counted AS (
                 SELECT e.checkpoint_id, count(*)::INTEGER AS sandbox_errors
@@ -92,7 +103,7 @@ class AnalysisQueries:
 
     @staticmethod
     def _evaluation_filters(
-        experiment_id, difficulty, platform, setting, samples_joined: bool = False, sandbox_errors: bool = False
+        experiment_id: str, where: SampleFilter, samples_joined: bool = False, sandbox_errors: bool = False
     ) -> tuple[list[str], list, str]:
         """WHERE terms, their parameters and the joins they need (problems `p`, samples `s`, unless
         the query joins its samples itself) for evaluations `e` of one experiment: no filter, no join.
@@ -100,22 +111,23 @@ class AnalysisQueries:
         judged = f"e.outcome {'=' if sandbox_errors else '<>'} '{SANDBOX_ERROR}'"
         filters = ["e.experiment_key = md5_number_lower(?)", "e.experiment_id = ?", judged]
         params = [experiment_id, experiment_id]
-        for column, value in (("p.difficulty", difficulty), ("p.platform", platform), ("s.setting", setting)):
+        terms = {"p.difficulty": where.difficulty, "p.platform": where.platform, "s.setting": where.setting}
+        for column, value in terms.items():
             if value:
                 filters.append(f"{column} = ?")
                 params.append(value)
-        joins = ["LEFT JOIN problems p ON p.id = e.problem_id"] if difficulty or platform else []
-        if setting and not samples_joined:
+        joins = ["LEFT JOIN problems p ON p.id = e.problem_id"] if where.difficulty or where.platform else []
+        if where.setting and not samples_joined:
             joins.append(SAMPLES_JOIN)
         return filters, params, " ".join(joins)
 
-    def format_causes(self, experiment_id: str, *, difficulty=None, platform=None, setting=None):
+    def format_causes(self, experiment_id: str, where: SampleFilter = EVERY_SAMPLE):
         """Per (checkpoint, problem): judged samples, format failures by cause — cut at the token
         limit (finish_reason 'length'), else a program that does not compile (verdict CE), else no
         code at all — and the completions' token counts (sum and number counted), as a Polars frame."""
         import polars as pl
 
-        filters, params, joins = self._evaluation_filters(experiment_id, difficulty, platform, setting, True)
+        filters, params, joins = self._evaluation_filters(experiment_id, where, samples_joined=True)
         fmt = f"e.outcome = '{OutcomeClass.FORMAT_FAILURE}'"
         cut = f"{fmt} AND s.finish_reason = 'length'"
         uncut = f"{fmt} AND NOT coalesce({cut}, false)"
@@ -137,12 +149,12 @@ class AnalysisQueries:
         with self.connect(read_only=True) as con:
             return pl.from_arrow(con.sql(sql, params=params).to_arrow_table())
 
-    def optimization_tiers(self, experiment_id: str, *, difficulty=None, platform=None, setting=None):
+    def optimization_tiers(self, experiment_id: str, where: SampleFilter = EVERY_SAMPLE):
         """Per checkpoint, its judged samples and its optimization failures by first failing tier
         (tier k: the failing input is shorter than 10^k characters), as a Polars frame."""
         import polars as pl
 
-        filters, params, joins = self._evaluation_filters(experiment_id, difficulty, platform, setting)
+        filters, params, joins = self._evaluation_filters(experiment_id, where)
         opt = f"e.outcome = '{OutcomeClass.OPTIMIZATION_FAILURE}'"
         tiers = ", ".join(
             f"count(*) FILTER (WHERE {opt} AND e.first_failing_tier = {k})::INTEGER AS tier_{k}" for k in range(1, 7)

@@ -62,7 +62,8 @@ def profiled(*a, **k):
 duckdb.connect = profiled
 from backend.store import Store
 try:
-    from dashboard.experiment_view import ExperimentView, Filters, stamp
+    from backend.store_queries import EVERY_SAMPLE
+    from dashboard.experiment_view import ExperimentView, stamp
 except ImportError:  # the baseline: one cached call per part (dashboard/data.py), the same functions
     ExperimentView = None
     from backend.analysis.churn import churn_stats, order_problems
@@ -80,7 +81,7 @@ if ExperimentView is None:
 else:
     at = stamp(db, exp)  # the view's key: a query the baseline has no counterpart of
     stamped = time.perf_counter() - started
-    v = ExperimentView(db, exp, Filters(), at)
+    v = ExperimentView(db, exp, EVERY_SAMPLE, at)
     query = time.perf_counter() - started - stamped
     scans = open(profile).read()
     v.frontier(); v.tiers(); v.order(); v.churn(0.5); v.pools()
@@ -95,10 +96,11 @@ FIGURES = """
 import pathlib, sys
 sys.path.insert(0, ".")
 import plotly.io as pio
-from dashboard.experiment_view import ExperimentView, Filters, stamp
+from backend.store_queries import EVERY_SAMPLE
+from dashboard.experiment_view import ExperimentView, stamp
 from dashboard.figures import Selection, frontier_figures
 db, exp, out = sys.argv[1:4]
-v = ExperimentView(db, exp, Filters(), stamp(db, exp))
+v = ExperimentView(db, exp, EVERY_SAMPLE, stamp(db, exp))
 for i, (name, (fig, _)) in enumerate(frontier_figures(v, Selection(exp=exp)).items()):
     pathlib.Path(out, f"{i}-{name}.json").write_text(pio.to_json(fig, validate=False))
 """

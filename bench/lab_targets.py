@@ -59,8 +59,8 @@ def broken(e: Evaluation) -> bool:
         return True
     if e.verdict != "RE":
         return False
-    failing = next((t for t in e.test_results or [] if t.get("verdict") == "RE"), {})
-    return any(err in (failing.get("detail") or "") for err in BROKEN_ERRORS)
+    failing = next((t for t in e.test_results or [] if t.verdict == "RE"), None)
+    return failing is not None and any(err in (failing.detail or "") for err in BROKEN_ERRORS)
 
 
 def main() -> None:

@@ -12,9 +12,10 @@ import streamlit as st
 from backend.alpha import alpha_text
 from backend.analysis.frame import SOLVED_AT, default_passk_selection
 from backend.errors import UserError
+from backend.store_queries import EVERY_SAMPLE, SampleFilter
 from backend.vocab import DIFFICULTIES, SETTINGS
 from dashboard import data, view
-from dashboard.experiment_view import ExperimentView, Filters
+from dashboard.experiment_view import ExperimentView
 from dashboard.figures import ORDERINGS, Selection
 
 
@@ -50,7 +51,7 @@ def result_experiments() -> pd.DataFrame:
     return frame[frame["kind"].isin(data.EXPERIMENT_KINDS_WITH_RESULTS)]
 
 
-def filters() -> Filters:
+def filters() -> SampleFilter:
     """Difficulty / setting / platform filters and the solved threshold, bound to the view."""
     out = {}
     for key, options in (("difficulty", ["all", *DIFFICULTIES]), ("setting", ["all", *SETTINGS])):
@@ -58,7 +59,7 @@ def filters() -> Filters:
         out[key] = None if value == "all" else value
     out["platform"] = view.bound(st.sidebar.text_input, "platform", "Platform", default="") or None
     solved_at()
-    return Filters(**out)
+    return SampleFilter(**out)
 
 
 def opt_min_tier() -> int | None:
@@ -161,7 +162,7 @@ def custom_pool(v: ExperimentView) -> list[str]:
                       format_func=labels.get)  # fmt: skip
 
 
-def selection(exp: str, f: Filters) -> Selection:
+def selection(exp: str, f: SampleFilter) -> Selection:
     """What the pages show of this experiment, read from the view state (the widgets above write it):
     the page and the export zip both build their figures from this."""
     ck = view.get("ck")
@@ -189,7 +190,7 @@ def solved_words(at_least: float) -> str:
     return f"solved = solve rate ≥ {at_least:.0%} (its share of correct samples)"
 
 
-def load_view(exp: str, f: Filters = Filters()) -> ExperimentView | None:
+def load_view(exp: str, f: SampleFilter = EVERY_SAMPLE) -> ExperimentView | None:
     try:
         return data.experiment_view(exp, f)
     except UserError as err:
@@ -197,7 +198,7 @@ def load_view(exp: str, f: Filters = Filters()) -> ExperimentView | None:
         return None
 
 
-def page_header(title: str) -> tuple[str, Filters, ExperimentView]:
+def page_header(title: str) -> tuple[str, SampleFilter, ExperimentView]:
     """Title, experiment picker and filters; stops the page when there is nothing to show."""
     st.title(title)
     exp = experiment_picker()

@@ -19,7 +19,8 @@ from backend.alpha import alpha_text
 from backend.analysis.frame import SOLVED_AT
 from backend.records import Checkpoint, Evaluation, Experiment, Job, Metric, Problem, Sample, Test
 from backend.store import Store, default_db_path
-from dashboard.experiment_view import ExperimentView, Filters, stamp
+from backend.store_queries import EVERY_SAMPLE, SampleFilter
+from dashboard.experiment_view import ExperimentView, stamp
 
 EXPERIMENT_KINDS_WITH_RESULTS = ("sweep", "eval", "rollout")  # the kinds whose experiments hold samples
 
@@ -79,7 +80,7 @@ def _experiments(path: str) -> pd.DataFrame:
     return frame[[*columns, "α grid", "setting", "samples per problem", "prompt format"]]
 
 
-def experiment_view(exp: str, filters: Filters = Filters()) -> ExperimentView:
+def experiment_view(exp: str, filters: SampleFilter = EVERY_SAMPLE) -> ExperimentView:
     """The read model of one experiment under these filters, as of its latest evaluation: built
     again as soon as a row lands (the stamp changes), kept while nothing changes."""
     path = db_path()
@@ -88,7 +89,7 @@ def experiment_view(exp: str, filters: Filters = Filters()) -> ExperimentView:
 
 # views are large and immutable: shared by reference (cache_resource), never pickled per call
 @st.cache_resource(max_entries=24, show_spinner="Aggregating outcomes…")
-def _experiment_view(path: str, exp: str, filters: Filters, at: tuple[int, int]) -> ExperimentView:
+def _experiment_view(path: str, exp: str, filters: SampleFilter, at: tuple[int, int]) -> ExperimentView:
     return ExperimentView(path, exp, filters, at)
 
 

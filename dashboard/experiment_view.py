@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
@@ -32,42 +31,27 @@ from backend.analysis.ensembles import (
 from backend.analysis.frame import Outcomes, to_outcomes
 from backend.analysis.frontier import format_causes, frontier_table, optimization_by_tier
 from backend.store import Store
+from backend.store_queries import EVERY_SAMPLE, SampleFilter
 
 Pools = tuple[tuple[str, tuple[str, ...]], ...]  # (name, members) pairs: hashable, in the page's order
 GREEDY = "greedy (max pass@max)"
 HELD_OUT_BEST = "best single (held out)"
 
 
-@dataclass(frozen=True)
-class Filters:
-    """Which of an experiment's samples a view counts (None: all)."""
-
-    difficulty: str | None = None
-    platform: str | None = None
-    setting: str | None = None
-    # not a filter of rows but a rule of counting (AnalysisSpec.opt_min_tier): a time or memory
-    # failure first failing below this tier counts as a correctness failure; only the Frontier sets it
-    opt_min_tier: int | None = None
-
-    def rows(self) -> dict:
-        """The row filters alone, for the queries that count by verdict or cause, not by class."""
-        return {"difficulty": self.difficulty, "platform": self.platform, "setting": self.setting}
-
-
 class ExperimentView:
     """An experiment's outcomes under some filters, and every table derived from them (each part
     computed on first use and kept for the life of the view)."""
 
-    def __init__(self, db: str | Path, experiment: str, filters: Filters, stamp: tuple[int, int]):
+    def __init__(self, db: str | Path, experiment: str, filters: SampleFilter, stamp: tuple[int, int]):
         self.db, self.experiment, self.filters, self.stamp = str(db), experiment, filters, stamp
         self._parts: dict = {}
         self._lock = threading.Lock()
         # the dashboard never migrates or writes implicitly: `make run` migrated already
-        counts = self._store().outcome_counts(experiment, **vars(filters))
+        counts = self._store().outcome_counts(experiment, filters)
         self.outcomes: Outcomes = to_outcomes(counts)  # UserError when nothing is judged yet
 
     @classmethod
-    def build(cls, db: str | Path, experiment: str, filters: Filters = Filters()) -> ExperimentView:
+    def build(cls, db: str | Path, experiment: str, filters: SampleFilter = EVERY_SAMPLE) -> ExperimentView:
         return cls(db, experiment, filters, stamp(db, experiment))
 
     def _store(self) -> Store:
@@ -90,8 +74,9 @@ class ExperimentView:
 
     def tiers(self) -> pl.DataFrame:
         """Optimization failures by first failing tier (a second query, over the same rows)."""
-        return self._part(("tiers",), lambda: optimization_by_tier(
-            self._store().optimization_tiers(self.experiment, **self.filters.rows())))  # fmt: skip
+        return self._part(
+            ("tiers",), lambda: optimization_by_tier(self._store().optimization_tiers(self.experiment, self.filters))
+        )
 
     def pools(self) -> dict[str, list[str]]:
         """The standard pools (all interpolated, + extrapolated) and the greedy one (max pass@max, on
@@ -114,9 +99,7 @@ class ExperimentView:
 
     def sandbox_errors(self) -> pl.DataFrame:
         """Per checkpoint, the samples whose verdict is a sandbox error: in no count above (Store.sandbox_errors)."""
-        return self._part(
-            ("sandbox_errors",), lambda: self._store().sandbox_errors(self.experiment, **self.filters.rows())
-        )
+        return self._part(("sandbox_errors",), lambda: self._store().sandbox_errors(self.experiment, self.filters))
 
     def bands(self, pools: Pools) -> pl.DataFrame:
         """Mean pass@k with 95% CI bands over problems per named pool (one member: a checkpoint)."""
@@ -148,7 +131,7 @@ class ExperimentView:
 
         def make():
             o = self.outcomes
-            causes = format_causes(self._store().format_causes(self.experiment, **self.filters.rows()), averaging)
+            causes = format_causes(self._store().format_causes(self.experiment, self.filters), averaging)
             order = pl.DataFrame({"checkpoint_id": o.checkpoints, "label": o.labels, "alpha": o.alphas})
             return order.join(causes, on="checkpoint_id", how="left").drop("checkpoint_id")
 

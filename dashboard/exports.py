@@ -25,7 +25,8 @@ import streamlit as st
 from backend.records import Evaluation, Sample
 
 if TYPE_CHECKING:
-    from dashboard.experiment_view import ExperimentView, Filters
+    from backend.store_queries import SampleFilter
+    from dashboard.experiment_view import ExperimentView
     from dashboard.figures import Selection
 
 FORMATS = ("json", "html", "png", "svg", "pdf")  # json: the figure itself, as the page draws it
@@ -162,7 +163,7 @@ def all_figures_zip(v: ExperimentView, sel: Selection) -> None:
     st.download_button("Download the zip", payload, f"{sel.exp}-figures.zip", "application/zip", key="zip-download")
 
 
-def samples_download(exp: str, f: Filters, problems: list[str]) -> None:
+def samples_download(exp: str, f: SampleFilter, problems: list[str]) -> None:
     """The raw samples behind this view (this experiment, these filters) as JSONL, built on request."""
     if not st.button("Raw samples of this view (JSONL)", key="jsonl-prepare"):
         return

@@ -4,7 +4,7 @@ figures are the page's (tests/pages/test_read_model.py compares their JSON)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import plotly.graph_objects as go
 import polars as pl
@@ -12,8 +12,9 @@ import polars as pl
 from backend.analysis.churn import solve_matrix, solve_rates
 from backend.analysis.frame import SOLVED_AT, default_passk_selection
 from backend.errors import UserError
+from backend.store_queries import EVERY_SAMPLE, SampleFilter
 from dashboard import data
-from dashboard.experiment_view import ExperimentView, Filters, Pools
+from dashboard.experiment_view import ExperimentView, Pools
 from dashboard.paper_views import BASELINE, gain_curves, recovery_overlay, trend_bands
 from dashboard.plots import churn_heatmap, outcome_fractions, passk_figure, solve_rate
 from dashboard.scatter import failure_scatter
@@ -27,7 +28,7 @@ class Selection:
     """What the pages show of one experiment: its filters and every choice a page offers."""
 
     exp: str
-    filters: Filters = field(default_factory=Filters)
+    filters: SampleFilter = EVERY_SAMPLE
     solved_at: float = SOLVED_AT
     averaging: str = "per_problem"
     overlays: tuple[str, ...] = ()

@@ -9,7 +9,7 @@ import streamlit as st
 from backend.alpha import alpha_label
 from backend.alpha import alpha_text as written
 from backend.analysis.frame import Outcomes
-from backend.analysis.samples import NOT_RUN, code_diff, first_failure, first_failure_line, format_reason, ladder, prose
+from backend.analysis.samples import NOT_RUN, code_diff, first_failure, first_failure_line, ladder, prose
 from backend.outcomes import OPTIMIZATION, Verdict
 from backend.records import Evaluation, Problem, Sample, Test
 from dashboard import view
@@ -84,7 +84,7 @@ def one_sample(s: Sample, e: Evaluation | None, problem: Problem, tests: dict[in
     if s.code:
         st.code(s.code, language="cpp" if "#include" in s.code else "python", line_numbers=True)
     else:
-        st.warning(f"format failure: {format_reason(e.test_results if e else None) or s.extract_error}")
+        st.warning(f"format failure: {(e.format_reason if e else None) or s.extract_error}")
     if e and e.test_results:
         rows = pd.DataFrame(ladder(e.test_results)).rename(columns={"memory MB": MEMORY})
         if not rows.empty:
@@ -98,10 +98,10 @@ def one_sample(s: Sample, e: Evaluation | None, problem: Problem, tests: dict[in
             st.caption(f"Tests in ascending input length; time limit {problem.time_limit_s:g} s, memory "
                        f"{problem.memory_limit_mb} MB. Judging stops at the first failure: later tests are {NOT_RUN}.")  # fmt: skip
         failed = first_failure(e.test_results)
-        if failed and failed.get("detail"):
+        if failed and failed.detail:
             with st.expander("Failure detail: the checker's message or the end of stderr (traceback)"):
-                st.code(failed["detail"], language="text")
-        if failed and (test := (tests or {}).get(failed["index"])) and test.input is not None:
+                st.code(failed.detail, language="text")
+        if failed and (test := (tests or {}).get(failed.index)) and test.input is not None:
             failing_input(test, f"{s.checkpoint_id}-{s.sample_idx}")
     if s.setting in ("tool", "agentic") and s.transcript:
         with st.expander("Transcript"):

@@ -1,6 +1,7 @@
 -- frontier-lab database schema (current version: see SCHEMA_VERSION in backend/store.py).
 -- A fresh database runs this file; an older one runs db/migrations/NNN.sql in order.
--- JSON-valued columns are VARCHAR holding JSON text, decoded by backend/store.py.
+-- JSON-valued columns are VARCHAR holding JSON text, decoded by backend/store.py; STRUCT columns are
+-- the dataclasses of backend/records.py (Rewards, TestResult).
 
 CREATE TABLE IF NOT EXISTS schema_meta (
     key   VARCHAR PRIMARY KEY,
@@ -112,8 +113,11 @@ CREATE TABLE IF NOT EXISTS evaluations (
     cpu_s               DOUBLE,
     mem_mb              DOUBLE,
     accounting          VARCHAR,           -- how cpu_s/mem_mb were measured: cgroup-v2 | cgroup-v1 | rlimits
-    rewards             VARCHAR,           -- JSON: R_1..R_6, R_inf, partial credit
-    test_results        VARCHAR,           -- JSON list of per-test results
+    rewards             STRUCT(R_1 DOUBLE, R_2 DOUBLE, R_3 DOUBLE, R_4 DOUBLE, R_5 DOUBLE, R_6 DOUBLE, R_inf DOUBLE,
+                               partial_discrete DOUBLE, partial_continuous DOUBLE),  -- nested-coverage rewards
+    test_results        STRUCT("index" INTEGER, input_len BIGINT, tier INTEGER, verdict VARCHAR, cpu_s DOUBLE,
+                               wall_s DOUBLE, mem_mb DOUBLE, detail VARCHAR)[],  -- one per test, in index order
+    format_reason       VARCHAR,           -- format failure: why no program could be extracted
     experiment_key      UBIGINT,           -- md5_number_lower(experiment_id), filled by backend/store.py (see 006.sql)
     PRIMARY KEY (experiment_id, checkpoint_id, problem_id, sample_idx)
 );

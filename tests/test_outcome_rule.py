@@ -23,6 +23,7 @@ from backend.outcomes import (
     stored_outcome_sql,
 )
 from backend.records import Evaluation
+from backend.store_queries import SampleFilter
 from tests.conftest import ROOT
 from tests.test_outcome_classes import documented_classes
 
@@ -98,7 +99,7 @@ def test_store_outcome_counts_follow_the_rule_on_a_real_database(store):
     store.put([Evaluation("e", "c", f"p{i}", 0, stored_outcome(v), verdict=v, first_failing_tier=t)
                for i, (v, t) in enumerate(keys)])  # fmt: skip
     for opt_min_tier in OPT_MIN_TIERS:
-        frame = store.outcome_counts("e", opt_min_tier=opt_min_tier)
+        frame = store.outcome_counts("e", SampleFilter(opt_min_tier=opt_min_tier))
         got = {r["problem_id"]: [c for c in OUTCOME_CLASSES if r[c]] for r in frame.iter_rows(named=True)}
         want = {f"p{i}": [by_hand(v, t, opt_min_tier)] for i, (v, t) in enumerate(keys) if v != "SE"}
         assert got == want

@@ -5,8 +5,10 @@ import duckdb
 import pytest
 
 from backend.errors import UserError
-from backend.records import Checkpoint, Evaluation, Experiment, Job, Problem, Sample, Test, tier_of
+from backend.records import Checkpoint, Evaluation, Experiment, Job, Problem, Rewards, Sample, Test, TestResult, tier_of
 from backend.store import SCHEMA_VERSION, Store
+
+V6_SCHEMA = Path(__file__).resolve().parent / "fixtures" / "schema_v6.sql"  # older files are built from it
 
 
 def _examples():
@@ -78,8 +80,8 @@ def _examples():
             highest_tier_passed=6,
             cpu_s=0.01,
             mem_mb=9.5,
-            rewards={"R_1": 1, "R_inf": 1},
-            test_results=[{"index": 0, "verdict": "AC"}],
+            rewards=Rewards(1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0),
+            test_results=[TestResult(0, 4, 1, "AC", cpu_s=0.01, wall_s=0.02, mem_mb=9.5)],
         ),
     ]
 
@@ -162,7 +164,7 @@ def test_v2_database_gains_the_accounting_column_and_keeps_evaluations(db_path):
     from backend.records import Evaluation
 
     con = duckdb.connect(str(db_path))
-    con.execute((Path(__file__).resolve().parents[1] / "db" / "schema.sql").read_text().replace(
+    con.execute(V6_SCHEMA.read_text().replace(
         "    accounting          VARCHAR,           "
         "-- how cpu_s/mem_mb were measured: cgroup-v2 | cgroup-v1 | rlimits\n", ""
     ))  # fmt: skip
@@ -191,7 +193,7 @@ def test_v3_database_loses_the_unused_data_path_and_keeps_its_tests(db_path):
     from backend.records import Test
 
     con = duckdb.connect(str(db_path))
-    con.execute((Path(__file__).resolve().parents[1] / "db" / "schema.sql").read_text())
+    con.execute(V6_SCHEMA.read_text())
     con.execute("ALTER TABLE tests ADD COLUMN data_path VARCHAR")
     con.execute("INSERT OR REPLACE INTO schema_meta VALUES ('version', '3')")
     con.execute("INSERT INTO tests (problem_id, idx, input, output, input_len, tier) VALUES ('p', 0, '1', '2', 1, 1)")
@@ -265,7 +267,7 @@ def test_one_experiments_outcomes_read_only_its_row_groups(store, tmp_path, monk
 def test_v5_database_gains_experiment_keys_and_keeps_evaluations(db_path):
     """v5 -> v7: the evaluations are rewritten with their experiment's key, in experiment order."""
     con = duckdb.connect(str(db_path))
-    con.execute((Path(__file__).resolve().parents[1] / "db" / "schema.sql").read_text().replace(
+    con.execute(V6_SCHEMA.read_text().replace(
         "    experiment_key      UBIGINT,           "
         "-- md5_number_lower(experiment_id), filled by backend/store.py (see 006.sql)\n", ""
     ))  # fmt: skip

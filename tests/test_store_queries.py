@@ -7,6 +7,7 @@ that name ambiguous and every query with a setting failed (a Binder Error on the
 import pytest
 
 from backend.records import Checkpoint, Evaluation, Experiment, Problem, Sample
+from backend.store_queries import SampleFilter
 
 # (checkpoint, problem, sample) → (setting, outcome, first failing tier, verdict, finish reason, tokens)
 ROWS = {
@@ -39,7 +40,7 @@ def filled(store):
 
 
 def test_outcome_counts_of_one_setting(filled):
-    counts = filled.outcome_counts("exp", setting="tool").sort("checkpoint_id", "problem_id")
+    counts = filled.outcome_counts("exp", SampleFilter(setting="tool")).sort("checkpoint_id", "problem_id")
     # tool samples: m0/p-easy #1 (opt), m0/p-hard #0 (format), #1 (opt); rl/p-easy #0 (format);
     # rl/p-hard #1 is a sandbox error
     columns = [
@@ -57,27 +58,27 @@ def test_outcome_counts_of_one_setting(filled):
         ("m0", "p-hard", 2, 0, 1, 1, "α=0", "hard"),
         ("rl", "p-easy", 1, 0, 0, 1, "RL run", "easy"),
     ]
-    hard = filled.outcome_counts("exp", setting="tool", difficulty="hard")
+    hard = filled.outcome_counts("exp", SampleFilter(setting="tool", difficulty="hard"))
     assert hard.select("checkpoint_id", "problem_id", "n").rows() == [("m0", "p-hard", 2)]
 
 
 def test_optimization_tiers_of_one_setting(filled):
-    tiers = filled.optimization_tiers("exp", setting="tool")
+    tiers = filled.optimization_tiers("exp", SampleFilter(setting="tool"))
     assert tiers.select("checkpoint_id", "label", "n", "tier_2", "tier_5", "tier_other").rows() == [
         ("m0", "α=0", 3, 1, 1, 0),  # α = 0 first; the RL checkpoint, without α, last
         ("rl", "RL run", 1, 0, 0, 0),
     ]
-    assert filled.optimization_tiers("exp", setting="reasoning")["n"].to_list() == [1, 1]
+    assert filled.optimization_tiers("exp", SampleFilter(setting="reasoning"))["n"].to_list() == [1, 1]
 
 
 def test_format_causes_of_one_setting_and_difficulty(filled):
-    causes = filled.format_causes("exp", setting="tool", difficulty="hard")
+    causes = filled.format_causes("exp", SampleFilter(setting="tool", difficulty="hard"))
     assert causes.select(
         "checkpoint_id", "problem_id", "n", "truncated", "compile_error", "no_code", "tokens"
     ).rows() == [
         ("m0", "p-hard", 2, 1, 0, 0, 70),  # the format failure was cut at the token limit
     ]
-    easy = filled.format_causes("exp", setting="tool", difficulty="easy").sort("checkpoint_id")
+    easy = filled.format_causes("exp", SampleFilter(setting="tool", difficulty="easy")).sort("checkpoint_id")
     assert easy.select("checkpoint_id", "n", "compile_error", "tokens").rows() == [("m0", 1, 0, 20), ("rl", 1, 1, 50)]
 
 
@@ -85,6 +86,7 @@ def test_sandbox_errors_are_counted_per_checkpoint_under_the_filters(filled):
     """The one sandbox error of ROWS (rl, p-hard, tool) is in no class above and counted here, under
     the same filters as the rest: by setting and by difficulty."""
     assert filled.sandbox_errors("exp").rows() == [("rl", "RL run", None, 1)]
-    assert filled.sandbox_errors("exp", setting="tool", difficulty="hard").rows() == [("rl", "RL run", None, 1)]
-    assert filled.sandbox_errors("exp", setting="reasoning").is_empty()
-    assert filled.sandbox_errors("exp", difficulty="easy").is_empty()
+    hard_tool = SampleFilter(setting="tool", difficulty="hard")
+    assert filled.sandbox_errors("exp", hard_tool).rows() == [("rl", "RL run", None, 1)]
+    assert filled.sandbox_errors("exp", SampleFilter(setting="reasoning")).is_empty()
+    assert filled.sandbox_errors("exp", SampleFilter(difficulty="easy")).is_empty()

@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from backend.merge.grid import parse_alpha_grid
 from backend.problems.spec import DifficultyChoice, PlatformChoice
+from backend.store_queries import SampleFilter
 from backend.vocab import SOLVED_AT, Averaging, Setting
 
 
@@ -32,6 +33,10 @@ class AnalysisSpec(DifficultyChoice, PlatformChoice):
     method's classes (docs/findings.md, "Time-outs on tiny inputs")."""
     pool: list[str] = Field([], title="Custom pools")
     """ensembles: a custom pool as comma-separated checkpoint ids; repeatable."""
+
+    def sample_filter(self) -> SampleFilter:
+        """The samples counted and the counting rule, as the store's queries and the dashboard take them."""
+        return SampleFilter(self.difficulty, self.platform, self.setting, self.opt_min_tier)
 
 
 class PowerSpec(BaseModel):

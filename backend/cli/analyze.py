@@ -44,8 +44,8 @@ def analyze_command(spec: AnalysisSpec, what: str, as_json: bool, as_csv: bool, 
         raise UserError(
             f"no experiment {spec.experiment!r} in {store.path}; `python -m backend db info` counts what is there"
         )
-    where = {"difficulty": spec.difficulty, "platform": spec.platform, "setting": spec.setting}
-    o = to_outcomes(store.outcome_counts(spec.experiment, **where, opt_min_tier=spec.opt_min_tier))
+    where = spec.sample_filter()
+    o = to_outcomes(store.outcome_counts(spec.experiment, where))
     if what == "findings":
         from backend.analysis.findings import FindingsSpec, findings
         from backend.analysis.findings_text import findings_table
@@ -53,10 +53,10 @@ def analyze_command(spec: AnalysisSpec, what: str, as_json: bool, as_csv: bool, 
         rows = findings(o, FindingsSpec(solved_at=spec.threshold), opt_min_tier=spec.opt_min_tier)
         typer.echo(json.dumps(rows) if as_json else findings_table(rows))
     elif what == "frontier":
-        causes = format_causes(store.format_causes(spec.experiment, **where), spec.averaging)
+        causes = format_causes(store.format_causes(spec.experiment, where), spec.averaging)
         table = frontier_table(o, spec.averaging).join(causes, on="checkpoint_id", how="left")
         table = table.with_columns(pl.lit(spec.opt_min_tier, pl.Int64).alias("opt_min_tier"))  # the rule used
-        errors = store.sandbox_errors(spec.experiment, **where).select("checkpoint_id", "sandbox_errors")
+        errors = store.sandbox_errors(spec.experiment, where).select("checkpoint_id", "sandbox_errors")
         table = table.join(errors, on="checkpoint_id", how="left").with_columns(pl.col("sandbox_errors").fill_null(0))
         if not (as_json or as_csv):  # the terminal gets the headline columns; --json/--csv get all
             table = table.select("label", "alpha", "point_kind", "correct", "optimization_failure", "correctness_failure",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from pathlib import Path
 
 import typer
@@ -84,7 +85,7 @@ def judge_command(spec: JudgeSpec, as_json: bool = False, db=None) -> None:
             f"  test {t.index:>3}  tier {t.tier}  len {t.input_len:>8}  "
             f"{t.verdict or '-':<4} {t.cpu_s:6.3f}s {t.mem_mb:7.1f} MB"
         )
-    typer.echo("  " + "  ".join(f"{k}={v:g}" for k, v in result.rewards.items()))
+    typer.echo("  " + "  ".join(f"{k}={v:g}" for k, v in asdict(result.rewards).items()))
 
 
 def register(app: typer.Typer) -> None:

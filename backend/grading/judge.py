@@ -7,20 +7,19 @@ process, in a worker pool (pool.py) or in a Ray task.
 from __future__ import annotations
 
 import signal
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, replace
 
 from backend.errors import UserError
 from backend.grading import checkers, lcb, special
 from backend.grading.limits import JudgeLimits
 from backend.grading.verdicts import (
-    TestResult,
     highest_tier_passed,
     outcome_of,
     rewards,
     short_diff,
     zero_rewards,
 )
-from backend.records import Problem, tier_of
+from backend.records import Evaluation, Problem, Rewards, SampleKey, TestResult, tier_of
 from backend.sandbox.backends import SandboxError, Session, open_session
 from backend.sandbox.result import RunResult
 
@@ -61,6 +60,24 @@ class SpecialJudge:
 
 
 @dataclass
+class FailureContext:
+    """What a repair policy is shown about a sample's first failure (rl/ truncates it further)."""
+
+    verdict: str
+    tier: int
+    input_len: int
+    cpu_s: float | None = None  # None (and the limits): nothing ran, a compile error
+    time_limit_s: float | None = None
+    mem_mb: float | None = None
+    memory_limit_mb: int | None = None
+    diff: str = ""  # WA: the first differing line
+    stderr: str = ""  # RE and CE: the end of stderr
+
+
+DETAIL_KEPT = 300  # characters of a passing or later test's detail an evaluation keeps; the first failure's is whole
+
+
+@dataclass
 class JudgeResult:
     outcome: str
     verdict: str  # the first failing test's verdict, or AC
@@ -68,23 +85,48 @@ class JudgeResult:
     first_failing_tier: int | None
     highest_tier_passed: int
     tests: list[TestResult]
-    rewards: dict[str, float]
+    rewards: Rewards
     compile_error: str | None = None
-    failure_context: dict | None = None
+    failure_context: FailureContext | None = None
     cpu_s: float = 0.0  # the largest per-test figures, for the store
     mem_mb: float = 0.0
     accounting: str | None = None  # how cpu_s and mem_mb were measured: cgroup-v2 | cgroup-v1 | rlimits
-    extra: dict = field(default_factory=dict)
+    format_reason: str | None = None  # FORMAT: why no program could be extracted
 
     def to_dict(self) -> dict:
         return {
             "outcome": self.outcome,
             "verdict": self.verdict,
             "first_failing_test": self.first_failing_test,
-            "tests": [t.to_dict() for t in self.tests],
-            "rewards": self.rewards,
+            "tests": [{k: v for k, v in asdict(t).items() if k != "detail"} for t in self.tests],
+            "rewards": asdict(self.rewards),
             "accounting": self.accounting,
         }
+
+    def evaluation(self, experiment_id: str, key: SampleKey) -> Evaluation:
+        """The stored row of this result, for one sample of an experiment."""
+        tests = [t if t.index == self.first_failing_test else _short_detail(t) for t in self.tests]
+        return Evaluation(
+            experiment_id=experiment_id,
+            checkpoint_id=key.checkpoint_id,
+            problem_id=key.problem_id,
+            sample_idx=key.sample_idx,
+            outcome=self.outcome,
+            verdict=self.verdict,
+            first_failing_test=self.first_failing_test,
+            first_failing_tier=self.first_failing_tier,
+            highest_tier_passed=self.highest_tier_passed,
+            cpu_s=self.cpu_s,
+            mem_mb=self.mem_mb,
+            accounting=self.accounting,
+            rewards=self.rewards,
+            test_results=tests,
+            format_reason=self.format_reason,
+        )
+
+
+def _short_detail(test: TestResult) -> TestResult:
+    return replace(test, detail=test.detail[:DETAIL_KEPT])
 
 
 @dataclass
@@ -109,7 +151,7 @@ def judge_setup(problem: Problem, time_limit_s: float | None = None, memory_mb: 
 
 def format_failure(reason: str) -> JudgeResult:
     """No program could be extracted upstream: recorded as format_failure, every reward 0."""
-    return JudgeResult("format_failure", "FORMAT", None, None, 0, [], zero_rewards(), extra={"reason": reason})
+    return JudgeResult("format_failure", "FORMAT", None, None, 0, [], zero_rewards(), format_reason=reason)
 
 
 def _verdict(res: RunResult, limits: JudgeLimits) -> str | None:
@@ -209,7 +251,7 @@ def judge(
 def _sandbox_error(tests: list[JudgeTest], error: str) -> JudgeResult:
     first = min(range(len(tests)), key=lambda i: tests[i].input_len)
     result = TestResult(first, tests[first].input_len, tier_of(tests[first].input_len), "SE", detail=error)
-    return JudgeResult("sandbox_error", "SE", first, result.tier, 0, [result], zero_rewards(), extra={"error": error})
+    return JudgeResult("sandbox_error", "SE", first, result.tier, 0, [result], zero_rewards())
 
 
 def _judge_once(program, tests, limits, checker_spec, backend, run_all) -> JudgeResult:
@@ -264,20 +306,19 @@ def _judge_once(program, tests, limits, checker_spec, backend, run_all) -> Judge
     )
 
 
-def _failure_context(result: TestResult, limits: JudgeLimits, test: JudgeTest, res: RunResult) -> dict:
-    """What a repair policy is shown about the first failure (rl/ truncates it further)."""
-    return {
-        "tier": result.tier,
-        "input_len": result.input_len,
-        "verdict": result.verdict,
-        "cpu_s": round(result.cpu_s, 3),
-        "time_limit_s": limits.time_limit_s,
-        "mem_mb": round(result.mem_mb, 1),
-        "memory_limit_mb": limits.memory_mb,
-        "diff": short_diff(test.output, res.stdout) if result.verdict == "WA" else "",
-        "stderr": res.stderr[-300:] if result.verdict == "RE" else "",
-    }
+def _failure_context(result: TestResult, limits: JudgeLimits, test: JudgeTest, res: RunResult) -> FailureContext:
+    return FailureContext(
+        verdict=result.verdict,
+        tier=result.tier,
+        input_len=result.input_len,
+        cpu_s=round(result.cpu_s, 3),
+        time_limit_s=limits.time_limit_s,
+        mem_mb=round(result.mem_mb, 1),
+        memory_limit_mb=limits.memory_mb,
+        diff=short_diff(test.output, res.stdout) if result.verdict == "WA" else "",
+        stderr=res.stderr[-300:] if result.verdict == "RE" else "",
+    )
 
 
-def _compile_context(error: str | None) -> dict:
-    return {"tier": 1, "input_len": 0, "verdict": "CE", "diff": "", "stderr": (error or "")[-300:]}
+def _compile_context(error: str | None) -> FailureContext:
+    return FailureContext("CE", tier=1, input_len=0, stderr=(error or "")[-300:])

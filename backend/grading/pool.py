@@ -6,18 +6,22 @@ The worker is a plain function of one JudgeJob, so the jobs stage can hand the s
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Hashable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Generic, TypeVar
 
 from backend.grading.judge import JudgeResult, JudgeTest, Program, SpecialJudge, judge
 from backend.grading.limits import JudgeLimits
 
+# A job's key, returned with its result: a sweep's SampleKey (what the store files the result under),
+# or whatever names a program in the caller's own bookkeeping (an RL batch position, a calibration role).
+K = TypeVar("K", bound=Hashable)
+
 
 @dataclass
-class JudgeJob:
-    key: Any  # returned with the result, e.g. (checkpoint, problem, sample_idx)
+class JudgeJob(Generic[K]):
+    key: K
     program: Program | None  # None: no program could be extracted (format failure)
     tests: list[JudgeTest]
     limits: JudgeLimits = field(default_factory=JudgeLimits)
@@ -28,7 +32,7 @@ class JudgeJob:
     format_reason: str = ""
 
 
-def run_job(job: JudgeJob) -> tuple[Any, JudgeResult]:
+def run_job(job: JudgeJob[K]) -> tuple[K, JudgeResult]:
     if job.program is None:
         from backend.grading.judge import format_failure
 
@@ -62,10 +66,10 @@ class JudgePool:
         self._pool = ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 2, initializer=_worker_init)
         self._pending: set = set()
 
-    def submit(self, jobs: Iterable[JudgeJob]) -> None:
+    def submit(self, jobs: Iterable[JudgeJob[Hashable]]) -> None:
         self._pending |= {self._pool.submit(run_job, j) for j in jobs}
 
-    def collect(self, block: bool = False) -> list[tuple[Any, JudgeResult]]:
+    def collect(self, block: bool = False) -> list[tuple[Hashable, JudgeResult]]:
         """What has finished; with block, wait for at least one (when any is pending)."""
         if not self._pending:
             return []
@@ -81,8 +85,8 @@ class JudgePool:
 
 
 def judge_many(
-    jobs: Iterable[JudgeJob], workers: int | None = None, max_pending: int = 64
-) -> Iterator[tuple[Any, JudgeResult]]:
+    jobs: Iterable[JudgeJob[K]], workers: int | None = None, max_pending: int = 64
+) -> Iterator[tuple[K, JudgeResult]]:
     """Yield (key, result) in completion order; at most max_pending jobs are in flight."""
     pool = JudgePool(workers)
     try:

@@ -7,33 +7,17 @@ these numbers. Which verdict is which outcome class is backend/outcomes.py's rul
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import fields
 
 from backend.outcomes import FORMAT, OPTIMIZATION  # noqa: F401  (the rule: backend/outcomes.py)
 from backend.outcomes import stored_outcome as outcome_of  # noqa: F401  (the judge's name for it)
+from backend.records import Rewards, TestResult
 
 MAX_TIER = 6  # R_1..R_6; R_inf covers every test, whatever its length
-REWARD_NAMES = (*(f"R_{k}" for k in range(1, MAX_TIER + 1)), "R_inf", "partial_discrete", "partial_continuous")
+REWARD_NAMES = tuple(f.name for f in fields(Rewards))
 
 
-@dataclass
-class TestResult:
-    __test__ = False  # not a pytest class
-
-    index: int
-    input_len: int
-    tier: int
-    verdict: str | None  # None: not run (judging stopped at an earlier failure)
-    cpu_s: float = 0.0
-    wall_s: float = 0.0
-    mem_mb: float = 0.0
-    detail: str = ""  # checker message, stderr tail or compile error
-
-    def to_dict(self) -> dict:
-        return {k: getattr(self, k) for k in ("index", "input_len", "tier", "verdict", "cpu_s", "wall_s", "mem_mb")}
-
-
-def rewards(results: list[TestResult]) -> dict[str, float]:
+def rewards(results: list[TestResult]) -> Rewards:
     """R_k = 1 iff every test with input_len < 10^k passed; tests not run count as not passed.
 
     With stop-at-first judging in ascending length, R_k is exact anyway: every test shorter than
@@ -48,15 +32,22 @@ def rewards(results: list[TestResult]) -> dict[str, float]:
     full = [t for t in tiers if all(p for r, p in zip(results, passed, strict=True) if r.tier == t)]
     out["partial_discrete"] = len(full) / len(tiers) if tiers else 0.0
     out["partial_continuous"] = sum(passed) / len(passed) if passed else 0.0
-    return out
+    return Rewards(**out)
 
 
-def zero_rewards() -> dict[str, float]:
-    return dict.fromkeys(REWARD_NAMES, 0.0)
+def zero_rewards() -> Rewards:
+    return Rewards(**dict.fromkeys(REWARD_NAMES, 0.0))
 
 
-def highest_tier_passed(reward: dict[str, float]) -> int:
-    return max((k for k in range(1, MAX_TIER + 1) if reward[f"R_{k}"] == 1.0), default=0)
+def reward_value(reward: Rewards, name: str) -> float:
+    """One reward by its name in REWARD_NAMES (R_3, R_inf, partial_discrete, ...)."""
+    if name not in REWARD_NAMES:
+        raise ValueError(f"no reward {name!r}; rewards: {', '.join(REWARD_NAMES)}")
+    return getattr(reward, name)
+
+
+def highest_tier_passed(reward: Rewards) -> int:
+    return max((k for k in range(1, MAX_TIER + 1) if reward_value(reward, f"R_{k}") == 1.0), default=0)
 
 
 def short_diff(expected: str, got: str, limit: int = 300) -> str:

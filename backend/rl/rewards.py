@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from backend.errors import UserError
-from backend.grading.judge import JudgeResult, JudgeTest, Program, judge_setup
+from backend.grading.judge import FailureContext, JudgeResult, JudgeTest, Program, judge_setup
 from backend.grading.pool import JudgeJob, judge_many
-from backend.grading.verdicts import REWARD_NAMES
+from backend.grading.verdicts import REWARD_NAMES, reward_value
 from backend.outcomes import OUTCOME_CLASSES
 from backend.records import Problem
 from backend.rollout.extract import extract_code
@@ -64,7 +64,7 @@ class RepairPool:
         self.slots: list[dict | None] = [None] * slots
         self.max_chars, self._next, self.prompt_format = max_chars, 0, prompt_format
 
-    def add(self, problem: Problem, code: str, context: dict) -> None:
+    def add(self, problem: Problem, code: str, context: FailureContext | None) -> None:
         from backend.rollout.prompts import SYSTEM, render
 
         messages = [{"role": "system", "content": SYSTEM["reasoning"]},
@@ -96,16 +96,14 @@ class SandboxReward:
         results = self.judge(texts, problem_id)
         stats = RewardStats()
         for text, pid, is_repair, r in zip(texts, problem_id, repair, results, strict=True):
-            value = r.rewards[self.reward]
+            value = reward_value(r.rewards, self.reward)
             stats.rewards.append(value)
             stats.outcomes.append(r.outcome)
-            stats.tier_passed.append({k: r.rewards[k] for k in BINARY})
+            stats.tier_passed.append({k: reward_value(r.rewards, k) for k in BINARY})
             if self.pool is not None:
                 stats.is_repair.append(bool(is_repair))
                 if value < 1.0 and r.verdict != "FORMAT" and not is_repair:  # a program to repair, CE included
-                    self.pool.add(
-                        self.problems[pid][0], extract_code(text, "python", "stop").code, r.failure_context or {}
-                    )
+                    self.pool.add(self.problems[pid][0], extract_code(text, "python", "stop").code, r.failure_context)
         self.history.append(stats)
         return stats.rewards
 
@@ -122,21 +120,10 @@ class SandboxReward:
         return [results[i] for i in range(len(jobs))]
 
 
-def repair_prompt(problem: Problem, code: str, context: dict, max_chars: int = 600) -> str:
+def repair_prompt(problem: Problem, code: str, context: FailureContext | None, max_chars: int = 600) -> str:
     """The failed program and what went wrong (tier, verdict, time and memory against the limits,
     a short diff), truncated to max_chars, as a prompt for a repair attempt."""
-    facts = [
-        f"verdict {context.get('verdict')} on a tier-{context.get('tier')} test "
-        f"({context.get('input_len')} input characters)"
-    ]
-    if context.get("time_limit_s") is not None:
-        facts.append(
-            f"CPU {context.get('cpu_s')}s of {context.get('time_limit_s')}s; "
-            f"memory {context.get('mem_mb')} of {context.get('memory_limit_mb')} MB"
-        )
-    for key in ("diff", "stderr"):
-        if context.get(key):
-            facts.append(f"{key}: {context[key]}")
+    facts = _failure_facts(context) if context else ["the judge could not run it (a sandbox error)"]
     failure = "\n".join(facts)
     if len(failure) > max_chars:
         failure = failure[: max_chars - 15] + " [truncated]"
@@ -144,3 +131,14 @@ def repair_prompt(problem: Problem, code: str, context: dict, max_chars: int = 6
         f"{problem.title}\n\n{problem.statement}\n\nThis program failed:\n```python\n{code.strip()}\n```\n"
         f"Failure:\n{failure}\n\nWrite a corrected, efficient program in a ```python code block."
     )
+
+
+def _failure_facts(context: FailureContext) -> list[str]:
+    facts = [f"verdict {context.verdict} on a tier-{context.tier} test ({context.input_len} input characters)"]
+    if context.time_limit_s is not None:
+        limits = (
+            f"CPU {context.cpu_s}s of {context.time_limit_s}s; memory {context.mem_mb} of {context.memory_limit_mb} MB"
+        )
+        facts.append(limits)
+    facts += [f"{key}: {text}" for key, text in (("diff", context.diff), ("stderr", context.stderr)) if text]
+    return facts

@@ -12,14 +12,14 @@ import time
 from dataclasses import dataclass, replace
 
 from backend.alpha import AlphaSwitch, PointKind, alpha_kind, alpha_label
-from backend.grading.judge import JudgeResult, JudgeTest, Program, judge_setup
+from backend.grading.judge import JudgeTest, Program, judge_setup
 from backend.grading.pool import JudgeJob
 from backend.hub import checkpoint_label
 from backend.merge import checkpoints
 from backend.merge.cache import register_live_switch, register_merged
 from backend.merge.checkpoints import ensure_registered
 from backend.merge.spec import MergeSpec
-from backend.records import Evaluation, Job, Problem, Sample, Test
+from backend.records import Evaluation, Job, Problem, Sample, SampleKey, Test
 from backend.rollout.prompts import resolve_prompt_format
 from backend.rollout.run import Batch, batch_sampling, conversations, missing_batches, select_problems, store_batch
 from backend.rollout.settings import SettingLimits
@@ -238,26 +238,17 @@ def _queue_judging(store, executor, exp, point, judge_inputs, spec, progress) ->
     for s in todo:
         tests, limits, checker, func = judge_inputs[s.problem_id]
         program = Program(s.code) if s.code else None
-        jobs.append(JudgeJob((point.checkpoint_id, s.problem_id, s.sample_idx), program, tests, limits, checker, func,
-                             backend=spec.backend, format_reason=s.extract_error or ""))  # fmt: skip
+        key = SampleKey(point.checkpoint_id, s.problem_id, s.sample_idx)
+        reason = s.extract_error or ""
+        jobs.append(JudgeJob(key, program, tests, limits, checker, func, backend=spec.backend, format_reason=reason))
     executor.submit_judging(jobs)
 
 
 def _drain(store, executor, exp, progress, block: bool) -> None:
     results = executor.collect(block=block)
     if results:
-        store.put([to_evaluation(exp, key, r) for key, r in results], replace=False)
+        store.put([r.evaluation(exp, key) for key, r in results], replace=False)
         progress.advance("judge", len(results))
-
-
-def to_evaluation(exp: str, key: tuple, r: JudgeResult) -> Evaluation:
-    ckpt, problem, idx = key
-    return Evaluation(
-        experiment_id=exp, checkpoint_id=ckpt, problem_id=problem, sample_idx=idx, outcome=r.outcome, verdict=r.verdict,
-        first_failing_test=r.first_failing_test, first_failing_tier=r.first_failing_tier,
-        highest_tier_passed=r.highest_tier_passed, cpu_s=r.cpu_s, mem_mb=r.mem_mb, accounting=r.accounting, rewards=r.rewards,
-        test_results=[{**t.to_dict(), "detail": t.detail if t.index == r.first_failing_test else t.detail[:300]} for t in r.tests] + ([{"format_reason": r.extra["reason"]}] if "reason" in r.extra else []),
-    )  # fmt: skip
 
 
 def _judge_inputs(store: Store, problem: Problem, spec) -> tuple:

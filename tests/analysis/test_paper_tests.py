@@ -13,6 +13,7 @@ from backend.analysis.frontier import format_causes
 from backend.analysis.recovery import recovery
 from backend.analysis.trend import trend
 from backend.records import Checkpoint, Evaluation, Experiment, Problem, Sample
+from backend.store_queries import SampleFilter
 
 
 def outcomes(counts: dict[str, tuple[int, int, int]], alphas: dict[str, float | None], problems: int = 20) -> Outcomes:
@@ -124,7 +125,7 @@ def test_format_causes_and_lengths_match_direct_counts(store, judged, db_path, c
 def test_opt_min_tier_counts_tiny_input_time_outs_as_correctness_failures(store, judged):
     _, evals = judged
     for tier, moved in ((None, set()), (3, {2}), (6, {2, 5})):
-        counts = store.outcome_counts("exp-f", opt_min_tier=tier)
+        counts = store.outcome_counts("exp-f", SampleFilter(opt_min_tier=tier))
         for row in counts.to_dicts():
             mine = [e for e in evals if (e.checkpoint_id, e.problem_id) == (row["checkpoint_id"], row["problem_id"])]
             opt = [e for e in mine if e.outcome == "optimization_failure"]

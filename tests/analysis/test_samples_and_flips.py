@@ -5,13 +5,13 @@ import numpy as np
 
 from backend.analysis.churn import flipping_problems
 from backend.analysis.frame import Outcomes
-from backend.analysis.samples import code_diff, first_failure_line, ladder, prose
+from backend.analysis.samples import code_diff, first_failure, first_failure_line, ladder, prose
+from backend.records import TestResult
 
 RESULTS = [
-    {"index": 2, "input_len": 900, "tier": 3, "verdict": None, "cpu_s": 0.0, "mem_mb": 0.0},
-    {"index": 0, "input_len": 3, "tier": 1, "verdict": "AC", "cpu_s": 0.01, "mem_mb": 9.0},
-    {"index": 1, "input_len": 50, "tier": 2, "verdict": "TLE", "cpu_s": 2.104, "mem_mb": 9.0},
-    {"format_reason": "ignored: not a test"},
+    TestResult(index=2, input_len=900, tier=3, verdict=None),
+    TestResult(index=0, input_len=3, tier=1, verdict="AC", cpu_s=0.01, mem_mb=9.0),
+    TestResult(index=1, input_len=50, tier=2, verdict="TLE", cpu_s=2.104, mem_mb=9.0, detail="killed at 2 s"),
 ]
 
 
@@ -23,6 +23,7 @@ def test_ladder_in_ascending_input_length_with_unrun_tests_named():
         (2, 900, "not run"),
     ]
     assert rows[2]["CPU s"] is None  # no time for a test that never ran
+    assert first_failure(RESULTS).detail == "killed at 2 s"
 
 
 def test_first_failing_test_line():

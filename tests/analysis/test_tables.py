@@ -15,6 +15,7 @@ from backend.analysis.ensembles import (
 from backend.analysis.frame import CLASSES, to_outcomes
 from backend.analysis.frontier import frontier_table
 from backend.errors import UserError
+from backend.store_queries import SampleFilter
 from tests.analysis.conftest import fill_experiment
 from tests.conftest import run_cli
 
@@ -65,7 +66,7 @@ def test_bootstrap_ci_shrinks_with_more_problems(store, synthetic_outcomes):
 def test_filters_reach_the_query(store, synthetic_outcomes):
     outcomes, alphas = synthetic_outcomes
     fill_experiment(store, outcomes, alphas, difficulty={"p00": "hard", "p01": "hard"})
-    assert set(store.outcome_counts("exp-a", difficulty="hard")["problem_id"]) == {"p00", "p01"}
+    assert set(store.outcome_counts("exp-a", SampleFilter(difficulty="hard"))["problem_id"]) == {"p00", "p01"}
     with pytest.raises(UserError, match="no judged samples"):
         to_outcomes(store.outcome_counts("nope"))
 

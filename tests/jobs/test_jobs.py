@@ -8,7 +8,7 @@ import pytest
 
 from backend.errors import UserError
 from backend.jobs import runner
-from backend.records import Checkpoint, Evaluation, Job, Sample
+from backend.records import Checkpoint, Evaluation, Job, Sample, Test
 from backend.store import Store
 from backend.sweep.spec import SweepSpec, parse_alpha_grid, validate_spec
 from tests.conftest import run_cli, wait_until
@@ -71,6 +71,9 @@ def test_sweep_end_to_end_fills_the_database(jobs_db, endpoints):
         assert (e.outcome == "format_failure") == (s.code is None)  # a random model mostly fails to format
         # a program that ran says how it was measured; a format failure ran nothing
         assert e.accounting == (None if s.code is None else cgroup_accounting())
+        assert e.format_reason == s.extract_error  # its own column, set for a format failure only
+        tests = 0 if s.code is None else jobs_db.count(Test, {"problem_id": e.problem_id})
+        assert e.rewards is not None and [t.index for t in e.test_results] == list(range(tests))
     assert job.progress["judge"]["done"] == job.progress["judge"]["total"] == 12
 
 

@@ -57,7 +57,8 @@ def test_lab_experiment_without_a_manifest_is_none(store, tmp_path):
 def test_reward_disagreement_from_step_metrics_counts_the_rollouts_two_rewards_score_apart():
     """Each rollout judged on tests of tiers 1-5 passing or failing at random; the steps' logged
     summaries (RewardStats, what the trainer stores) against a direct count over the rollouts."""
-    from backend.grading.verdicts import TestResult, rewards
+    from backend.grading.verdicts import reward_value, rewards
+    from backend.records import TestResult
     from backend.rl.rewards import RewardStats
 
     rng = np.random.default_rng(0)
@@ -70,11 +71,11 @@ def test_reward_disagreement_from_step_metrics_counts_the_rollouts_two_rewards_s
                 TestResult(i, 2 * 10 ** (t - 1), t, "WA" if t >= fail_from else "AC") for i, t in enumerate(range(1, 6))
             ]
             r = rewards(tests)
-            stats.outcomes.append("correct" if r["R_inf"] else "correctness_failure")
-            stats.tier_passed.append({k: r[k] for k in ("R_1", "R_3", "R_5", "R_inf")})
+            stats.outcomes.append("correct" if r.R_inf else "correctness_failure")
+            stats.tier_passed.append({k: reward_value(r, k) for k in ("R_1", "R_3", "R_5", "R_inf")})
             scored.append(r)
         steps.append(stats.summary())
     for a, b in (("R_3", "R_inf"), ("R_1", "R_5"), ("R_inf", "R_3")):
-        direct = sum(r[a] != r[b] for r in scored) / len(scored)
+        direct = sum(reward_value(r, a) != reward_value(r, b) for r in scored) / len(scored)
         assert 0.1 < direct < 0.9
         assert reward_disagreement(steps, a, b) == pytest.approx(direct)

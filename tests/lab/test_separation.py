@@ -9,11 +9,10 @@ import random
 import pytest
 
 from backend.errors import UserError
-from backend.grading.verdicts import TestResult
 from backend.lab.problems import lab_problems, store_lab_problems, with_limits
 from backend.lab.recipe import LabRecipe
 from backend.lab.separation import FLOOR_S, Programs, first_failing_tier, limit_from, pays, separation, told_apart
-from backend.records import Problem, Test, tier_of
+from backend.records import Problem, Test, TestResult, tier_of
 from backend.store import Store
 from tests.conftest import run_cli
 

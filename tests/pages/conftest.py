@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from backend.records import Checkpoint, Evaluation, Experiment, Problem, Sample, Test
+from backend.records import Checkpoint, Evaluation, Experiment, Problem, Sample, Test, TestResult
 from tests.pages.browser import cold_server, lab_server, page, server  # noqa: F401  (fixtures)
 
 
@@ -46,8 +46,8 @@ def populated(store):
                 }[outcome]
                 evals.append(Evaluation(experiment_id="exp-dash", checkpoint_id=c, problem_id=f"t/p{i}", sample_idx=k,
                                         outcome=outcome, verdict=verdict,
-                                        test_results=[{"index": 0, "input_len": 2, "tier": 1, "verdict": verdict,
-                                                       "cpu_s": 0.01, "wall_s": 0.01, "mem_mb": 9.0}]))  # fmt: skip
+                                        test_results=[TestResult(0, 2, 1, verdict, cpu_s=0.01, wall_s=0.01,
+                                                                 mem_mb=9.0)]))  # fmt: skip
     store.put(samples)
     store.put(evals)
     return store

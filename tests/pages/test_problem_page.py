@@ -3,7 +3,7 @@ it measures, and the first failing test's input is shown (2 kB) and offered whol
 
 import pytest
 
-from backend.records import Checkpoint, Evaluation, Experiment, Problem, Sample, Test
+from backend.records import Checkpoint, Evaluation, Experiment, Problem, Sample, Test, TestResult
 from dashboard.samples import INPUT_SHOWN, MEMORY
 from tests.pages.test_apptest import app
 
@@ -22,9 +22,9 @@ def judged(store):
     store.put([Problem(id="t/p", bench="t", title="P", statement="S", time_limit_s=1.0, memory_limit_mb=256)])
     store.put([Test(problem_id="t/p", idx=i, input=text, output="1\n", input_len=len(text), tier=1 + i)
                for i, text in enumerate(["1\n", LONG, "2\n" * 5000])])  # fmt: skip
-    results = [{"index": 0, "input_len": 2, "tier": 1, "verdict": "AC", "cpu_s": 0.01, "mem_mb": 0.75},
-               {"index": 1, "input_len": len(LONG), "tier": 2, "verdict": "WA", "cpu_s": 0.02, "mem_mb": 1.5},
-               {"index": 2, "input_len": 10000, "tier": 3}]  # fmt: skip
+    results = [TestResult(0, 2, 1, "AC", cpu_s=0.01, mem_mb=0.75),
+               TestResult(1, len(LONG), 2, "WA", cpu_s=0.02, mem_mb=1.5),
+               TestResult(2, 10000, 3, None)]  # fmt: skip
     for c in ("m0", "m1"):
         store.put([Sample(experiment_id="exp-p", checkpoint_id=c, problem_id="t/p", sample_idx=0, setting="reasoning",
                           completion="```python\nprint(1)\n```", code="print(1)\n")])  # fmt: skip

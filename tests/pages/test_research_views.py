@@ -2,12 +2,13 @@
 compared across α, experiments overlaid, fitted scatter axes (issue #27)."""
 
 import re
+from dataclasses import replace
 from urllib.parse import parse_qs, urlparse
 
 import pytest
 from playwright.sync_api import expect
 
-from backend.records import Evaluation, Sample
+from backend.records import Evaluation, Sample, TestResult
 from tests.pages.browser import serve, shoot, wait_plots
 
 pytestmark = pytest.mark.browser
@@ -91,18 +92,16 @@ def add_compared_samples(store) -> None:
                completion="```python\nprint(input())\n```", code="print(input())\n"),
     ])  # fmt: skip
     ladder = [
-        {"index": 2, "input_len": 900, "tier": 3, "verdict": None, "cpu_s": 0.0, "wall_s": 0.0, "mem_mb": 0.0,
-         "detail": ""},
-        {"index": 0, "input_len": 3, "tier": 1, "verdict": "AC", "cpu_s": 0.01, "wall_s": 0.01, "mem_mb": 9.0,
-         "detail": ""},
-        {"index": 1, "input_len": 50, "tier": 2, "verdict": "TLE", "cpu_s": 2.104, "wall_s": 6.2, "mem_mb": 9.0,
-         "detail": "Traceback (most recent call last):\n  File \"main.py\", line 1\nKeyboardInterrupt"},
+        TestResult(2, 900, 3, None),
+        TestResult(0, 3, 1, "AC", cpu_s=0.01, wall_s=0.01, mem_mb=9.0),
+        TestResult(1, 50, 2, "TLE", cpu_s=2.104, wall_s=6.2, mem_mb=9.0,
+                   detail="Traceback (most recent call last):\n  File \"main.py\", line 1\nKeyboardInterrupt"),
     ]  # fmt: skip
     store.put([
         Evaluation(experiment_id="exp-dash", checkpoint_id="m0.5", problem_id="t/p0", sample_idx=0,
                    outcome="optimization_failure", verdict="TLE", test_results=ladder),
         Evaluation(experiment_id="exp-dash", checkpoint_id="m1", problem_id="t/p0", sample_idx=0, outcome="correct",
-                   verdict="AC", test_results=[{**t, "verdict": "AC", "cpu_s": 0.01} for t in ladder]),
+                   verdict="AC", test_results=[replace(t, verdict="AC", cpu_s=0.01) for t in ladder]),
     ])  # fmt: skip
 
 

@@ -5,7 +5,7 @@ import torch
 from safetensors.torch import load_file
 
 from backend.errors import UserError
-from backend.grading.judge import JudgeTest
+from backend.grading.judge import FailureContext, JudgeTest
 from backend.records import Checkpoint, Experiment, Metric, Problem, Test
 from backend.rl.rewards import RepairPool, SandboxReward, parse_reward, repair_prompt
 from backend.rl.spec import RLSpec
@@ -46,8 +46,8 @@ def test_reward_names_are_checked():
 
 
 def test_repair_prompt_holds_the_truncated_failure_context():
-    ctx = {"tier": 5, "input_len": 40000, "verdict": "TLE", "cpu_s": 2.01, "time_limit_s": 2.0, "mem_mb": 30.0,
-           "memory_limit_mb": 256, "diff": "line 1: expected '3', got '4' " * 100}  # fmt: skip
+    ctx = FailureContext("TLE", tier=5, input_len=40000, cpu_s=2.01, time_limit_s=2.0, mem_mb=30.0,
+                         memory_limit_mb=256, diff="line 1: expected '3', got '4' " * 100)  # fmt: skip
     prompt = repair_prompt(PROBLEM, "print(4)", ctx, max_chars=200)
     assert "verdict TLE on a tier-5 test (40000 input characters)" in prompt
     assert "CPU 2.01s of 2.0s; memory 30.0 of 256 MB" in prompt

@@ -61,8 +61,8 @@ def test_rewards_follow_tiers(run):
     tests = [JudgeTest("x" * n + "\n", "ok\n") for n in (3, 30, 300, 3000)]  # input_len 4, 31, 301, 3001
     result = run("s = input()\nprint('ok' if len(s) < 1000 else 'slow')", tests, run_all=True)
     r = result.rewards
-    assert (r["R_1"], r["R_2"], r["R_3"], r["R_4"], r["R_inf"]) == (1.0, 1.0, 1.0, 0.0, 0.0)
-    assert r["partial_continuous"] == 0.75 and r["partial_discrete"] == 0.75
+    assert (r.R_1, r.R_2, r.R_3, r.R_4, r.R_inf) == (1.0, 1.0, 1.0, 0.0, 0.0)
+    assert r.partial_continuous == 0.75 and r.partial_discrete == 0.75
     assert result.highest_tier_passed == 3
 
 
@@ -134,6 +134,6 @@ def test_sleeping_program_hits_the_wall_backstop(run):
 def test_failure_context_for_repair(run):
     result = run("print(4)")
     ctx = result.failure_context
-    assert ctx["verdict"] == "WA" and ctx["tier"] == 1 and ctx["input_len"] == 4
-    assert "expected '3', got '4'" in ctx["diff"]
-    assert ctx["time_limit_s"] == 1.0
+    assert ctx.verdict == "WA" and ctx.tier == 1 and ctx.input_len == 4
+    assert "expected '3', got '4'" in ctx.diff
+    assert ctx.time_limit_s == 1.0

@@ -5,8 +5,8 @@ import pytest
 from backend.errors import UserError
 from backend.grading.judge import JudgeTest, Program, judge
 from backend.grading.pool import JudgeJob, judge_many
-from backend.grading.verdicts import REWARD_NAMES, TestResult, outcome_of, rewards
-from backend.records import Problem, Test
+from backend.grading.verdicts import REWARD_NAMES, outcome_of, reward_value, rewards
+from backend.records import Problem, Test, TestResult
 from backend.sandbox.backends import open_session
 from tests.conftest import run_cli
 
@@ -35,7 +35,8 @@ def test_pool_streams_every_job_with_its_key():
     assert {got[("ok", i)].verdict for i in range(4)} == {"AC"}
     assert {got[("wrong", i)].verdict for i in range(4)} == {"WA"}
     assert got[("format", 0)].outcome == "format_failure"
-    assert all(v == 0.0 for v in got[("format", 0)].rewards.values())
+    assert got[("format", 0)].format_reason == "no code block"
+    assert all(reward_value(got[("format", 0)].rewards, name) == 0.0 for name in REWARD_NAMES)
 
 
 @pytest.mark.parametrize(
@@ -55,9 +56,9 @@ def test_rewards_at_every_tier_boundary():
         results = [TestResult(i, n, len(str(n)), "AC" if i != failing else "WA") for i, n in enumerate(lengths)]
         r = rewards(results)
         for k in range(1, 7):
-            assert r[f"R_{k}"] == float(lengths[failing] >= 10**k), (failing, k)
-        assert r["R_inf"] == 0.0
-    assert set(rewards([TestResult(0, 1, 1, "AC")])) == set(REWARD_NAMES)
+            assert reward_value(r, f"R_{k}") == float(lengths[failing] >= 10**k), (failing, k)
+        assert r.R_inf == 0.0
+    assert REWARD_NAMES == ("R_1", "R_2", "R_3", "R_4", "R_5", "R_6", "R_inf", "partial_discrete", "partial_continuous")
 
 
 def test_cli_json_contract(tmp_path):
