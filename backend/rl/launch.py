@@ -47,6 +47,7 @@ class Plan:
     server_argv: list[str] | None = None
     server_env: dict[str, str] | None = None
     server_url: str | None = None
+    group_port: int | None = None  # TRL's weight-sync group (vllm_group_port): this job's own, not TRL's fixed 51216
 
 
 def check_devices(spec: RLSpec, gpus: list[str] | None = None) -> list[str]:
@@ -82,7 +83,7 @@ def accelerate_config(spec: RLSpec, processes: int, bf16: bool) -> dict:
 
 
 def plan(spec: RLSpec, task_file: Path, gpus: list[str], main_port: int, server_port: int,
-         config_file: Path | None = None) -> Plan:  # fmt: skip
+         config_file: Path | None = None, group_port: int | None = None) -> Plan:  # fmt: skip
     """accelerate's launch over the training GPUs with the run's config (written to config_file,
     by default beside the task file) and, in server mode, `trl vllm-serve` on the first."""
     import yaml
@@ -101,7 +102,7 @@ def plan(spec: RLSpec, task_file: Path, gpus: list[str], main_port: int, server_
     # 127.0.0.1: the server runs whatever its callers send; only this node's trainers talk to it
     serve = [sys.executable, "-m", "trl.scripts.vllm_serve", "--model", spec.base, "--host", "127.0.0.1",
              "--port", str(server_port), "--tensor_parallel_size", "1"]  # fmt: skip
-    return Plan(train, env, serve, {"CUDA_VISIBLE_DEVICES": gpus[0]}, f"http://127.0.0.1:{server_port}")
+    return Plan(train, env, serve, {"CUDA_VISIBLE_DEVICES": gpus[0]}, f"http://127.0.0.1:{server_port}", group_port)
 
 
 def run_launched(store: Store, task: Task, exp: str, job=None) -> None:
@@ -119,15 +120,16 @@ def run_launched(store: Store, task: Task, exp: str, job=None) -> None:
         log = store.get(Job, job.job_id).log_path
         if log and Path(log).parent.is_dir():  # a Ray task on another node has no such folder
             config_file = Path(log).with_suffix(".accelerate.yaml")
-    the_plan = plan(spec, out / TASK, gpus, free_port(), free_port(), config_file)
+    # every port this job's own: two server-mode jobs on one node never meet on TRL's defaults
+    the_plan = plan(spec, out / TASK, gpus, free_port(), free_port(), config_file, free_port())
     print(f"accelerate config: {the_plan.train_argv[the_plan.train_argv.index('--config_file') + 1]}", flush=True)
-    write_task(out / TASK, task, the_plan.server_url)
+    write_task(out / TASK, task, the_plan.server_url, the_plan.group_port)
     drive(store, spec, exp, the_plan, job)
 
 
-def write_task(path: Path, task: Task, server_url: str | None) -> None:
+def write_task(path: Path, task: Task, server_url: str | None, group_port: int | None = None) -> None:
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(pickle.dumps({"task": task, "server_url": server_url}))
+    tmp.write_bytes(pickle.dumps({"task": task, "server_url": server_url, "group_port": group_port}))
     os.replace(tmp, path)
 
 
