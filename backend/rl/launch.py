@@ -34,6 +34,7 @@ from backend.store import Store
 ROOT = Path(__file__).resolve().parents[2]  # the repository: `-m backend.rl.worker` resolves from here
 
 METRICS = "metrics.jsonl"  # rank 0's lines: {"step": N, "values": {...}}, then {"final": N} after saving final
+# (or {"stopped": LINE} when the disk guard stopped the run before a save)
 TASK = ".task.pkl"  # the training task the launched processes read (written by the driver)
 SERVER_START_S = 900.0  # vLLM loads the model and captures CUDA graphs before /health answers
 
@@ -161,6 +162,8 @@ def drive(store: Store, spec: RLSpec, exp: str, the_plan: Plan, job=None, poll_s
             if server and server.poll() is not None:
                 raise RuntimeError(f"the vLLM server exited with status {server.returncode}; see the job's log")
             time.sleep(poll_s)
+        if metrics.stopped:
+            raise UserError(metrics.stopped)
         if trainer.returncode:
             raise RuntimeError(f"accelerate launch exited with status {trainer.returncode}; see the job's log")
         if metrics.final is None:
@@ -203,6 +206,7 @@ class MetricsTail:
         self.path, self.offset = path, 0
         self.step: int | None = None
         self.final: int | None = None
+        self.stopped: str | None = None
 
     def read(self) -> list[tuple[int, dict[str, float]]]:
         try:
@@ -218,6 +222,8 @@ class MetricsTail:
             entry = json.loads(line)
             if "final" in entry:
                 self.final = entry["final"]
+            elif "stopped" in entry:  # the disk guard's line (backend/rl/checkpoints.py)
+                self.stopped = entry["stopped"]
             else:
                 steps.append((entry["step"], entry["values"]))
                 self.step = entry["step"]

@@ -12,6 +12,7 @@ import pickle
 import sys
 from pathlib import Path
 
+from backend.errors import UserError
 from backend.rl.launch import METRICS
 from backend.rl.rewards import SandboxReward
 from backend.rl.task import vllm_options
@@ -38,7 +39,12 @@ def main(task_file: str) -> None:
 
     trainer = grpo_trainer(task, [reward], vllm_options(spec, server_url, loaded.get("group_port")), use_cpu=False, progress=False,
                            callbacks=[ToFile()])  # fmt: skip
-    step = train(trainer, spec)
+    try:
+        step = train(trainer, spec)
+    except UserError as stopped:  # the disk guard: its line reaches the driver, which raises it
+        if trainer.is_world_process_zero():
+            append({"stopped": str(stopped)})
+        raise SystemExit(2) from None
     trainer.accelerator.wait_for_everyone()  # final fully saved before the driver is told
     if trainer.is_world_process_zero():
         append({"final": step})

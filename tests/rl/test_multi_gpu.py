@@ -225,6 +225,9 @@ def test_the_metrics_tail_reads_whole_lines_only(tmp_path):
         f.write('ues": {"loss": 0.25}}\n{"final": 2}\n')
     assert tail.read() == [(2, {"loss": 0.25})] and (tail.step, tail.final) == (2, 2)
     assert tail.read() == []
+    with path.open("a") as f:  # the disk guard's line, for the driver to raise
+        f.write('{"stopped": "stopped before saving: ..."}\n')
+    assert tail.read() == [] and tail.stopped == "stopped before saving: ..."
 
 
 HEALTHY_SERVER = """
