@@ -5,8 +5,9 @@ A checkpoint or the merge cache named by a path is read (and the cache written) 
 places a task; a path that only the driver's machine holds fails deep inside a task
 (`FileNotFoundError` in a RayTaskError) or, worse, finds another folder at the same path. So every
 alive node is asked, with a task pinned to it, what it sees at each path: a checkpoint's file
-names and sizes, and for the writable cache a token the driver has just written. A hub name
-(org/name) is no path and each node resolves it through the hub itself.
+names and sizes, and for the writable cache a token the driver has just written. A hub
+checkpoint (org/name) reaches here as the driver's snapshot folder (hub.resolve_checkpoint runs on
+the driver), so the hub cache must be shared as well.
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ def seen_here(paths: list[str]) -> dict[str, list | None]:
 
 def require_shared(ray, checkpoints: list[str], writable: list[str]) -> None:
     """Refuse, in one line, a job whose folders some alive node does not see as the driver does.
-    `checkpoints`: folders read (hub names are skipped); `writable`: folders every node writes."""
+    `checkpoints`: folders read (a name that is no folder here is skipped); `writable`: folders
+    every node writes."""
     paths, tokens = [p for p in checkpoints if os.path.isdir(p)], {}
     for folder in writable:  # the cache's own files come and go while jobs run: a token of this job's
         token = Path(folder) / f"{TOKEN_PREFIX}{secrets.token_hex(8)}"
@@ -71,5 +73,5 @@ def _compare(ray, paths: list[str], tokens: dict[str, str]) -> None:
                 raise UserError(
                     f"{tokens.get(path, path)} is not the same folder on Ray node {node['NodeManagerAddress']} "
                     f"({node['NodeID'][:8]}) as on this machine; put it on a filesystem every node mounts "
-                    "at the same path, or name the checkpoint by its hub id"
+                    "at the same path (for a hub checkpoint: the hub cache, HF_HOME)"
                 )
