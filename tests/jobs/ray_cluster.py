@@ -72,14 +72,17 @@ def worker_node(address: str, temp: str, hide: list[str], cpus: int = 2, timeout
 
 
 @contextlib.contextmanager
-def loopback_cluster(cpus: int = 2, timeout: float = 180.0, env: dict | None = None) -> Iterator[tuple[str, str]]:
+def loopback_cluster(cpus: int = 2, timeout: float = 180.0, env: dict | None = None,
+                     client_port: int | None = None) -> Iterator[tuple[str, str]]:  # fmt: skip
     """(address HOST:PORT, temp dir) of a running cluster whose every node is 127.0.0.1; `env`:
-    the environment `ray start` runs in (this process's by default)."""
+    the environment `ray start` runs in (this process's by default); `client_port`: the Ray Client
+    server's port (a free one by default, never Ray's fixed 10001 that another cluster may hold)."""
     temp = tempfile.mkdtemp(prefix="ray-", dir="/tmp")  # short: Ray's unix sockets live under it
     port = free_port()
     env = (env or dict(os.environ)) | {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_TMPDIR": temp}  # loopback
     argv = [RAY, "start", "--head", "--block", "--node-ip-address", "127.0.0.1", "--port", str(port),
-            "--temp-dir", temp, "--num-cpus", str(cpus), "--include-dashboard", "false", "--disable-usage-stats"]  # fmt: skip
+            "--temp-dir", temp, "--num-cpus", str(cpus), "--include-dashboard", "false", "--disable-usage-stats",
+            "--ray-client-server-port", str(client_port or free_port())]  # fmt: skip
     log = open(Path(temp) / "ray-start.log", "w")  # noqa: SIM115 (closed at teardown)
     proc = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     address = f"127.0.0.1:{port}"

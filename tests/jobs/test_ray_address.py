@@ -58,6 +58,27 @@ def test_RAY_ADDRESS_of_a_live_loopback_head_is_where_the_sweep_runs(driver, end
         assert len(jobs_db.select(Sample, {"experiment_id": job.experiment_id})) == 1 * 2 * 2
 
 
+CLIENT = """
+import sys, ray
+from backend.sweep.executors import connect_ray
+connect_ray(None)  # RAY_ADDRESS=ray://HOST:PORT, as Ray Client reads it
+print("joined", ray.util.client.ray.is_connected(), ray.cluster_resources().get("CPU"))
+"""
+
+
+def test_a_ray_client_address_in_RAY_ADDRESS_is_joined_through_ray_client(tmp_path):
+    """In a process of its own: a Ray Client connection is process-wide."""
+    from tests.jobs.ray_cluster import free_port
+
+    client = free_port()
+    with loopback_cluster(client_port=client):
+        env = os.environ | {"RAY_ADDRESS": f"ray://127.0.0.1:{client}", "PYTHONPATH": str(ROOT)}
+        done = subprocess.run([sys.executable, "-c", CLIENT], env=env, cwd=tmp_path, capture_output=True, text=True,
+                              timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().splitlines()[-1] == "joined True 2.0"  # a Ray Client session, the head's CPUs
+
+
 def installed_backend() -> Path:
     """Where a Python without this checkout on its path imports `backend` from (the venv may hold
     an editable install of another checkout): a node that must not import the project hides it."""
