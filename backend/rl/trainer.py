@@ -103,7 +103,7 @@ def grpo_trainer(task: Task, reward_funcs: list, vllm: dict, use_cpu: bool, prog
         output_dir=spec.output_dir, max_steps=spec.steps, num_generations=spec.num_generations,
         per_device_train_batch_size=spec.per_device_train_batch_size, max_completion_length=spec.max_completion_length,
         learning_rate=spec.learning_rate, beta=spec.beta, loss_type=spec.loss_type, temperature=spec.temperature,
-        save_steps=spec.save_steps, save_total_limit=spec.keep_checkpoints, seed=spec.seed, logging_steps=1, report_to="none",
+        save_steps=spec.save_steps, save_total_limit=spec.keep_checkpoints or None, seed=spec.seed, logging_steps=1, report_to="none",
         use_cpu=use_cpu, disable_tqdm=not progress, model_init_kwargs={"dtype": dtype},
     )  # fmt: skip
     trainer_class = checkpoints.without_second_copy(GRPOTrainer)

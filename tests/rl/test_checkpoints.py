@@ -146,3 +146,13 @@ def test_two_gloo_processes_skip_the_save_together_when_one_disk_is_short(tmp_pa
     answers = [p.communicate(timeout=180) for p in ranks]
     assert all(p.returncode == 0 for p in ranks), [err[-2000:] for _, err in answers]
     assert [out.split() for out, _ in answers] == [["0", "1"], ["1", "1"]]  # own answer, then the pair's
+
+
+def test_a_run_stored_before_keep_checkpoints_existed_keeps_every_checkpoint_on_resume():
+    from backend.rl.spec import RLSpec
+    from backend.sweep.spec import stored_spec
+
+    old = {"base": "b", "output_dir": "o", "steps": 10}  # a spec as stored before the field
+    assert RLSpec(**stored_spec("rl", old)).keep_checkpoints == 0  # 0: TRL's save_total_limit None, no rotation
+    assert RLSpec(**stored_spec("rl", old | {"keep_checkpoints": 3})).keep_checkpoints == 3
+    assert RLSpec(base="b", output_dir="o").keep_checkpoints == 2  # a new run
