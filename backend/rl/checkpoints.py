@@ -69,6 +69,18 @@ def prune_resume_state(output_dir: Path) -> list[Path]:
     return gone
 
 
+def saved_parameters(spec) -> tuple[int, int]:
+    """(trained, saved weight) parameter counts of a checkpoint-N, read from the base checkpoint:
+    under FSDP a process's own parameters are only its shard. A LoRA checkpoint holds its adapters."""
+    from backend.rl.memory import ModelShape, lora_params
+
+    shape = ModelShape.of(spec.base)
+    if spec.lora:
+        adapters = lora_params(shape, spec.lora_rank)
+        return adapters, adapters
+    return shape.params, shape.params
+
+
 def stopped_for_space(trainer) -> str | None:
     """The DiskGuard's line when it stopped the run, else None."""
     return next((cb.reason for cb in trainer.callback_handler.callbacks if getattr(cb, "reason", None)), None)
@@ -86,13 +98,13 @@ def callbacks(spec) -> list:
         answers are combined so that all ranks skip the save together (the save is collective)."""
 
         reason: str | None = None  # the line train() raises
+        counts: tuple[int, int] | None = None
 
-        def on_step_end(self, args, state, control, model=None, **kw):
+        def on_step_end(self, args, state, control, **kw):
             if not control.should_save:
                 return
-            trainable = sum(p.numel() for p in model.parameters() if p.requires_grad) if model is not None else 0
-            weights = sum(p.numel() for p in model.parameters()) if model is not None else 0
-            line = short_of_space(output_dir, trainable, weights)
+            self.counts = self.counts or saved_parameters(spec)  # once: the base's safetensors headers
+            line = short_of_space(output_dir, *self.counts)
             if _any_rank(line is not None):
                 self.reason = line or "another training process found its disk too full to save"
                 control.should_save = False
