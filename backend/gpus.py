@@ -20,6 +20,7 @@ from pathlib import Path
 from backend.errors import UserError
 
 VISIBLE = "CUDA_VISIBLE_DEVICES"
+ALL_FREE = -1  # a count: every GPU of the node that no local job holds (at least one)
 
 
 def node_gpus() -> list[str]:
@@ -54,18 +55,20 @@ class Lease:
 
 def lease_gpus(folder: Path, count: int, wait: bool, label: str = "", pool: list[str] | None = None,
                poll_s: float = 2.0) -> Lease:  # fmt: skip
-    """Take `count` free GPUs of the node's pool and export them as CUDA_VISIBLE_DEVICES; a pool
-    with every GPU taken waits (wait) or is refused in one line naming the holders."""
+    """Take `count` free GPUs of the node's pool (ALL_FREE: every free one) and export them as
+    CUDA_VISIBLE_DEVICES; a pool with too few free waits (wait) or is refused in one line naming
+    the holders."""
     pool = node_gpus() if pool is None else pool
-    if count > len(pool):
+    want = len(pool) if count == ALL_FREE else count
+    if want > len(pool):
         raise UserError(
             f"the job asks for {count} GPU(s) and this node offers {len(pool)} ({','.join(pool) or 'none'})"
         )
     folder.mkdir(parents=True, exist_ok=True)
     previous = os.environ.get(VISIBLE)
     while True:
-        held = _try(folder, pool, count)
-        if len(held) == count:
+        held = _try(folder, pool, want)
+        if held and (len(held) == want or count == ALL_FREE):
             for _, f in held:
                 f.seek(0)
                 f.truncate()
@@ -78,7 +81,8 @@ def lease_gpus(folder: Path, count: int, wait: bool, label: str = "", pool: list
             f.close()
         if not wait:
             raise UserError(
-                f"the job needs {count} GPU(s) and only {len(held)} of this node's {len(pool)} are free "
+                f"the job needs {count if count != ALL_FREE else 'at least 1'} GPU(s) and only {len(held)} of this node's "
+                f"{len(pool)} are free "
                 f"({holders(folder, pool)}); start it with --gpu-busy wait, or when one ends"
             )
         time.sleep(poll_s)
@@ -126,10 +130,18 @@ def _file(folder: Path, name: str) -> Path:
 
 
 def gpus_wanted(spec) -> int:
-    """GPUs a local job runs on: an RL job's `gpus` (a fraction is one GPU), a sweep's or eval's one
-    engine (tensor_parallel_size); 0 for work elsewhere (Ray places it) or on CPUs."""
+    """GPUs a job leases on this node: an RL job's `gpus` (a fraction is one GPU), a sweep's or
+    eval's one engine (tensor_parallel_size); on a local Ray cluster, which this job starts on this
+    node, its `gpus` or ALL_FREE (the pool takes every GPU no local job holds); 0 on a user's Ray
+    cluster (Ray owns its GPUs) and on CPUs."""
     if getattr(spec, "executor", "local") != "local":
-        return 0
+        from backend.sweep.ray_join import chosen_address
+
+        if chosen_address(spec.ray_address)[0]:
+            return 0
+        if spec.kind == "rl":
+            return 0 if spec.gpus == 0 else max(1, int(spec.gpus))
+        return spec.gpus or ALL_FREE
     if spec.kind == "rl":
         return 0 if spec.gpus == 0 else max(1, int(spec.gpus))
     return spec.tensor_parallel_size

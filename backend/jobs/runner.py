@@ -56,8 +56,9 @@ def _title(spec) -> str:
 
 
 def create_job(store: Store, spec, name: str | None = None, note: str | None = None) -> Job:
-    """Experiment + queued job rows for a validated spec (its checkpoint folders, prompt format and,
-    for a live vLLM switch here, device memory checked first). The stored spec names the prompt
+    """Experiment + queued job rows for a validated spec (its checkpoint folders and prompt format
+    checked first; a live vLLM switch's device memory is planned by the job itself, on its leased
+    device when its turn comes, never in this caller's process). The stored spec names the prompt
     format the job uses (auto resolved)."""
     from backend.hub import local_checkpoints, pin_checkpoints
     from backend.merge.io import CheckpointFolder
@@ -70,7 +71,6 @@ def create_job(store: Store, spec, name: str | None = None, note: str | None = N
     if local is not spec:  # the spec's rules again on the folders: a name and a copy of one content are one checkpoint
         validate_spec(type(spec), json.loads(local.model_dump_json()))
     spec = spec.model_copy(update={"prompt_format": resolve_prompt_format(spec.prompt_format, job_folders(local))})
-    _check_switch_memory(local)
     _check_gpus_free(store, spec)
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     exp_id = f"{spec.kind}-{stamp}-{uuid.uuid4().hex[:6]}"
@@ -84,19 +84,6 @@ def create_job(store: Store, spec, name: str | None = None, note: str | None = N
         )
         store.put([job], con=con)
     return job
-
-
-def _check_switch_memory(spec) -> None:
-    """A live-switch sweep that will run vLLM in this process is planned now, so a model too big
-    for the device is refused before the job starts (the engine plans again when it is built)."""
-    if spec.kind != "sweep" or not spec.live_switch or spec.executor != "local":
-        return
-    from backend.rollout.engines import uses_vllm
-
-    if uses_vllm(spec.engine):
-        from backend.merge.live_vllm import plan_switch_memory
-
-        plan_switch_memory(spec.low, spec.high, spec.switch_endpoints)
 
 
 def start(store: Store, job_id: str, detach: bool = True) -> int:
@@ -195,11 +182,19 @@ def run_training(store: Store, spec, experiment_id: str, progress) -> str:
     if spec.executor == "local":
         return run_rl(store, spec, progress=False, experiment_id=experiment_id, job=progress)
     from backend.sweep.executors import connect_ray
+    from backend.sweep.ray_join import chosen_address
+    from backend.sweep.shared_paths import require_shared
 
     ray = connect_ray(spec.ray_address)
     if ray.cluster_resources().get("GPU", 0) < spec.gpus:
         ray.shutdown()
         raise UserError(f"the Ray cluster has no node with {spec.gpus:g} GPU(s); set gpus to 0 to train on CPUs")
+    if chosen_address(spec.ray_address)[0]:  # a user's cluster: the task may land where these are not
+        try:
+            require_shared(ray, [spec.base], [spec.output_dir])
+        except UserError:
+            ray.shutdown()
+            raise
     task = ray.remote(num_gpus=spec.gpus)(_train_remote)
     try:
         return ray.get(task.remote(str(store.path), spec.model_dump(), experiment_id, progress.job_id))

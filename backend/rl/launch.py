@@ -34,6 +34,7 @@ from backend.store import Store
 ROOT = Path(__file__).resolve().parents[2]  # the repository: `-m backend.rl.worker` resolves from here
 
 METRICS = "metrics.jsonl"  # rank 0's lines: {"step": N, "values": {...}}, then {"final": N} after saving final
+# (or {"stopped": LINE} when the disk guard stopped the run before a save)
 TASK = ".task.pkl"  # the training task the launched processes read (written by the driver)
 SERVER_START_S = 900.0  # vLLM loads the model and captures CUDA graphs before /health answers
 
@@ -47,6 +48,7 @@ class Plan:
     server_argv: list[str] | None = None
     server_env: dict[str, str] | None = None
     server_url: str | None = None
+    group_port: int | None = None  # TRL's weight-sync group (vllm_group_port): this job's own, not TRL's fixed 51216
 
 
 def check_devices(spec: RLSpec, gpus: list[str] | None = None) -> list[str]:
@@ -82,7 +84,7 @@ def accelerate_config(spec: RLSpec, processes: int, bf16: bool) -> dict:
 
 
 def plan(spec: RLSpec, task_file: Path, gpus: list[str], main_port: int, server_port: int,
-         config_file: Path | None = None) -> Plan:  # fmt: skip
+         config_file: Path | None = None, group_port: int | None = None) -> Plan:  # fmt: skip
     """accelerate's launch over the training GPUs with the run's config (written to config_file,
     by default beside the task file) and, in server mode, `trl vllm-serve` on the first."""
     import yaml
@@ -101,7 +103,7 @@ def plan(spec: RLSpec, task_file: Path, gpus: list[str], main_port: int, server_
     # 127.0.0.1: the server runs whatever its callers send; only this node's trainers talk to it
     serve = [sys.executable, "-m", "trl.scripts.vllm_serve", "--model", spec.base, "--host", "127.0.0.1",
              "--port", str(server_port), "--tensor_parallel_size", "1"]  # fmt: skip
-    return Plan(train, env, serve, {"CUDA_VISIBLE_DEVICES": gpus[0]}, f"http://127.0.0.1:{server_port}")
+    return Plan(train, env, serve, {"CUDA_VISIBLE_DEVICES": gpus[0]}, f"http://127.0.0.1:{server_port}", group_port)
 
 
 def run_launched(store: Store, task: Task, exp: str, job=None) -> None:
@@ -119,15 +121,16 @@ def run_launched(store: Store, task: Task, exp: str, job=None) -> None:
         log = store.get(Job, job.job_id).log_path
         if log and Path(log).parent.is_dir():  # a Ray task on another node has no such folder
             config_file = Path(log).with_suffix(".accelerate.yaml")
-    the_plan = plan(spec, out / TASK, gpus, free_port(), free_port(), config_file)
+    # every port this job's own: two server-mode jobs on one node never meet on TRL's defaults
+    the_plan = plan(spec, out / TASK, gpus, free_port(), free_port(), config_file, free_port())
     print(f"accelerate config: {the_plan.train_argv[the_plan.train_argv.index('--config_file') + 1]}", flush=True)
-    write_task(out / TASK, task, the_plan.server_url)
+    write_task(out / TASK, task, the_plan.server_url, the_plan.group_port)
     drive(store, spec, exp, the_plan, job)
 
 
-def write_task(path: Path, task: Task, server_url: str | None) -> None:
+def write_task(path: Path, task: Task, server_url: str | None, group_port: int | None = None) -> None:
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(pickle.dumps({"task": task, "server_url": server_url}))
+    tmp.write_bytes(pickle.dumps({"task": task, "server_url": server_url, "group_port": group_port}))
     os.replace(tmp, path)
 
 
@@ -159,6 +162,8 @@ def drive(store: Store, spec: RLSpec, exp: str, the_plan: Plan, job=None, poll_s
             if server and server.poll() is not None:
                 raise RuntimeError(f"the vLLM server exited with status {server.returncode}; see the job's log")
             time.sleep(poll_s)
+        if metrics.stopped:
+            raise UserError(metrics.stopped)
         if trainer.returncode:
             raise RuntimeError(f"accelerate launch exited with status {trainer.returncode}; see the job's log")
         if metrics.final is None:
@@ -201,6 +206,7 @@ class MetricsTail:
         self.path, self.offset = path, 0
         self.step: int | None = None
         self.final: int | None = None
+        self.stopped: str | None = None
 
     def read(self) -> list[tuple[int, dict[str, float]]]:
         try:
@@ -216,6 +222,8 @@ class MetricsTail:
             entry = json.loads(line)
             if "final" in entry:
                 self.final = entry["final"]
+            elif "stopped" in entry:  # the disk guard's line (backend/rl/checkpoints.py)
+                self.stopped = entry["stopped"]
             else:
                 steps.append((entry["step"], entry["values"]))
                 self.step = entry["step"]

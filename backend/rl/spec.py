@@ -57,6 +57,9 @@ class RLSpec(ProblemSelection, PromptChoice, ExecutorChoice, SandboxChoice):
     """A checkpoint every N steps: each becomes a checkpoint row, and a killed job resumes from the last."""
     seed: int = Field(0, ge=0, le=2**31 - 1, title="Seed")
     """Training seed (data order, sampling)."""
+    keep_checkpoints: int = Field(2, ge=0, le=10_000, title="Checkpoints kept")
+    """How many checkpoint-N folders stay (TRL's save_total_limit; 0: all): an older one is deleted
+    once a newer one is whole. Only the newest keeps the optimizer state a resume needs."""
     save_dtype: Literal["float32", "base"] = Field("float32", title="Checkpoint dtype")
     """float32: checkpoints keep the optimizer's float32 master weights, so an RL update of 1e-5 per
     weight survives; base: the base checkpoint's dtype (half the bytes in bf16), and each save

@@ -24,9 +24,10 @@ if TYPE_CHECKING:  # the store (DuckDB) is the job process's; training alone run
 SURVIVAL = "update_survival.json"  # in a checkpoint folder saved in bf16: what the rounding kept
 
 
-def vllm_options(spec: RLSpec, server_url: str | None = None) -> dict:
+def vllm_options(spec: RLSpec, server_url: str | None = None, group_port: int | None = None) -> dict:
     """TRL's vLLM options, explicit: TRL's `vllm_mode` default changed between versions, and without
-    vLLM TRL would fail deep inside with an ImportError. Server mode talks to `server_url`."""
+    vLLM TRL would fail deep inside with an ImportError. Server mode talks to `server_url` and syncs
+    weights over `group_port` (TRL's fixed default 51216 would collide between two jobs on a node)."""
     if not spec.use_vllm:
         return {"use_vllm": False}
     import importlib.util
@@ -36,7 +37,8 @@ def vllm_options(spec: RLSpec, server_url: str | None = None) -> dict:
             "--use-vllm needs vLLM on a CUDA machine: build it with `make gpu-env`, or leave out --use-vllm"
         )
     if spec.vllm_mode == "server":
-        return {"use_vllm": True, "vllm_mode": "server", "vllm_server_base_url": server_url}
+        ports = {"vllm_group_port": group_port} if group_port else {}
+        return {"use_vllm": True, "vllm_mode": "server", "vllm_server_base_url": server_url, **ports}
     return {"use_vllm": True, "vllm_mode": "colocate"}  # generation inside each training process, on its GPU
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from backend.errors import UserError
 from backend.records import Experiment, Metric
 from backend.rl.rewards import RepairPool, SandboxReward
 from backend.rl.spec import RLSpec
@@ -81,6 +82,8 @@ def grpo_trainer(task: Task, reward_funcs: list, vllm: dict, use_cpu: bool, prog
     Rewards are the sandbox judge's (a list of TRL reward functions: bench/gpu_check_rl.py passes its own)."""
     from trl import GRPOConfig, GRPOTrainer
 
+    from backend.rl import checkpoints
+
     spec = task.spec
     reward = reward_funcs[0]
     if getattr(reward, "repair", False):  # a slot per problem: once failures arrive, about half are repairs
@@ -100,11 +103,12 @@ def grpo_trainer(task: Task, reward_funcs: list, vllm: dict, use_cpu: bool, prog
         output_dir=spec.output_dir, max_steps=spec.steps, num_generations=spec.num_generations,
         per_device_train_batch_size=spec.per_device_train_batch_size, max_completion_length=spec.max_completion_length,
         learning_rate=spec.learning_rate, beta=spec.beta, loss_type=spec.loss_type, temperature=spec.temperature,
-        save_steps=spec.save_steps, seed=spec.seed, logging_steps=1, report_to="none",
+        save_steps=spec.save_steps, save_total_limit=spec.keep_checkpoints or None, seed=spec.seed, logging_steps=1, report_to="none",
         use_cpu=use_cpu, disable_tqdm=not progress, model_init_kwargs={"dtype": dtype},
     )  # fmt: skip
-    return GRPOTrainer(model=spec.base, reward_funcs=reward_funcs, args=config, train_dataset=dataset,
-                       callbacks=callbacks, peft_config=lora_config(spec))  # fmt: skip
+    trainer_class = checkpoints.without_second_copy(GRPOTrainer)
+    return trainer_class(model=spec.base, reward_funcs=reward_funcs, args=config, train_dataset=dataset,
+                         callbacks=[*callbacks, *checkpoints.callbacks(spec)], peft_config=lora_config(spec))  # fmt: skip
 
 
 def lora_config(spec: RLSpec):
@@ -120,8 +124,12 @@ def lora_config(spec: RLSpec):
 def train(trainer, spec: RLSpec) -> int:
     """Train from the last complete checkpoint (if any) and save output_dir/final; returns the last step.
     A LoRA run's final is its base with the adapters merged, in float32 (a bf16 merge would round the update away)."""
+    from backend.rl.checkpoints import stopped_for_space
+
     output_dir = Path(spec.output_dir)
     trainer.train(resume_from_checkpoint=last_complete_checkpoint(output_dir))
+    if line := stopped_for_space(trainer):
+        raise UserError(line)
     final = output_dir / "final"
     if spec.lora:
         merge_lora(trainer, spec.base, final)

@@ -12,6 +12,7 @@ import pickle
 import sys
 from pathlib import Path
 
+from backend.errors import UserError
 from backend.rl.launch import METRICS
 from backend.rl.rewards import SandboxReward
 from backend.rl.task import vllm_options
@@ -36,9 +37,14 @@ def main(task_file: str) -> None:
             if state.is_world_process_zero:  # the reward summary is rank 0's share of the batch
                 append({"step": state.global_step, "values": step_values(logs, reward)})
 
-    trainer = grpo_trainer(task, [reward], vllm_options(spec, server_url), use_cpu=False, progress=False,
+    trainer = grpo_trainer(task, [reward], vllm_options(spec, server_url, loaded.get("group_port")), use_cpu=False, progress=False,
                            callbacks=[ToFile()])  # fmt: skip
-    step = train(trainer, spec)
+    try:
+        step = train(trainer, spec)
+    except UserError as stopped:  # the disk guard: its line reaches the driver, which raises it
+        if trainer.is_world_process_zero():
+            append({"stopped": str(stopped)})
+        raise SystemExit(2) from None
     trainer.accelerator.wait_for_everyone()  # final fully saved before the driver is told
     if trainer.is_world_process_zero():
         append({"final": step})

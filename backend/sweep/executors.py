@@ -3,8 +3,8 @@ results to it and never write.
 
 - local: rollouts in the driver (the model stays loaded), judging in a process pool over all cores.
 - ray:   an engine pool (backend/sweep/pool.py): one engine actor per GPU, α points handed to
-         whichever actor is free; merges and judging as CPU tasks. `ray_address` None starts a
-         local cluster that listens on 127.0.0.1 only, `auto` joins a running one.
+         whichever actor is free; merges and judging as CPU tasks. `ray_address` (else RAY_ADDRESS)
+         joins a running cluster; neither starts a local one that listens on 127.0.0.1 only.
 
 Both run a job's points through `rollout_points(points, work)`: `work` says what each point still
 lacks and stores what comes back, so resume is the same computation either way.
@@ -12,6 +12,7 @@ lacks and stores what comes back, so resume is the same computation either way.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -114,8 +115,9 @@ class LocalExecutor:
 
 
 def connect_ray(address: str | None, **init_kw):
-    """The one Ray start: join `address` (auto | HOST:PORT), or start a local cluster on every core
-    that only this machine can reach. Ray has no authentication (whoever reaches its ports runs code
+    """The one Ray start: join `address` (auto | HOST:PORT | ray://HOST:PORT), else RAY_ADDRESS
+    when exported (as ray.init reads it), else start a local cluster on every core that only this
+    machine can reach. Ray has no authentication (whoever reaches its ports runs code
     on it), and by default a new cluster listens on the machine's network interface; with Ray's
     multi-node mode off it binds every port to 127.0.0.1. `RAY_OVERRIDE_RESOURCES` (Ray's own
     variable) may declare resources, e.g. fake GPUs for tests."""
@@ -123,15 +125,18 @@ def connect_ray(address: str | None, **init_kw):
 
     if ray.is_initialized():
         return ray
-    if address:  # a running cluster, joined under Ray's address and token rules (ray_join.py)
-        from backend.sweep.ray_join import join
+    from backend.sweep.ray_join import chosen_address, join
 
-        return join(ray, address, **init_kw)
+    address, source = chosen_address(address)
+    if address:  # a running cluster, joined under Ray's address and token rules (ray_join.py)
+        return join(ray, address, source, **init_kw)
+    _only_leased_gpus()
     os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"  # the processes Ray starts read it too
     ray._private.ray_constants.ENABLE_RAY_CLUSTER = False  # read at import, which may have happened
     for attempt in (1, 2, 3):
         try:
-            ray.init(num_cpus=None if "RAY_OVERRIDE_RESOURCES" in os.environ else os.cpu_count(),
+            ray.init(address="local",  # a new cluster, never one a `ray start` of this machine recorded
+                     num_cpus=None if "RAY_OVERRIDE_RESOURCES" in os.environ else os.cpu_count(),
                      _node_ip_address="127.0.0.1", include_dashboard=False, dashboard_host="127.0.0.1",
                      log_to_driver=False, **init_kw)  # fmt: skip
             return ray
@@ -140,3 +145,17 @@ def connect_ray(address: str | None, **init_kw):
                 raise
             ray.shutdown()
     return ray
+
+
+def _only_leased_gpus() -> None:
+    """A local cluster offers only the GPUs this process may use, the job's lease
+    (CUDA_VISIBLE_DEVICES, backend/gpus.py): Ray counts those itself and hands their names to its
+    actors; a GPU count declared in RAY_OVERRIDE_RESOURCES (Ray's own variable) is cut to them,
+    as Ray refuses more GPUs than CUDA_VISIBLE_DEVICES lists."""
+    listed, declared = os.environ.get("CUDA_VISIBLE_DEVICES"), os.environ.get("RAY_OVERRIDE_RESOURCES")
+    if listed is None or not declared:
+        return
+    resources = json.loads(declared)
+    if "GPU" in resources:
+        resources["GPU"] = min(resources["GPU"], len([d for d in listed.split(",") if d.strip()]))
+        os.environ["RAY_OVERRIDE_RESOURCES"] = json.dumps(resources)

@@ -147,7 +147,7 @@ def make_executor(spec: SweepSpec | EvalSpec):
         from backend.sweep.pool import RayExecutor
 
         return RayExecutor(spec.engine, spec.ray_address, spec.gpus, spec.tensor_parallel_size,
-                           {"switch_endpoints": switch_endpoints, **engine_options(spec)})  # fmt: skip
+                           {"switch_endpoints": switch_endpoints, **engine_options(spec)}, job_folders(spec))  # fmt: skip
     return LocalExecutor(spec.engine, switch_endpoints=switch_endpoints, **engine_options(spec))
 
 

@@ -26,6 +26,8 @@ from backend.grading.pool import JudgeJob, run_job
 from backend.merge.cache import MergeCache
 from backend.merge.spec import MergeSpec
 from backend.sweep.executors import Engines, connect_ray
+from backend.sweep.ray_join import chosen_address
+from backend.sweep.shared_paths import require_shared
 
 ATTEMPTS = 3  # a point whose actor died this many times fails the job: the fault is likely the point's
 
@@ -56,8 +58,10 @@ def _merge_task(spec: MergeSpec, cache_root: str) -> str:
 
 class RayExecutor:
     def __init__(self, engine_name: str = "auto", address: str | None = None, gpus: int | None = None,
-                 tensor_parallel_size: int = 1, engine_kw: dict | None = None):  # fmt: skip
+                 tensor_parallel_size: int = 1, engine_kw: dict | None = None, folders: list[str] = ()):  # fmt: skip
         self.ray = connect_ray(address)
+        if chosen_address(address)[0]:  # a user's cluster: its nodes may not see this machine's folders
+            require_shared(self.ray, list(folders), [str(MergeCache().root)])
         self.engine_name, self.engine_kw = engine_name, engine_kw or {}
         self.per_actor, self.most_actors = self._plan(gpus, tensor_parallel_size)
         self._judge = self.ray.remote(num_cpus=1)(run_job)

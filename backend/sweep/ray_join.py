@@ -1,5 +1,11 @@
-"""Joining a running Ray cluster (`--ray-address HOST:PORT` or `auto`) under Ray 2.60's rules, or
-failing in one line within seconds. Three of Ray's rules bite a driver that joins:
+"""Joining a running Ray cluster under Ray 2.60's rules, or failing in one line within seconds.
+
+Which cluster, as Ray's own tools decide (ray/_private/worker.py:1686-1694): `--ray-address`
+(the spec's `ray_address`) when given, else `RAY_ADDRESS` when exported (every KubeRay pod and
+shell after `ray start --head` has it); neither starts a local cluster of the project's own. An
+address is `auto`, HOST:PORT (the head's GCS) or `ray://HOST:PORT` (Ray Client). When joining,
+nothing asks for resources the cluster owns: ray.init refuses num_cpus/num_gpus then
+(worker.py:1935-1939). Three more rules bite a driver that joins:
 
 - Ray rewrites a loopback address (127.0.0.1, localhost, ::1) to this machine's network interface
   unless its multi-node mode is off (ray/_private/services.py resolve_ip_for_localhost and
@@ -11,11 +17,12 @@ failing in one line within seconds. Three of Ray's rules bite a driver that join
   starts writes one. A driver sends the token only if RAY_AUTH_MODE=token, which ray.init sets
   for `auto` but never for an explicit address (worker.py:1971-1977), so an explicit address fails
   with an invalid-token error: a join here applies the `auto` rule to both.
-- ray.init waits long for a GCS that is not there; the GCS port is tried first (CONNECT_S).
+- ray.init waits long for a GCS that is not there; the address's port is tried first (CONNECT_S).
 
-The cluster's worker processes start in Ray's own directories with the environment of whoever ran
-`ray start`, so they are told where this project is: PYTHONPATH, through the job's runtime_env, is
-the driver's repository, which every node holds at the same path (docs/scaling.md).
+The cluster's workers start in Ray's own directories, on nodes that need not hold this repository:
+the project's code travels with the job (`runtime_env` working_dir: the repository without .venv,
+db/, artifacts/ and runs/), and the folders a job reads are checked on every node before
+any work is placed (backend/sweep/shared_paths.py).
 """
 
 from __future__ import annotations
@@ -31,11 +38,27 @@ CONNECT_S = 5.0
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def split_address(address: str) -> tuple[str, int]:
-    host, _, port = address.strip().rpartition(":")
+CLIENT = "ray://"
+# what stays home (gitignore patterns, `/` = the repository root): the venvs (each node has its own),
+# the database, artifacts and runs (data, not code), git's files and bytecode
+SHIPPED_EXCLUDES = ["/.venv", "/.venv-gpu", "/db/", "/artifacts/", "/runs/", "/build/", "/.git", "__pycache__/", "*.pyc",
+                    ".pytest_cache/", ".ruff_cache/"]  # fmt: skip
+
+
+def chosen_address(address: str | None) -> tuple[str | None, str]:
+    """(the address to join or None for a local cluster, where it came from), as ray.init reads it:
+    the argument first, then RAY_ADDRESS when it is set and not empty."""
+    if address:
+        return address, "--ray-address"
+    return os.environ.get("RAY_ADDRESS") or None, "RAY_ADDRESS"
+
+
+def split_address(address: str, source: str = "--ray-address") -> tuple[str, int]:
+    bare = address.strip().removeprefix(CLIENT)
+    host, _, port = bare.rpartition(":")
     host = host.strip("[]")
     if not host or not port.isdigit():
-        raise UserError(f"--ray-address {address!r} is not HOST:PORT or auto")
+        raise UserError(f"{source} {address!r} is not HOST:PORT, ray://HOST:PORT or auto")
     return host, int(port)
 
 
@@ -48,9 +71,9 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def find_address(address: str) -> str:
-    """HOST:PORT of the cluster to join: `auto` as Ray resolves it (RAY_ADDRESS, then the address
-    the last `ray start` of this machine recorded in its temp dir, then a running GCS process)."""
+def find_address(address: str, source: str = "--ray-address") -> str:
+    """The cluster to join: `auto` as Ray resolves it (RAY_ADDRESS, then the address the last
+    `ray start` of this machine recorded in its temp dir, then a running GCS process)."""
     if address != "auto":
         return address
     from ray._private import services
@@ -58,37 +81,47 @@ def find_address(address: str) -> str:
     try:
         return services.get_ray_address_from_environment("auto", None)
     except ConnectionError as exc:
-        raise UserError(f"--ray-address auto found no running Ray cluster on this machine ({exc})") from None
+        raise UserError(f"{source} auto found no running Ray cluster on this machine ({exc})") from None
 
 
-def reachable(host: str, port: int) -> None:
+def reachable(host: str, port: int, source: str = "--ray-address") -> None:
     try:
         with socket.create_connection((host, port), timeout=CONNECT_S):
             return
     except OSError as exc:
         raise UserError(
-            f"no Ray cluster answers at {host}:{port} ({exc.strerror or type(exc).__name__}); start one with "
-            "`ray start --head` or pass the address its head printed as --ray-address HOST:PORT"
+            f"no Ray cluster answers at {host}:{port} (from {source}: {exc.strerror or type(exc).__name__}); "
+            "start one with `ray start --head` or set the address its head printed (--ray-address or RAY_ADDRESS)"
         ) from None
 
 
-def join(ray, address: str, **init_kw):
-    """ray.init into the running cluster at `address` (auto | HOST:PORT)."""
+def shipped_code(runtime_env: dict | None) -> dict:
+    """The job's runtime_env with this repository in it as Ray's working_dir: Ray uploads it once
+    (by content hash, without SHIPPED_EXCLUDES) and every worker, on any node, runs in its own
+    unpacked copy and imports `backend` from there. The whole repository, not the package alone:
+    the code reads files beside it (scripts/build_sandbox_image.sh names the sandbox image)."""
+    env = dict(runtime_env or {})
+    env["working_dir"] = str(ROOT)
+    env["excludes"] = [*SHIPPED_EXCLUDES, *(env.get("excludes") or [])]
+    return env
+
+
+def join(ray, address: str, source: str = "--ray-address", **init_kw):
+    """ray.init into the running cluster at `address` (auto | HOST:PORT | ray://HOST:PORT)."""
     from ray._private import ray_constants
     from ray._private.authentication.authentication_token_setup import maybe_enable_token_auth_if_token_available
 
-    target = find_address(address)
-    host, port = split_address(target)
+    target = find_address(address, source)
+    host, port = split_address(target, source)
     if is_loopback(host):  # keep 127.0.0.1 as it is, here and in the processes Ray starts
         os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
         ray_constants.ENABLE_RAY_CLUSTER = False  # read at import, which may have happened
-    reachable(host, port)
+    reachable(host, port, source)
     maybe_enable_token_auth_if_token_available(warn_if_disabled=False)  # what `auto` does, for every address
-    runtime_env = dict(init_kw.pop("runtime_env", None) or {})
-    runtime_env["env_vars"] = {"PYTHONPATH": str(ROOT)} | (runtime_env.get("env_vars") or {})
+    runtime_env = shipped_code(init_kw.pop("runtime_env", None))
     try:
         ray.init(address=target, log_to_driver=False, runtime_env=runtime_env, **init_kw)
     except Exception as exc:  # Ray's own refusal (a token, a version): its first line
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise UserError(f"could not join the Ray cluster at {target}: {first}") from None
+        raise UserError(f"could not join the Ray cluster at {target} (from {source}): {first}") from None
     return ray

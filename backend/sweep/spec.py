@@ -38,7 +38,10 @@ class RunOptions(EngineChoice, ExecutorChoice, SandboxChoice, LimitOverrides):
 
 def stored_spec(kind: str, data: dict) -> dict:
     """A stored experiment's spec as it ran: sweeps and evals stored before `common_seeds` existed
-    drew common seeds, and resuming one must go on drawing them."""
+    drew common seeds, and resuming one must go on drawing them; RL runs stored before
+    `keep_checkpoints` existed kept every checkpoint, and a resume must not delete them (0: all)."""
+    if kind == "rl":
+        return {"keep_checkpoints": 0, **data}
     return {"common_seeds": True, **data} if kind in ("sweep", "eval") else data
 
 

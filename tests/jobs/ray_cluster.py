@@ -27,16 +27,62 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+# A worker node as ray.cluster_utils.Cluster.add_node starts one (ray/cluster_utils.py:262-278):
+# `ray start --address` refuses a second node while Ray's multi-node mode is off (scripts.py:1170),
+# and with it on, 127.0.0.1 becomes the machine's interface address, where this head does not listen.
+WORKER_NODE = """
+import os, signal, sys, time
+import ray._private.node, ray._private.parameter
+params = ray._private.parameter.RayParams(gcs_address=sys.argv[1], node_ip_address="127.0.0.1", temp_dir=sys.argv[2],
+    num_cpus=int(sys.argv[3]), num_gpus=0, object_store_memory=150 * 1024 * 1024, min_worker_port=0, max_worker_port=0,
+    include_log_monitor=False, node_manager_port=0)
+params.dashboard_agent_listen_port = None
+node = ray._private.node.Node(params, head=False, shutdown_at_exit=True, spawn_reaper=True)
+signal.signal(signal.SIGTERM, lambda *_: (node.kill_all_processes(check_alive=False, allow_graceful=True), sys.exit(0)))
+print("worker node started", flush=True)
+while True:
+    time.sleep(1)
+"""
+
+
 @contextlib.contextmanager
-def loopback_cluster(cpus: int = 2, timeout: float = 180.0, env: dict | None = None) -> Iterator[tuple[str, str]]:
+def worker_node(address: str, temp: str, hide: list[str], cpus: int = 2, timeout: float = 180.0) -> Iterator[None]:
+    """A second node of the cluster at `address`, on 127.0.0.1, in a mount namespace of its own
+    (bubblewrap) where each folder of `hide` is an empty tmpfs: its processes cannot read them. Its
+    Python is the venv's by its real folder, so hiding a checkout does not hide the interpreter."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "RAY_ADDRESS")}
+    env |= {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_TMPDIR": temp}
+    python = str(Path(os.path.realpath(Path(sys.executable).parent.parent)) / "bin" / "python")
+    mounts = [arg for folder in hide for arg in ("--tmpfs", folder)]
+    argv = ["bwrap", "--dev-bind", "/", "/", *mounts, "--chdir", "/tmp", python, "-c", WORKER_NODE, address, temp,
+            str(cpus)]  # fmt: skip
+    log_path = Path(temp) / f"ray-worker-{os.getpid()}.log"
+    log = open(log_path, "w")  # noqa: SIM115 (closed at teardown)
+    proc = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + timeout
+        while "worker node started" not in log_path.read_text():
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the worker node did not start: {log_path.read_text()[-2000:]}")
+            time.sleep(0.5)
+        yield
+    finally:
+        _stop(proc)
+        log.close()
+
+
+@contextlib.contextmanager
+def loopback_cluster(cpus: int = 2, timeout: float = 180.0, env: dict | None = None,
+                     client_port: int | None = None) -> Iterator[tuple[str, str]]:  # fmt: skip
     """(address HOST:PORT, temp dir) of a running cluster whose every node is 127.0.0.1; `env`:
-    the environment `ray start` runs in (this process's by default)."""
+    the environment `ray start` runs in (this process's by default); `client_port`: the Ray Client
+    server's port (a free one by default, never Ray's fixed 10001 that another cluster may hold)."""
     temp = tempfile.mkdtemp(prefix="ray-", dir="/tmp")  # short: Ray's unix sockets live under it
     port = free_port()
     env = (env or dict(os.environ)) | {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_TMPDIR": temp}  # loopback
     argv = [RAY, "start", "--head", "--block", "--node-ip-address", "127.0.0.1", "--port", str(port),
-            "--temp-dir", temp, "--num-cpus", str(cpus), "--include-dashboard", "false",
-            "--disable-usage-stats"]  # fmt: skip
+            "--temp-dir", temp, "--num-cpus", str(cpus), "--include-dashboard", "false", "--disable-usage-stats",
+            "--ray-client-server-port", str(client_port or free_port())]  # fmt: skip
     log = open(Path(temp) / "ray-start.log", "w")  # noqa: SIM115 (closed at teardown)
     proc = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     address = f"127.0.0.1:{port}"

@@ -69,7 +69,7 @@ def test_a_wrong_address_fails_in_one_line_within_30_s(driver, endpoints, jobs_d
 def test_an_address_that_is_not_host_port_is_one_line(driver):
     from backend.sweep.executors import connect_ray
 
-    with pytest.raises(UserError, match="is not HOST:PORT or auto"):
+    with pytest.raises(UserError, match="is not HOST:PORT, ray://HOST:PORT or auto"):
         connect_ray("head-node")
 
 

@@ -145,7 +145,9 @@ def test_a_lease_sets_and_restores_cuda_visible_devices(tmp_path, monkeypatch):
     spec = RLSpec(base="b", output_dir="o", gpus=0.5)
     assert gpus_wanted(spec) == 1 and gpus_wanted(spec.model_copy(update={"gpus": 0})) == 0
     assert gpus_wanted(RLSpec(base="b", output_dir="o", gpus=4, num_generations=4, per_device_train_batch_size=4)) == 4
-    assert gpus_wanted(spec.model_copy(update={"executor": "ray"})) == 0
+    # a local Ray cluster runs on this node: its job leases like a local one; a user's cluster owns its GPUs
+    assert gpus_wanted(spec.model_copy(update={"executor": "ray"})) == 1
+    assert gpus_wanted(spec.model_copy(update={"executor": "ray", "ray_address": "127.0.0.1:6379"})) == 0
 
 
 def test_a_job_refused_gpus_is_refused_before_it_exists(store, tmp_path, monkeypatch):

@@ -100,7 +100,7 @@ def test_four_gpus_in_server_mode_serve_on_the_first_and_train_on_three(tmp_path
     )
     vllm = build_command(served)  # what TRL runs: vLLM's own server on our address only
     assert vllm[vllm.index("serve") + 1 :][:5] == [s.base, "--host", "127.0.0.1", "--port", "8011"]
-    assert p.server_url == "http://127.0.0.1:8011"
+    assert p.server_url == "http://127.0.0.1:8011" and p.group_port is None  # run_launched passes a free one
 
 
 def test_server_mode_trainer_options_point_grpo_at_the_server(tmp_path, monkeypatch):
@@ -116,11 +116,14 @@ def test_server_mode_trainer_options_point_grpo_at_the_server(tmp_path, monkeypa
     monkeypatch.setattr(
         importlib.util, "find_spec", lambda name, *a: object() if name == "vllm" else real_find_spec(name, *a)
     )
-    options = task.vllm_options(spec(tmp_path, gpus=3, use_vllm=True, vllm_mode="server"), "http://127.0.0.1:8011")
-    assert options == {"use_vllm": True, "vllm_mode": "server", "vllm_server_base_url": "http://127.0.0.1:8011"}
+    options = task.vllm_options(spec(tmp_path, gpus=3, use_vllm=True, vllm_mode="server"), "http://127.0.0.1:8011",
+                                51999)  # fmt: skip
+    assert options == {"use_vllm": True, "vllm_mode": "server", "vllm_server_base_url": "http://127.0.0.1:8011",
+                       "vllm_group_port": 51999}  # fmt: skip
     assert task.vllm_options(spec(tmp_path, gpus=2, use_vllm=True)) == {"use_vllm": True, "vllm_mode": "colocate"}
     config = GRPOConfig(output_dir=str(tmp_path / "o"), use_cpu=True, report_to="none", **options)
-    assert (config.vllm_mode, config.vllm_server_base_url) == ("server", "http://127.0.0.1:8011")
+    assert (config.vllm_mode, config.vllm_server_base_url, config.vllm_group_port) == (
+        "server", "http://127.0.0.1:8011", 51999)  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -223,6 +226,9 @@ def test_the_metrics_tail_reads_whole_lines_only(tmp_path):
         f.write('ues": {"loss": 0.25}}\n{"final": 2}\n')
     assert tail.read() == [(2, {"loss": 0.25})] and (tail.step, tail.final) == (2, 2)
     assert tail.read() == []
+    with path.open("a") as f:  # the disk guard's line, for the driver to raise
+        f.write('{"stopped": "stopped before saving: ..."}\n')
+    assert tail.read() == [] and tail.stopped == "stopped before saving: ..."
 
 
 HEALTHY_SERVER = """

@@ -175,9 +175,10 @@ def test_rl_runs_as_a_job_that_resumes_from_its_last_checkpoint_after_kill_9(sto
                     tier=len(str(n + 1)), is_public=i == 0)
                for i, n in enumerate((3, 30, 300))])  # fmt: skip
     out = tmp_path / "out"
+    # every checkpoint kept (6 of 12 steps / 2): checkpoint-2 is the one the resume must leave as it was
     spec = RLSpec(base=str(base), output_dir=str(out), reward="R_inf", bench="t", steps=12, num_generations=4,
-                  per_device_train_batch_size=4, max_completion_length=16, learning_rate=1e-2, save_steps=2,
-                  seed=1)  # fmt: skip
+                  per_device_train_batch_size=4, max_completion_length=16, learning_rate=1e-2, save_steps=2, seed=1,
+                  keep_checkpoints=6)  # fmt: skip
     job = runner.create_job(store, spec)
     assert store.get(Experiment, job.experiment_id).kind == "rl"
     pid = runner.start(store, job.id)

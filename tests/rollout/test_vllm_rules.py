@@ -8,6 +8,7 @@ import math
 from pathlib import Path
 
 import pytest
+import torch
 from safetensors import safe_open
 
 from backend.errors import UserError
@@ -183,16 +184,24 @@ def test_host_pinned_endpoints_leave_the_device_to_vllm(monkeypatch, bf16_pair):
     assert holder not in vllm_standin.DEVICE.held and ("empty_cache",) in EVENTS
 
 
-def test_a_sweep_too_big_for_the_device_is_refused_before_the_job_exists(monkeypatch, bf16_pair, store):
+def test_a_sweep_too_big_for_the_device_is_refused_by_the_job_on_its_device(monkeypatch, bf16_pair, store):
+    """The memory plan runs in the job, when its turn comes, on the device it was given; creating
+    the job (the CLI's or the dashboard's process) never asks a device, so a job queued behind
+    another is not judged by what is free now, and the dashboard opens no CUDA context."""
     from backend.jobs import runner
     from backend.sweep.spec import SweepSpec, validate_spec
 
     low, high = bf16_pair
     vllm_standin.install(monkeypatch, device_bytes=3 * _bytes_and_largest(low)[0])
     spec = validate_spec(SweepSpec, {"low": low, "high": high, "alphas": "0,1", "engine": "vllm", "live_switch": True})
+    ledger, asked = torch.cuda.mem_get_info, []
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: asked.append(device) or ledger(device))
+    job = runner.create_job(store, spec)
+    assert asked == [] and store.get(Job, job.id).status == "queued"
+    monkeypatch.setattr(torch.cuda, "mem_get_info", ledger)
     with pytest.raises(UserError, match="does not fit a live α switch"):
-        runner.create_job(store, spec)
-    assert store.count(Job, {}) == 0
+        runner.run_job_here(store, job.id)
+    assert store.get(Job, job.id).status == "failed" and "does not fit a live α switch" in store.get(Job, job.id).error
 
 
 def test_an_engine_is_held_until_shut_down_or_collected(vllm, bf16_pair):
