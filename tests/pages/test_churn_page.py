@@ -26,7 +26,9 @@ def test_churn_page_shows_observed_beside_expected_flips_and_says_whether_churn_
     assert verdict in text
     # the per-pair table: observed and expected side by side, one row per α pair
     table = main.locator("[data-testid='stDataFrame']").last
-    table.locator("[role='columnheader']").filter(has_text="gained, expected from noise").wait_for(timeout=30000)
+    table.locator("[role='columnheader']").filter(has_text="gained, expected from noise").wait_for(
+        state="attached", timeout=30000
+    )
     table.locator("[role='gridcell']").last.wait_for(state="attached", timeout=30000)
     cells = table.locator("[role='gridcell']").all_inner_texts()
     assert len(cells) == 6 * len(stats["flips"]), cells  # from, to, gained, expected, lost, expected
