@@ -30,6 +30,7 @@ multinomial draw of n = 16 over correct / optimization / correctness failure):
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import multiprocessing
 import sys
@@ -137,11 +138,11 @@ def world(kind: str, problems: int, rng: np.random.Generator) -> Outcomes:
                     classes)  # fmt: skip
 
 
-def evaluate(kind: str, problems: int, seed: int) -> dict[str, bool | None]:
+def evaluate(kind: str, problems: int, seed: int, null_replicates: int = 500) -> dict[str, bool | None]:
     """{test name: whether it shows (None: not tested)} for the tests this world is the null or the
-    planted effect of."""
+    planted effect of. `null_replicates`: the no-churn sweeps F3 and the churn excess simulate."""
     o = world(kind, problems, np.random.default_rng(seed))
-    spec = FindingsSpec(seed=seed)
+    spec = FindingsSpec(seed=seed, null_replicates=null_replicates)
     out: dict[str, bool | None] = {}
     f1 = check_frontier(o, spec)
     for part, test in zip(f1.parts, TESTS[:3], strict=True):
@@ -166,14 +167,14 @@ def evaluate(kind: str, problems: int, seed: int) -> dict[str, bool | None]:
     for s in trend(o, seed=seed)["slopes"]:
         name = "optimization" if s["class"] == "optimization_failure" else "correctness"
         out[f"trend slope, {name} share"] = not s["slope_lo"] <= 0 <= s["slope_hi"]
-    excess = churn_stats(o, seed=seed)["union_excess"]
+    excess = churn_stats(o, seed=seed, null_replicates=null_replicates)["union_excess"]
     out["churn excess (union_excess)"] = not excess["lo"] <= 0 <= excess["hi"]
     return out
 
 
-def _job(args: tuple[str, int, int]) -> tuple[str, int, dict]:
-    kind, problems, seed = args
-    return kind, problems, evaluate(kind, problems, seed)
+def _job(args: tuple[str, int, int, int]) -> tuple[str, int, int, dict]:
+    kind, problems, seed, null_replicates = args
+    return kind, problems, seed, evaluate(kind, problems, seed, null_replicates)
 
 
 def wilson(hits: int, total: int, z: float = 1.96) -> tuple[float, float]:
@@ -186,23 +187,40 @@ def wilson(hits: int, total: int, z: float = 1.96) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def run(runs: int, workers: int, sizes=SIZES, progress=print) -> dict:
-    """{(kind, problems): [result dict per run]} over every world kind and size."""
+def run(runs: int, workers: int, sizes=SIZES, progress=print, null_replicates: int = 500, log: Path | None = None):
+    """{(kind, problems): [result dict per run]} over every world kind and size. Runs go in rounds
+    (every kind and size once per round), so a run stopped early has as many runs of each; with
+    `log`, each world's result is appended to it as one JSON line, and worlds already there are
+    not run again (a stopped run resumes)."""
     kinds = sorted({t.null_world for t in TESTS} | {t.planted_world for t in TESTS})
-    jobs = [(kind, p, 1_000_003 * i + 7919 * p + 31 * k) for k, kind in enumerate(kinds) for p in sizes
-            for i in range(runs)]  # fmt: skip
     results: dict = defaultdict(list)
+    done_seeds = set()
+    if log and log.exists():
+        for line in log.read_text().splitlines():
+            kind, p, seed, out = json.loads(line)
+            if p in sizes and seed not in done_seeds:
+                results[kind, p].append(out)
+                done_seeds.add(seed)
+    jobs = [(kind, p, 1_000_003 * i + 7919 * p + 31 * k, null_replicates) for i in range(runs)
+            for k, kind in enumerate(kinds) for p in sizes]  # fmt: skip
+    jobs = [j for j in jobs if j[2] not in done_seeds]
     start = time.monotonic()
-    with multiprocessing.Pool(workers) if workers > 1 else _Inline() as pool:
-        for done, (kind, p, out) in enumerate(pool.imap_unordered(_job, jobs, chunksize=8), 1):
-            results[kind, p].append(out)
-            if done % max(1, len(jobs) // 20) == 0 or done == len(jobs):
+    with (
+        multiprocessing.Pool(workers) if workers > 1 else _Inline() as pool,
+        log.open("a") if log else _Inline() as out,
+    ):
+        for done, (kind, p, seed, result) in enumerate(pool.imap_unordered(_job, jobs, chunksize=4), 1):
+            results[kind, p].append(result)
+            if log:
+                out.write(json.dumps([kind, p, seed, result]) + "\n")
+                out.flush()
+            if done % max(1, len(jobs) // 50) == 0 or done == len(jobs):
                 progress(f"  {done}/{len(jobs)} worlds, {time.monotonic() - start:.0f} s")
     return results
 
 
 class _Inline:
-    """A one-process stand-in for multiprocessing.Pool's imap_unordered (--workers 1)."""
+    """A one-process stand-in for multiprocessing.Pool's imap_unordered (--workers 1), and a log that keeps nothing."""
 
     def __enter__(self):
         return self
@@ -212,6 +230,12 @@ class _Inline:
 
     def imap_unordered(self, fn, jobs, chunksize=1):
         return map(fn, jobs)
+
+    def write(self, text: str) -> None:
+        pass
+
+    def flush(self) -> None:
+        pass
 
 
 def rate(results: list[dict], name: str) -> tuple[int, int]:
@@ -259,11 +283,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=1000, help="worlds per kind and size (null and planted)")
     parser.add_argument("--quick", action="store_true", help="100 worlds per kind and size")
     parser.add_argument("--workers", type=int, default=2, help="processes")
+    parser.add_argument("--null-replicates", type=int, default=500,
+                        help="no-churn sweeps per F3 test and churn excess (the tool's default: 500)")  # fmt: skip
+    parser.add_argument("--log", type=Path, help="append each world's result here (JSON lines); resume from it")
     args = parser.parse_args(argv)
     runs = 100 if args.quick else args.runs
     start = time.monotonic()
-    print(f"findings calibration: {runs} worlds per kind and size, {SIZES} problems, n = {N}, {args.workers} workers")
-    results = run(runs, args.workers)
+    print(f"findings calibration: {runs} worlds per kind and size, {SIZES} problems, n = {N}, {args.workers} workers, "
+          f"{args.null_replicates} no-churn sweeps per F3 and churn-excess test")  # fmt: skip
+    results = run(runs, args.workers, null_replicates=args.null_replicates, log=args.log)
     text, above = table(results)
     print(text)
     print(recovery_statuses(results))
