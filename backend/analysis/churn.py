@@ -11,6 +11,11 @@ from backend.analysis.frame import DIFFICULTY_ORDER, SOLVED_AT, Outcomes, best_s
 from backend.analysis.resampling import fit_additive_logit, null_draws
 
 ORDERINGS = ("difficulty", "cluster")
+NULL_CELLS = 2_000_000
+"""At most this many simulated cells (sweeps × problems × checkpoints) for churn's no-churn null,
+and at least MIN_NULL sweeps: every churn view computes it, and at the design scale (1,000
+problems × 20 checkpoints × 250 samples) 500 sweeps took 24 s on the shared machine, 100 about 5."""
+MIN_NULL = 100
 
 
 def solve_rates(o: Outcomes) -> np.ndarray:
@@ -48,11 +53,13 @@ def churn_stats(o: Outcomes, at_least: float = SOLVED_AT, null_replicates: int =
     """Flips between α-neighbours, problems solved only inside/outside [0, 1], the union of solved
     problems against the best single checkpoint, and Jaccard similarities between solved sets, each
     count beside what sampling noise alone gives (`no_churn_null`): `expected_gained`/`expected_lost`
-    per flip, `total_flips_expected`, and `union_excess`, union − best single beyond that null.
+    per flip, `total_flips_expected`, and `union_excess`, union − best single beyond that null
+    (`null_replicates` sweeps, fewer on a large sweep: NULL_CELLS).
     Only merged checkpoints (those with an α) take part in the α-axis statistics."""
     solved = solved_sets(o, at_least)
     on_axis = [i for i, a in enumerate(o.alphas) if a is not None]
     pairs = list(itertools.pairwise(on_axis))
+    null_replicates = min(null_replicates, max(MIN_NULL, NULL_CELLS // max(o.n.size, 1)))
     null = no_churn_null(o, at_least, pairs, null_replicates, seed)
     gained, lost = _flips(solved, pairs)
     flips = [
