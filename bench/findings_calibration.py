@@ -5,8 +5,11 @@ effects, at 12 and 40 problems, n = 16 samples per cell, α = −0.5 … 1.5 in 
 Each world is an `Outcomes`, the object `analyze` builds from the store, and each test is the
 project's own function at its defaults (findings.check_frontier / check_extrapolation /
 check_churn, ensembles.gain_table, trend.trend, recovery.recovery, churn.churn_stats): their
-bootstrap and null replicates are the tool's own (2000 / 500 for the findings, 1000 for the gain
-table, recovery and trend's 2000), nothing is thinned for speed.
+bootstrap replicates are the tool's own (2,000 for F1, F2 and the trend, 1,000 for the gain table
+and recovery); the no-churn sweeps of F3 and the churn excess are the tool's 500 unless
+--null-replicates lowers them (docs/findings.md's run: 200, to finish in 24 minutes on a shared
+2-core machine; at 500, F3 is about half of the run's time). Progress goes to stdout; with --log
+each world's result is kept, and a stopped run resumes.
 
 The worlds (per problem p, base solve rate u_p ~ U(0.3, 0.8); at each α a cell's outcomes are one
 multinomial draw of n = 16 over correct / optimization / correctness failure):
@@ -25,6 +28,7 @@ multinomial draw of n = 16 over correct / optimization / correctness failure):
   checkpoint sits 0.15 off the curve in the (optimization, correctness) plane (both shares +0.106).
 
     PYTHONPATH=$PWD .venv/bin/python bench/findings_calibration.py [--runs 1000] [--quick] [--workers 2]
+        [--null-replicates 500] [--log results.jsonl]
 """
 
 from __future__ import annotations
