@@ -4,10 +4,19 @@ import pandas as pd
 import streamlit as st
 
 from backend.alpha import alpha_text as written
+from backend.analysis.churn import noise_verdict
 from dashboard import controls, view
 from dashboard.exports import figure_downloads
 from dashboard.figures import GRID_ROWS, churn_figure
 from dashboard.samples import alpha_text, default_pair
+
+NOISE_WORDS = {
+    "exceeds": "the churn **exceeds** sampling noise.",
+    "within": "within sampling noise: this churn does **not exceed** noise.",
+    "below": "fewer than sampling noise gives: the solved sets move together **more** than noise alone would let them.",
+}
+FLIP_COLUMNS = {"from": "from", "to": "to", "gained": "gained", "expected_gained": "gained, expected from noise",
+                "lost": "lost", "expected_lost": "lost, expected from noise"}  # fmt: skip
 
 exp, f, v = controls.page_header("Per-problem churn")
 o = v.outcomes
@@ -29,11 +38,21 @@ if points:  # a clicked cell opens the samples view of that problem at the α cl
                                                      "vs": view.get("vs")})  # fmt: skip
 
 stats = v.churn(sel.solved_at)
+excess = stats["union_excess"]
 st.caption(f"Counts below: {controls.solved_words(sel.solved_at)} (change it in the sidebar).")
-c1, c2, c3 = st.columns(3)
+c1, c2, c3, c4 = st.columns(4)
 c1.metric("flips between neighbours", stats["total_flips"])
 c2.metric("union of solved problems", stats["union_solved"])
 c3.metric(f"best single ({stats['best_single']['label']})", stats["best_single"]["solved"])
+c4.metric("flips expected from noise alone", f"{stats['total_flips_expected']:.1f}")
+st.markdown(
+    f"**Churn against sampling noise.** {stats['total_flips']} flips between neighbouring α, where "
+    f"{stats['total_flips_expected']:.1f} are expected from sampling noise alone: a no-churn model (every α moves every "
+    f"problem's log-odds alike, fitted to these counts) simulated {stats['null_replicates']} times. The union solves "
+    f"{stats['union_solved'] - stats['best_single']['solved']} more problems than the best single; beyond that model "
+    f"{excess['estimate']:+.1f} [{excess['lo']:+.1f}, {excess['hi']:+.1f}] (95 %): "
+    + NOISE_WORDS[noise_verdict(excess)]
+)
 st.subheader("Problems that flip along α")
 flipping = v.flipping(sel.solved_at)
 if flipping:
@@ -49,8 +68,13 @@ if flipping:
                "is solved next to one where it is not.")  # fmt: skip
 else:
     st.info("No problem changes between solved and unsolved along α at this threshold.")
-st.subheader("Flips between neighbouring α")
-st.dataframe(stats["flips"], hide_index=True, width="stretch")
+st.subheader("Flips between neighbouring α, observed and expected from noise")
+if stats["flips"]:
+    flips = pd.DataFrame(stats["flips"]).rename(columns=FLIP_COLUMNS)[list(FLIP_COLUMNS.values())]
+    st.dataframe(flips, hide_index=True, width="stretch")
+    st.caption("Expected: the mean over the no-churn model's simulated sweeps, each problem sampled as often as here.")
+else:
+    st.info("Fewer than two merged checkpoints: no α neighbours to compare.")
 col_in, col_out = st.columns(2)
 col_in.markdown(
     "**Solved only inside [0, 1]**\n\n"

@@ -8,18 +8,26 @@ import plotly.graph_objects as go
 from backend.alpha import alpha_label
 from dashboard.plots import COLORS, LAYOUT, MAX_BANDS, NAMES, _rgba
 
+RECOVERY_WORDS = {"shows": "off the curve", "does_not_show": "on the curve within the margin",
+                  "underpowered": "underpowered: neither off the curve nor shown within the margin",
+                  "not_tested": "not tested"}  # fmt: skip
+
+
+def _ci(r: dict) -> str:
+    return "no CI" if r["distance_lo"] is None else f"95% CI {r['distance_lo']:.3f}–{r['distance_hi']:.3f}"
+
 
 def recovery_overlay(fig: go.Figure, rows: list[dict]) -> go.Figure:
     """On the frontier scatter (x: correctness failures, y: optimization failures), a dotted line
-    from each independent checkpoint to the nearest point of the interpolation curve, its distance
-    and CI on hover."""
+    from each independent checkpoint to the nearest point of the interpolation curve, its distance,
+    CI and status (recovery.recovery) on hover."""
     for r in rows:
         fig.add_trace(go.Scatter(
             x=[r["correctness_share"], r["nearest_correctness_share"]],
             y=[r["optimization_share"], r["nearest_optimization_share"]], mode="lines",
             line=dict(color="#CC79A7", width=1.5, dash="dot"), name=f"{r['label']}: distance to interpolation",
-            hovertemplate=(f"{r['label']}: {r['distance']:.3f} from the interpolation curve (95% CI "
-                           f"{r['distance_lo']:.3f}–{r['distance_hi']:.3f}), nearest at {alpha_label(round(r['nearest_alpha'], 2))}"
+            hovertemplate=(f"{r['label']}: {r['distance']:.3f} from the interpolation curve ({_ci(r)}), "
+                           f"nearest at {alpha_label(round(r['nearest_alpha'], 2))}; {RECOVERY_WORDS[r['status']]}"
                            "<extra></extra>"),
         ))  # fmt: skip
     return fig

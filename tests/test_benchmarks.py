@@ -109,3 +109,29 @@ def test_dashboard_bench_builds_the_asked_shape_in_experiment_order(tmp_path):
     tiers = {v: tuple(t) for v, _, *t in by_verdict}
     assert tiers["AC"] == (None, None, 6, 6) and tiers["CE"] == tiers["FORMAT"] == (None, None, 0, 0)
     assert tiers["TLE"] == (3, 6, 2, 5) and tiers["WA"] == (1, 6, 0, 5)
+
+
+def test_findings_calibration_bench_at_smoke_size():
+    """bench/findings_calibration.py's every world and test, 16 worlds per kind at 12 problems (the
+    docs' table comes from its full run): each test's null world gives no more positives than a
+    binomial count at its nominal level plausibly gives, and the planted effects that are large at
+    12 problems (the recovery's 0.15 off the curve, the trend's falling optimization share) show in
+    nearly every world."""
+    bench = bench_script("findings_calibration")
+    results = bench.run(16, workers=1, sizes=(12,), progress=lambda line: None)
+    assert {len(r) for r in results.values()} == {16}
+    for test in bench.TESTS:
+        hits, tested = bench.rate(results[test.null_world, 12], test.name)
+        assert tested == 16, test.name  # F2 too: the null world's frontier inside [0, 1] always shows
+        assert hits <= 4, (test.name, hits)  # P(≥ 5 of 16) ≤ 0.7 % at a 5 % level
+    for name, world in (
+        ("recovery: off the curve", "f2-planted"),
+        ("trend slope, optimization share", "frontier+churn"),
+    ):
+        assert bench.rate(results[world, 12], name)[0] >= 15, name
+    statuses = [r["recovery status"] for r in results["f2-null", 12]]
+    assert statuses.count("shows") <= 4 and statuses.count("does_not_show") >= 10, statuses
+    text, _ = bench.table(results, sizes=(12,))
+    assert text.count("\n") == len(bench.TESTS) + 1
+    lo, hi = bench.wilson(5, 100)
+    assert (round(lo, 4), round(hi, 4)) == (0.0215, 0.1118)  # the Wilson score interval, by hand

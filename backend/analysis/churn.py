@@ -8,8 +8,14 @@ import numpy as np
 import polars as pl
 
 from backend.analysis.frame import DIFFICULTY_ORDER, SOLVED_AT, Outcomes, best_single, check_solved_at
+from backend.analysis.resampling import fit_additive_logit, null_draws
 
 ORDERINGS = ("difficulty", "cluster")
+NULL_CELLS = 2_000_000
+"""At most this many simulated cells (sweeps × problems × checkpoints) for churn's no-churn null,
+and at least MIN_NULL sweeps: every churn view computes it, and at the design scale (1,000
+problems × 20 checkpoints × 250 samples) 500 sweeps took 24 s on the shared machine, 100 about 5."""
+MIN_NULL = 100
 
 
 def solve_rates(o: Outcomes) -> np.ndarray:
@@ -43,48 +49,109 @@ def solved_sets(o: Outcomes, at_least: float = SOLVED_AT) -> np.ndarray:
     return np.nan_to_num(solve_rates(o), nan=0.0) >= check_solved_at(at_least)
 
 
-def churn_stats(o: Outcomes, at_least: float = SOLVED_AT) -> dict:
+def churn_stats(o: Outcomes, at_least: float = SOLVED_AT, null_replicates: int = 500, seed: int = 0) -> dict:
     """Flips between α-neighbours, problems solved only inside/outside [0, 1], the union of solved
-    problems against the best single checkpoint, and Jaccard similarities between solved sets.
+    problems against the best single checkpoint, and Jaccard similarities between solved sets, each
+    count beside what sampling noise alone gives (`no_churn_null`): `expected_gained`/`expected_lost`
+    per flip, `total_flips_expected`, and `union_excess`, union − best single beyond that null
+    (`null_replicates` sweeps, fewer on a large sweep: NULL_CELLS).
     Only merged checkpoints (those with an α) take part in the α-axis statistics."""
     solved = solved_sets(o, at_least)
     on_axis = [i for i, a in enumerate(o.alphas) if a is not None]
-    flips = []
-    for a, b in itertools.pairwise(on_axis):
-        gained = int((~solved[:, a] & solved[:, b]).sum())
-        lost = int((solved[:, a] & ~solved[:, b]).sum())
-        flips.append(
-            {
-                "from": o.labels[a],
-                "to": o.labels[b],
-                "alpha_from": o.alphas[a],
-                "alpha_to": o.alphas[b],
-                "gained": gained,
-                "lost": lost,
-            }
-        )
+    pairs = list(itertools.pairwise(on_axis))
+    null_replicates = min(null_replicates, max(MIN_NULL, NULL_CELLS // max(o.n.size, 1)))
+    null = no_churn_null(o, at_least, pairs, null_replicates, seed)
+    gained, lost = _flips(solved, pairs)
+    flips = [
+        {"from": o.labels[a], "to": o.labels[b], "alpha_from": o.alphas[a], "alpha_to": o.alphas[b],
+         "gained": int(g), "lost": int(x), "expected_gained": float(eg), "expected_lost": float(ex)}
+        for (a, b), g, x, eg, ex in zip(pairs, gained, lost, null["gained"].mean(axis=0), null["lost"].mean(axis=0),
+                                        strict=True)
+    ]  # fmt: skip
     inside = [i for i in on_axis if 0.0 <= o.alphas[i] <= 1.0]
     outside = [i for i in on_axis if not 0.0 <= o.alphas[i] <= 1.0]
     in_any = solved[:, inside].any(axis=1) if inside else np.zeros(len(o.problems), bool)
     out_any = solved[:, outside].any(axis=1) if outside else np.zeros(len(o.problems), bool)
     per_ckpt = solved.sum(axis=0)
-    pass1 = np.nan_to_num(np.nanmean(solve_rates(o), axis=0), nan=0.0) if len(per_ckpt) else per_ckpt
-    best = int(best_single(per_ckpt, pass1, o.alphas)) if len(per_ckpt) else 0
+    best = int(_best(solved, solve_rates(o), o.alphas)) if len(per_ckpt) else 0
     inter = (solved[:, :, None] & solved[:, None, :]).sum(axis=0)
     union = (solved[:, :, None] | solved[:, None, :]).sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
         jaccard = np.where(union > 0, inter / np.maximum(union, 1), np.nan)
+    union_solved = int(solved.any(axis=1).sum())
     return {
         "solved_at": at_least,
         "flips": flips,
         "total_flips": sum(f["gained"] + f["lost"] for f in flips),
+        "total_flips_expected": float((null["gained"].sum(axis=1) + null["lost"].sum(axis=1)).mean()),
         "solved_only_inside": [o.problems[p] for p in np.flatnonzero(in_any & ~out_any)],
         "solved_only_outside": [o.problems[p] for p in np.flatnonzero(out_any & ~in_any)],
-        "union_solved": int(solved.any(axis=1).sum()),
+        "union_solved": union_solved,
         "best_single": {"checkpoint_id": o.checkpoints[best], "label": o.labels[best], "solved": int(per_ckpt[best])},
+        "union_excess": union_excess(union_solved - int(per_ckpt[best]), null["union_minus_best"]),
+        "null_replicates": null_replicates,
         "solved_per_checkpoint": dict(zip(o.labels, per_ckpt.tolist(), strict=True)),
         "jaccard": {"labels": o.labels, "matrix": jaccard.tolist()},
     }
+
+
+def _flips(solved: np.ndarray, pairs: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
+    """Problems gained and lost from a to b, per pair: solved (..., problems, checkpoints) → (..., pairs) each."""
+    if not pairs:
+        return np.zeros((*solved.shape[:-2], 0), int), np.zeros((*solved.shape[:-2], 0), int)
+    a, b = (np.array(side) for side in zip(*pairs, strict=True))
+    return (~solved[..., a] & solved[..., b]).sum(axis=-2), (solved[..., a] & ~solved[..., b]).sum(axis=-2)
+
+
+def _best(solved: np.ndarray, rates: np.ndarray, alphas: list) -> np.ndarray:
+    """The best single (frame.best_single) of each sweep: solved, rates (..., problems, checkpoints)."""
+    with np.errstate(invalid="ignore"):
+        pass1 = np.nan_to_num(np.nanmean(rates, axis=-2), nan=0.0)
+    return best_single(solved.sum(axis=-2), pass1, alphas)
+
+
+def no_churn_null(
+    o: Outcomes, at_least: float, pairs: list[tuple[int, int]], replicates: int = 500, seed: int = 0
+) -> dict[str, np.ndarray]:
+    """The churn counts of `replicates` sweeps simulated from the no-churn model F3 tests against
+    (resampling.fit_additive_logit and null_draws: logit p = a_problem + b_checkpoint, each cell
+    Binomial(n, p)): per sweep, `gained` and `lost` per α pair, and `union_minus_best`. Their means
+    are what sampling noise alone gives, with every problem's n as sampled."""
+    check_solved_at(at_least)
+    out = {"gained": [], "lost": [], "union_minus_best": []}
+    rng = np.random.default_rng(seed)
+    for c in null_draws(o.n, fit_additive_logit(o.n, o.correct), replicates, rng):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rates = np.where(o.n > 0, c / np.maximum(o.n, 1), np.nan)
+        solved = np.nan_to_num(rates, nan=0.0) >= at_least
+        gained, lost = _flips(solved, pairs)
+        best = _best(solved, rates, o.alphas)
+        best_count = np.take_along_axis(solved.sum(axis=-2), best[:, None], -1)[:, 0]
+        out["gained"].append(gained)
+        out["lost"].append(lost)
+        out["union_minus_best"].append(solved.any(axis=-1).sum(axis=-1) - best_count)
+    return {k: np.concatenate(v) for k, v in out.items()}
+
+
+def union_excess(observed: int, null: np.ndarray, level: float = 0.95) -> dict:
+    """Union − best single beyond the no-churn null: `estimate` = observed − the null's mean, and
+    [lo, hi] = [observed − the null's upper quantile, observed − its lower one]: the interval the
+    estimate's own sampling spread gives when that spread is the null's (the parametric bootstrap's
+    basic interval). It covers 0 exactly when the observed count is inside the null's central
+    `level` range: where the fitted no-churn model is the truth, in at least `level` of sweeps."""
+    if not len(null):
+        return {"estimate": None, "lo": None, "hi": None}
+    tail = 50 * (1 - level)
+    low, high = np.percentile(null, [tail, 100 - tail])
+    return {"estimate": float(observed - null.mean()), "lo": float(observed - high), "hi": float(observed - low)}
+
+
+def noise_verdict(excess: dict) -> str:
+    """exceeds (the union's excess over the best single is above what noise gives: CI above 0),
+    below (CI below 0) or within."""
+    if excess["lo"] is not None and excess["lo"] > 0:
+        return "exceeds"
+    return "below" if excess["hi"] is not None and excess["hi"] < 0 else "within"
 
 
 def order_problems(o: Outcomes, method: str = "difficulty") -> list[str]:

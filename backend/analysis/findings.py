@@ -18,7 +18,7 @@ from backend.alpha import alpha_label
 from backend.analysis.ensembles import gain_kmax, gain_table, merged, sampled_problems, short_problems, standard_pools
 from backend.analysis.findings_text import tiny_input_rule
 from backend.analysis.frame import SOLVED_AT, Outcomes, best_single, bootstrap_weights
-from backend.analysis.resampling import fit_additive_logit, half_correct, null_draws
+from backend.analysis.resampling import fit_additive_logit, half_correct, null_draws, t_ci
 from backend.errors import UserError
 
 FINDINGS = ("frontier", "extrapolation", "churn", "ensemble")
@@ -125,7 +125,13 @@ def _endpoints(o: Outcomes) -> tuple[int, int]:
 # -- the three kinds of test -------------------------------------------------------------------
 
 
-def _ci(reps: np.ndarray, level: float) -> tuple[float, float]:
+def _ci(reps: np.ndarray, level: float, point: float | None = None, problems: int | None = None) -> tuple[float, float]:
+    """The CI of a mean over `problems` resampled problems: the t interval (resampling.t_ci; the
+    replicates' percentiles were liberal at 12 problems, bench/findings_calibration.py); without
+    `problems`, the replicates' percentiles."""
+    if problems is not None:
+        lo, hi = t_ci(point, reps, problems, level)
+        return float(lo), float(hi)
     tail = 50 * (1 - level)
     return float(np.nanpercentile(reps, tail)), float(np.nanpercentile(reps, 100 - tail))
 
@@ -147,25 +153,27 @@ def undefined(name: str, criterion: str, reason: str) -> Part:
     return Part(name, "not_tested", None, None, None, criterion, reason)
 
 
-def above_zero(name: str, point: float, reps: np.ndarray, spec: FindingsSpec, criterion: str) -> Part:
+def above_zero(
+    name: str, point: float, reps: np.ndarray, spec: FindingsSpec, criterion: str, problems: int | None = None
+) -> Part:
     """Shows when the CI's lower bound is above 0; the effect it needs is more than min_effect."""
     criterion = f"{criterion}: {spec.ci_level:.0%} CI lower bound > 0"
     if not np.isfinite(point):
         return undefined(name, criterion, "its statistic is undefined on these data")
-    lo, hi = _ci(reps, spec.ci_level)
+    lo, hi = _ci(reps, spec.ci_level, point, problems)
     return Part(name, verdict(lo > 0, lo, hi, (spec.min_effect, np.inf)), float(point), lo, hi, criterion)
 
 
-def equivalent(name: str, point: float, reps: np.ndarray, spec: FindingsSpec) -> Part:
+def equivalent(name: str, point: float, reps: np.ndarray, spec: FindingsSpec, problems: int | None = None) -> Part:
     """Equivalence: shows when the CI lies inside ±margin; the effect it needs is any difference inside it."""
-    lo, hi = _ci(reps, spec.equivalence_level)
+    lo, hi = _ci(reps, spec.equivalence_level, point, problems)
     status = verdict(-spec.margin < lo and hi < spec.margin, lo, hi, (-spec.margin, spec.margin))
     return Part(name, status, float(point), lo, hi, f"{spec.equivalence_level:.0%} CI inside ±{spec.margin:g}")
 
 
-def non_inferior(name: str, point: float, reps: np.ndarray, spec: FindingsSpec) -> Part:
+def non_inferior(name: str, point: float, reps: np.ndarray, spec: FindingsSpec, problems: int | None = None) -> Part:
     """Non-inferiority: shows when the CI's lower bound is above −margin (better is never a failure)."""
-    lo, hi = _ci(reps, spec.equivalence_level)
+    lo, hi = _ci(reps, spec.equivalence_level, point, problems)
     status = verdict(lo > -spec.margin, lo, hi, (-spec.margin, np.inf))
     return Part(name, status, float(point), lo, hi, f"{spec.equivalence_level:.0%} CI lower bound > −{spec.margin:g}")
 
@@ -215,13 +223,13 @@ def _diff(values: tuple[np.ndarray, np.ndarray], a: int, b: int) -> tuple[float,
 def check_frontier(o: Outcomes, spec: FindingsSpec) -> Finding:
     """F1: optimization failures fall and correctness failures rise from θ_low to θ_high, at a flat solve rate."""
     low, high = _endpoints(o)
-    s = _shares(o, bootstrap_weights(len(o.problems), spec.replicates, spec.seed))
+    s, P = _shares(o, bootstrap_weights(len(o.problems), spec.replicates, spec.seed)), len(o.problems)
     parts = [
         above_zero("optimization failures fall from θ_low to θ_high", *_diff(s["opt"], low, high), spec,
-                   "opt(α=0) − opt(α=1), share of samples"),
+                   "opt(α=0) − opt(α=1), share of samples", P),
         above_zero("correctness failures rise from θ_low to θ_high", *_diff(s["corr"], high, low), spec,
-                   "corr(α=1) − corr(α=0), share of samples"),
-        equivalent("solve rate flat: solve(α=1) − solve(α=0)", *_diff(s["solve"], high, low), spec),
+                   "corr(α=1) − corr(α=0), share of samples", P),
+        equivalent("solve rate flat: solve(α=1) − solve(α=0)", *_diff(s["solve"], high, low), spec, P),
     ]  # fmt: skip
     finding = combine("frontier", parts, "optimization failures fall and correctness failures rise from α=0 to α=1 "
                       f"(each {spec.ci_level:.0%} CI > 0), while the solve rate stays within ±{spec.margin:g} "
@@ -263,11 +271,12 @@ def check_extrapolation(o: Outcomes, spec: FindingsSpec, f1: Finding | None = No
         a = alpha_label(o.alphas[side])
         toward, away = (side, endpoint) if endpoint == low else (endpoint, side)
         share = above_zero(f"opt share more extreme at {a} than at {name}", *_diff(s["opt_share"], toward, away),
-                           spec, f"opt_share({o.alphas[toward]:g}) − opt_share({o.alphas[away]:g})")  # fmt: skip
+                           spec, f"opt_share({o.alphas[toward]:g}) − opt_share({o.alphas[away]:g})",
+                           len(o.problems))  # fmt: skip
         why = _no_share(o, side) or _no_share(o, endpoint)
         parts.append(undefined(share.name, share.criterion, why) if why else share)
         parts.append(non_inferior(f"solve rate at {a} not worse than at {name}", *_diff(s["solve"], side, endpoint),
-                                  spec))  # fmt: skip
+                                  spec, len(o.problems)))  # fmt: skip
     finding = combine("extrapolation", parts, criterion)
     finding.excluded_problems = _unsampled(o, [i for i in (below, low, high, above) if i is not None])
     return finding

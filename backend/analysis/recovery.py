@@ -1,12 +1,20 @@
 """Does interpolation recover independently trained checkpoints? Each one's distance to the
-interpolation curve in the (optimization share, correctness share) plane, with a bootstrap CI
-over problems. Pure numpy over `Outcomes`."""
+interpolation curve in the (optimization share, correctness share) plane, tested against the
+distance's own null distribution (a checkpoint drawn from the nearest curve point's rates), with
+a bias-corrected CI that can reach 0. Pure numpy over `Outcomes`."""
 
 from __future__ import annotations
 
+from statistics import NormalDist
+
 import numpy as np
 
-from backend.analysis.frame import Outcomes, bootstrap_weights, percentile_ci
+from backend.analysis.frame import Outcomes, bootstrap_weights
+
+SHARE_CLASSES = ("optimization_failure", "correctness_failure")
+MARGIN = 0.10
+"""A distance in the (optimization, correctness) share plane within which a checkpoint counts as on
+the curve: the findings' equivalence margin (FindingsSpec.margin), a 10-point shift of a share."""
 
 
 def class_shares(o: Outcomes, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -14,8 +22,7 @@ def class_shares(o: Outcomes, weights: np.ndarray) -> tuple[np.ndarray, np.ndarr
     each problem's fraction of samples, averaged over the problems a checkpoint sampled."""
     has = o.n > 0
     with np.errstate(invalid="ignore", divide="ignore"):
-        frac = [np.where(has, o.counts[c] / np.maximum(o.n, 1), 0.0) for c in ("optimization_failure",
-                                                                               "correctness_failure")]  # fmt: skip
+        frac = [np.where(has, o.counts[c] / np.maximum(o.n, 1), 0.0) for c in SHARE_CLASSES]
         return tuple((weights @ f) / (weights @ has) for f in frac)
 
 
@@ -31,12 +38,29 @@ def distance_to_curve(points: np.ndarray, curve: np.ndarray) -> tuple[np.ndarray
     return np.take_along_axis(gap, seg[..., None], -1)[..., 0], seg, np.take_along_axis(t, seg[..., None], -1)[..., 0]
 
 
-def recovery(o: Outcomes, replicates: int = 1000, seed: int = 0) -> list[dict]:
+def recovery(
+    o: Outcomes,
+    replicates: int = 1000,
+    seed: int = 0,
+    margin: float = MARGIN,
+    level: float = 0.95,
+    ci_level: float = 0.90,
+) -> list[dict]:
     """For every independent checkpoint: its (optimization, correctness) failure shares, its
     distance to the interpolation curve — the polyline through the endpoints and interpolated α
-    in α order — with a 95 % percentile bootstrap CI (problems resampled, the curve and the point
-    from the same draw), and the α of the nearest point on the curve. 0: the checkpoint's failure
-    mix is one some interpolation reaches; the CI says how far it could be."""
+    in α order — the α of the nearest point on the curve, and a test of "off the curve":
+
+    - the CI [`distance_lo`, `distance_hi`] (`ci_level`, 90 %: two one-sided 5 % tests, as the
+      findings' equivalence) is bias-corrected: the distance minus the problem bootstrap's excess
+      over it, ± z·(its sd), floored at 0 — a distance is never negative and noise alone makes it
+      positive, so the percentile CI could not reach 0;
+    - `status` does_not_show (on the curve) when that CI's upper bound is within `margin`: any
+      distance left is one the margin calls negligible, significant or not;
+    - else shows (off the curve) when the distance is above the `level` quantile of its null
+      distribution (`p_value`): the distances of checkpoints drawn, `replicates` times, from the
+      nearest curve point's own per-problem rates, each curve point redrawn from its own (a
+      parametric bootstrap);
+    - else underpowered; not_tested when a share is undefined (a checkpoint with no samples)."""
     on_curve = [i for i, kind in enumerate(o.kinds) if kind in ("endpoint", "interpolated")]
     if len(on_curve) < 2:
         return []
@@ -45,15 +69,54 @@ def recovery(o: Outcomes, replicates: int = 1000, seed: int = 0) -> list[dict]:
     opt, corr = class_shares(o, weights)
     xy = np.stack([opt, corr], axis=-1)  # (1 + replicates, checkpoints, 2)
     alphas = np.array([o.alphas[i] for i in on_curve])
+    rng = np.random.default_rng(seed + 1)
     rows = []
     for c in (i for i, kind in enumerate(o.kinds) if kind == "independent"):
         gap, seg, t = distance_to_curve(xy[:, c], xy[:, on_curve])
-        lo, hi = percentile_ci(gap[1:])
         a, b = seg[0], seg[0] + 1
         nearest = xy[0, on_curve[a]] + t[0] * (xy[0, on_curve[b]] - xy[0, on_curve[a]])
-        rows.append({"checkpoint_id": o.checkpoints[c], "label": o.labels[c], "optimization_share": float(opt[0, c]),
-                     "correctness_share": float(corr[0, c]), "distance": float(gap[0]), "distance_lo": float(lo),
-                     "distance_hi": float(hi), "nearest_alpha": float(alphas[a] + t[0] * (alphas[b] - alphas[a])),
-                     "nearest_optimization_share": float(nearest[0]),
-                     "nearest_correctness_share": float(nearest[1])})  # fmt: skip
+        row = {"checkpoint_id": o.checkpoints[c], "label": o.labels[c], "optimization_share": float(opt[0, c]),
+               "correctness_share": float(corr[0, c]), "distance": float(gap[0]),
+               "nearest_alpha": float(alphas[a] + t[0] * (alphas[b] - alphas[a])),
+               "nearest_optimization_share": float(nearest[0]), "nearest_correctness_share": float(nearest[1]),
+               "margin": margin}  # fmt: skip
+        null = null_distances(o, c, on_curve, (on_curve[a], on_curve[b], float(t[0])), replicates, rng)
+        rows.append(row | _test(gap[0], gap[1:], null, margin, level, ci_level))
     return rows
+
+
+def _test(distance: float, boot: np.ndarray, null: np.ndarray, margin: float, level: float, ci_level: float) -> dict:
+    if not np.isfinite(distance) or not np.isfinite(null).any():
+        return {"distance_lo": None, "distance_hi": None, "p_value": None, "status": "not_tested",
+                "reason": "a failure share is undefined: the checkpoint or a curve point has no samples"}  # fmt: skip
+    z = NormalDist().inv_cdf(0.5 + ci_level / 2)
+    centre = max(0.0, 2 * distance - float(np.nanmean(boot)))
+    spread = z * float(np.nanstd(boot, ddof=1))
+    lo, hi = max(0.0, centre - spread), centre + spread
+    p_value = float((1 + (null >= distance - 1e-12).sum()) / (1 + len(null)))
+    status = "does_not_show" if hi <= margin else ("shows" if p_value < 1 - level else "underpowered")
+    return {"distance_lo": lo, "distance_hi": hi, "p_value": p_value, "status": status, "reason": ""}
+
+
+def null_distances(
+    o: Outcomes, c: int, on_curve: list[int], nearest: tuple[int, int, float], replicates: int, rng: np.random.Generator
+) -> np.ndarray:
+    """Distances to the curve of `replicates` checkpoints drawn with checkpoint c's samples per
+    problem from the nearest curve point's per-problem rates (between curve checkpoints a and b,
+    t of the way), each curve checkpoint redrawn from its own rates: the distance's distribution
+    when c is on the curve."""
+    a, b, t = nearest
+    has = o.n > 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rates = np.stack([np.where(has, o.counts[k] / np.maximum(o.n, 1), 0.0) for k in SHARE_CLASSES], axis=-1)
+    rates = np.concatenate([rates, np.clip(1 - rates.sum(axis=-1, keepdims=True), 0, 1)], axis=-1)  # the rest
+    target = (1 - t) * rates[:, a] + t * rates[:, b]
+    cells = np.concatenate([rates[:, on_curve], target[:, None]], axis=1)  # problems × (curve + c) × classes
+    n = np.concatenate([o.n[:, on_curve], o.n[:, [c]]], axis=1)
+    drawn = rng.multinomial(
+        np.broadcast_to(n, (replicates, *n.shape)), np.broadcast_to(cells, (replicates, *cells.shape))
+    )
+    with np.errstate(invalid="ignore", divide="ignore"):
+        frac = np.where(n[..., None] > 0, drawn[..., :2] / np.maximum(n, 1)[..., None], 0.0)
+        xy = frac.sum(axis=1) / (n > 0).sum(axis=0)[:, None]  # replicates × (curve + c) × 2
+    return distance_to_curve(xy[:, -1], xy[:, :-1])[0]

@@ -1,4 +1,4 @@
-"""The failure shares against α over the whole sweep: a linear trend with its bootstrap CI, and
+"""The failure shares against α over the whole sweep: a linear trend with its t CI over problems, and
 simultaneous 95 % bands (max-statistic bootstrap) — bands that hold at every α at once, where the
 per-α CIs of the Frontier page hold at each α alone. Pure numpy over `Outcomes`."""
 
@@ -6,15 +6,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from backend.analysis.frame import Outcomes, bootstrap_weights, percentile_ci
+from backend.analysis.frame import Outcomes, bootstrap_weights
 from backend.analysis.recovery import class_shares
+from backend.analysis.resampling import t_ci
 
 CLASS_NAMES = ("optimization_failure", "correctness_failure")
 
 
 def trend(o: Outcomes, replicates: int = 2000, seed: int = 0, level: float = 0.95) -> dict:
     """{"slopes": per class, the least-squares slope of its share on α over the merged checkpoints
-    with a percentile CI; "bands": per class and α, the share and its simultaneous band}.
+    with a t CI over problems (resampling.t_ci); "bands": per class and α, the share and its simultaneous band}.
 
     The band: with sd_α the bootstrap standard deviation of the share at α, c is the `level`
     quantile over replicates of max_α |share*_α − share_α| / sd_α, and the band is share ± c·sd_α.
@@ -31,7 +32,7 @@ def trend(o: Outcomes, replicates: int = 2000, seed: int = 0, level: float = 0.9
     for name, shares in zip(CLASS_NAMES, class_shares(o, weights), strict=True):
         s = shares[:, merged]  # (1 + replicates, α)
         slope = (s - s.mean(axis=1, keepdims=True)) @ centred / (centred @ centred)
-        lo, hi = percentile_ci(slope[1:])
+        lo, hi = t_ci(slope[0], slope[1:], P)
         slopes.append({"class": name, "slope": float(slope[0]), "slope_lo": float(lo), "slope_hi": float(hi)})
         sd = s[1:].std(axis=0, ddof=1)
         with np.errstate(invalid="ignore", divide="ignore"):

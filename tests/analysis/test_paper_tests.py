@@ -37,6 +37,11 @@ def test_recovery_is_zero_on_the_curve_and_the_hand_distance_off_it():
     assert rows["on"]["distance_hi"] == pytest.approx(0.0, abs=1e-12)
     assert rows["off"]["distance"] == pytest.approx(0.12 / np.sqrt(0.13))
     assert rows["off"]["distance_lo"] <= rows["off"]["distance"] <= rows["off"]["distance_hi"]
+    # the test: on the curve, a CI of [0, 0] inside the 0.10 margin; off it by 0.33, beyond every one of
+    # the 200 distances drawn from the nearest curve point's rates (10 samples on each of 20 problems
+    # put a share's sd near 0.1/√20 ≈ 0.02, the null's distances well under 0.2)
+    assert (rows["on"]["status"], rows["on"]["distance_lo"], rows["on"]["margin"]) == ("does_not_show", 0.0, 0.10)
+    assert rows["off"]["status"] == "shows" and rows["off"]["p_value"] == pytest.approx(1 / 201)
     # the nearest point: a + t·(b − a), t = (0, 0.4)·(−0.3, 0.2) / 0.13 of the way from α = 0 to 0.5
     assert rows["off"]["nearest_alpha"] == pytest.approx(0.5 * 0.08 / 0.13)
     t = 0.08 / 0.13
@@ -159,3 +164,24 @@ def test_opt_min_tier_reaches_the_findings(store, judged, db_path, capsys):
         corr = {c: share(evals, c, "correctness_failure", moved) for c in ("c0", "c1")}
         assert falls["statistic"] == pytest.approx(opt["c0"] - opt["c1"])
         assert rises["statistic"] == pytest.approx(corr["c1"] - corr["c0"])
+
+
+def test_cli_recovery_json_rows_carry_the_test(store, db_path):
+    """`analyze recovery --json` through the store: a checkpoint with α = 0.5's counts is on the curve
+    (does_not_show, a CI from 0), one with twice the failures of every kind is off it (shows)."""
+    from tests.analysis.conftest import fill_experiment
+    from tests.conftest import run_cli
+
+    mix = {"a0": (2, 6, 2), "a0.5": (4, 4, 2), "a1": (6, 1, 3), "on": (4, 4, 2), "off": (0, 8, 2)}
+    alphas = {"a0": 0.0, "a0.5": 0.5, "a1": 1.0, "on": None, "off": None}
+    outs = {(c, f"p{p:02d}"): ["correct"] * k + ["optimization_failure"] * o + ["correctness_failure"] * r
+            for c, (k, o, r) in mix.items() for p in range(20)}  # fmt: skip
+    fill_experiment(store, outs, alphas)
+    out = run_cli("analyze", "recovery", "--experiment", "exp-a", "--json", "--db", str(db_path))
+    assert out.returncode == 0, out.stderr
+    rows = {r["checkpoint_id"]: r for r in json.loads(out.stdout)}
+    assert rows["on"]["distance"] == pytest.approx(0.0, abs=1e-12) and rows["on"]["status"] == "does_not_show"
+    assert rows["on"]["distance_lo"] == 0.0 and rows["on"]["margin"] == 0.10
+    # off: (opt, corr) = (0.8, 0.2) against the segment (0.6, 0.2)–(0.4, 0.2) … its nearest point (0.6, 0.2)
+    assert rows["off"]["distance"] == pytest.approx(0.2) and rows["off"]["status"] == "shows"
+    assert rows["off"]["p_value"] < 0.01 and rows["off"]["distance_lo"] > 0.1
