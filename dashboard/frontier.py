@@ -15,6 +15,7 @@ if not exp:
     st.stop()
 f = replace(controls.filters(), opt_min_tier=controls.opt_min_tier())
 averaging = controls.averaging()
+controls.stacked()
 others = controls.overlay_picker(exp)
 v = controls.load_view(exp, f)
 if v is None:
@@ -41,7 +42,7 @@ all_figures_zip(v, sel)
 samples_download(exp, f, o.problems)
 st.subheader("Frontier table")
 st.dataframe(table.to_pandas(), hide_index=True, width="stretch")
-table_downloads(table, "frontier_table")
+table_downloads(table, "frontier_table", sel.provenance())
 
 
 def tiers() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from dashboard.plots import COLORS, LAYOUT, MAX_BANDS, NAMES, _rgba
+from dashboard.plots import COLORS, LAYOUT, MAX_BANDS, NAMES, _band, _rgba, best_single_name, mark_alpha_axis
 
 
 def recovery_overlay(fig: go.Figure, rows: list[dict]) -> go.Figure:
@@ -39,9 +39,10 @@ def trend_bands(result: dict, title: str = "Failure shares along α, with simult
         ))  # fmt: skip
         fig.add_trace(go.Scatter(x=alphas, y=[b["share"] for b in rows], mode="lines+markers", name=NAMES[cls],
                                  line=dict(color=COLORS[cls])))  # fmt: skip
+    mark_alpha_axis(fig, [b["alpha"] for b in result["bands"]])
     # the legend below, as on the other Frontier charts: on the right, its four long names took 370 px
     # of the width, leaving the plot 90 px wide in a 540 px column
-    fig.update_layout(title=title, xaxis_title="α", yaxis_title="share of samples",
+    fig.update_layout(title=title, xaxis_title="α", yaxis_title="share of samples", yaxis_tickformat=".0%",
                       legend=dict(orientation="h", y=-0.25), **LAYOUT)  # fmt: skip
     return fig
 
@@ -52,21 +53,28 @@ BASELINE = "baseline (best single at this k)"  # the gain table's column naming,
 def gain_curves(gains, title: str = "Gain over the best single at each k, with 95% CI bands") -> go.Figure:
     """Each pool's cross-fitted gain over the best single (ensembles.gain_table) against k, its CI as a
     band (MAX_BANDS at once, the others a click on their legend entry away); the hover names the
-    baseline at that k (the table's last column)."""
+    baseline at that k (the table's last column), and the zero line is the best single, named with
+    the checkpoint it is at each k."""
     fig = go.Figure()
     palette = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9"]
     pools = [p for p in gains["pool"].unique(maintain_order=True) if p != "best single"]
     for i, pool in enumerate(pools):
         rows = gains.filter(gains["pool"] == pool).sort("k")
         k, color, shown = rows["k"].to_list(), palette[i % len(palette)], i < MAX_BANDS
-        fig.add_trace(go.Scatter(x=k + k[::-1], y=rows["gain_hi"].to_list() + rows["gain_lo"].to_list()[::-1],
-                                 mode="lines", fill="toself", fillcolor=_rgba(color, 0.15), line=dict(width=0),
-                                 hoverinfo="skip", name=f"{pool}: 95% CI", legendgroup=pool if shown else f"{pool}: band",
-                                 showlegend=not shown, visible=True if shown else "legendonly"))  # fmt: skip
+        fig.add_trace(_band(k, rows["gain_lo"].to_list(), rows["gain_hi"].to_list(), color, name=f"{pool}: 95% CI",
+                            legendgroup=pool if shown else f"{pool}: band", showlegend=not shown,
+                            visible=True if shown else "legendonly"))  # fmt: skip
         fig.add_trace(go.Scatter(x=k, y=rows["gain"].to_list(), mode="lines+markers", name=pool, legendgroup=pool,
                                  line=dict(color=color), customdata=rows.select(BASELINE, "gain_lo", "gain_hi").rows(),
                                  hovertemplate=f"{pool}<br>k=%{{x}} · gain %{{y:+.3f}} [%{{customdata[1]:+.3f}}, "
                                                "%{customdata[2]:+.3f}] over %{customdata[0]}<extra></extra>"))  # fmt: skip
-    fig.add_hline(y=0, line=dict(color="#999999", width=1, dash="dash"))
-    fig.update_layout(title=title, xaxis_title="k (samples)", yaxis_title="pass@k − best single's pass@k", **LAYOUT)
+    best = gains.filter(gains["pool"] == "best single").sort("k")
+    if len(best):  # the zero line is the best single itself: named, each k's checkpoint on hover
+        fig.add_trace(go.Scatter(x=best["k"], y=[0.0] * len(best), mode="lines+markers",
+                                 name=best_single_name(best["k"].to_list(), best[BASELINE].to_list()),
+                                 line=dict(color="#000000", width=1.5, dash="dash"), marker=dict(size=4),
+                                 customdata=best[BASELINE].to_list(),
+                                 hovertemplate="k=%{x}: the best single is %{customdata}<extra></extra>"))  # fmt: skip
+    fig.update_layout(title=title, xaxis_title="k (samples)", yaxis_title="pass@k − best single's pass@k",
+                      legend=dict(orientation="h", y=-0.2, yanchor="top"), **LAYOUT)  # fmt: skip
     return fig
