@@ -25,9 +25,14 @@ st.subheader("Experiments")
 if experiments.empty:
     st.info(f"No experiments yet in `{data.db_path()}`. Launch an α sweep on the Launch page.")
 else:
-    shown = experiments.assign(note=experiments["note"].fillna("")) if "note" in experiments else experiments
-    st.dataframe(shown, hide_index=True, width="stretch")  # no "None" for a missing note
-    st.caption("The *note* column says what each experiment is, e.g. a miniature lab on a tiny CPU model.")
+    notes = experiments["note"].fillna("") if "note" in experiments else None
+    st.dataframe(
+        experiments.drop(columns="note") if notes is not None else experiments, hide_index=True, width="stretch"
+    )
+    # the notes in full, below: a data grid cuts a long cell at its column's width
+    if notes is not None and notes.str.strip().any():
+        st.markdown("\n".join(f"- **{i}**: {n}" for i, n in zip(experiments["id"], notes, strict=True) if n.strip()))
+    st.caption("Each note says what its experiment is, e.g. a miniature lab on a tiny CPU model.")
 
 if not experiments.empty and (exp := controls.experiment_picker()):
     st.subheader("The paper's four findings in this experiment")

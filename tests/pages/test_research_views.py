@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from backend.records import Evaluation, Sample
-from tests.pages.browser import serve, shoot, wait_plots
+from tests.pages.browser import rows_of, serve, shoot, wait_plots
 
 pytestmark = pytest.mark.browser
 
@@ -196,7 +196,6 @@ def test_scatter_axes_inside_the_unit_square_and_fitted(server, page):
 
 def test_zip_holds_each_figures_data_as_csv_and_samples_download_as_jsonl(server, page, tmp_path):
     import csv
-    import io
     import json
     import zipfile
     from pathlib import Path
@@ -212,11 +211,11 @@ def test_zip_holds_each_figures_data_as_csv_and_samples_download_as_jsonl(server
     names = set(z.namelist())
     figures = ("outcomes_vs_alpha", "frontier_scatter", "solve_rate", "churn_heatmap", "passk_curves")
     assert {f"{f}.csv" for f in figures} <= names and {f"{f}.png" for f in figures} <= names
-    frontier = list(csv.DictReader(io.StringIO(z.read("frontier_scatter.csv").decode())))
+    frontier = list(csv.DictReader(rows_of(z.read("frontier_scatter.csv"))))
     # the hard problems (t/p1, t/p3, t/p5) × 6 samples for each of the 6 checkpoints
     assert sorted(r["label"] for r in frontier) == ["m-0.5", "m0", "m0.5", "m1", "m1.5", "r3"]
     assert {r["n_samples"] for r in frontier} == {"18"}
-    churn = list(csv.DictReader(io.StringIO(z.read("churn_heatmap.csv").decode())))
+    churn = list(csv.DictReader(rows_of(z.read("churn_heatmap.csv"))))
     assert len(churn) == 18 and {r["problem_id"] for r in churn} == {"t/p1", "t/p3", "t/p5"}
     assert "dashboard test sweep (exp-dash)" in z.read("solve_rate.html").decode()  # labelled with its experiment
 
