@@ -24,11 +24,19 @@ from typing import TYPE_CHECKING
 
 import psutil
 
-from backend.errors import UserError
+from backend.errors import FieldError, UserError
 from backend.records import Experiment, Job
 from backend.rl.spec import RLSpec
 from backend.sandbox.cgroup_detect import systemd_scope_prefix
-from backend.sweep.spec import EvalSpec, SweepSpec, driver_paths, job_folders, stored_spec, validate_spec
+from backend.sweep.spec import (
+    EvalSpec,
+    SweepSpec,
+    driver_paths,
+    folder_fields,
+    job_folders,
+    stored_spec,
+    validate_spec,
+)
 
 if TYPE_CHECKING:  # duckdb and pyarrow load with the first store a command opens, not with `sweep --help`
     from backend.store import Store
@@ -65,8 +73,13 @@ def create_job(store: Store, spec, name: str | None = None, note: str | None = N
 
     spec = pin_checkpoints(driver_paths(spec))  # absolute folders, hub names pinned to their commit: stored so
     local = local_checkpoints(spec)  # the job and its Ray tasks run in other directories, on the same weights
-    for folder in job_folders(local):
-        CheckpointFolder(folder).close()  # raises one clear line for a missing or broken folder
+    for field, folder in folder_fields(local):
+        try:
+            CheckpointFolder(folder).close()  # raises one clear line for a missing or broken folder
+        except FieldError:
+            raise
+        except UserError as err:  # about the folder one field names: a form shows it under that field
+            raise FieldError(str(err), field) from None
     if local is not spec:  # the spec's rules again on the folders: a name and a copy of one content are one checkpoint
         validate_spec(type(spec), json.loads(local.model_dump_json()))
     spec = spec.model_copy(update={"prompt_format": resolve_prompt_format(spec.prompt_format, job_folders(local))})

@@ -100,3 +100,19 @@ def test_a_picked_checkpoint_closes_the_path_box_and_is_what_launches(store, db_
     assert not at.error, [e.value for e in at.error]
     (job,) = store.select(Job)
     assert store.get(Experiment, job.experiment_id).spec["low"] == str(picked)
+
+
+def test_an_unreadable_folder_is_reported_under_its_field(store, db_path, monkeypatch, tmp_path):
+    """The runner's folder check (backend/jobs/runner.py) names the field whose folder it could not read."""
+    from backend.lab.tiny import make_tiny_checkpoint
+
+    low = make_tiny_checkpoint(tmp_path / "low", seed=1)
+    (tmp_path / "empty").mkdir()  # a folder with no weights in it
+    at = app(db_path, monkeypatch, "launch")
+    at.text_input(key="low-path").set_value(str(low))
+    at.text_input(key="high-path").set_value(str(tmp_path / "empty"))
+    at.text_input(key="sweep-alphas").set_value("0, 1")
+    at.button(key="sweep-launch").click().run()
+    message = error_after(at, "high-path")
+    assert message and str(tmp_path / "empty") in message, [e.value for e in at.error]
+    assert len(at.error) == 1 and store.count(Job) == 0
