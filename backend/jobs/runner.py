@@ -269,12 +269,34 @@ def parameters(kind: str, spec: dict | None) -> list[tuple[str, str]]:
             continue
         if isinstance(value, bool):  # a card says "yes"/"no", never Python's False
             value = "yes" if value else "no"
+        elif name == "problems":
+            value = _problems_text(value, spec.get("limit"))
         elif isinstance(value, list):
             value = ", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in value)
         elif isinstance(value, str) and "/" in value and Path(value).is_absolute():
             value = Path(value).name
         out.append((field.title or name, str(value)))
     return out
+
+
+SHOWN_IDS = 3  # problem ids a card lists before it says how many more
+
+
+def _problems_text(problems: list[str], limit: int | None) -> str:
+    """ "2 of 40 picked (at most 2): a, b, c, … 37 more": what runs, not every id."""
+    head = ", ".join(problems[:SHOWN_IDS]) + (
+        f", … {len(problems) - SHOWN_IDS} more" if len(problems) > SHOWN_IDS else ""
+    )
+    if limit and limit < len(problems):
+        return f"{limit} of {len(problems)} picked (at most {limit}): {head}"
+    return f"{len(problems)} picked: {head}" if len(problems) > SHOWN_IDS else head
+
+
+def eta_s(job: Job) -> float | None:
+    """Seconds until a running job ends, by its slowest unfinished stage (the stages run side by
+    side: judging follows sampling); None before any stage has measured its rate."""
+    left = [p["eta_s"] for p in stages(job).values() if p.get("eta_s") and p.get("done", 0) < p.get("total", 0)]
+    return max(left) if job.status == "running" and left else None
 
 
 def elapsed_s(job: Job, now: dt.datetime | None = None) -> float | None:
