@@ -288,13 +288,19 @@ def test_overview_states_the_lab_findings(store, db_path, monkeypatch):
     import_results(store)
     at = app(db_path, monkeypatch, "overview")
     assert not at.exception, at.exception
+    assert not [t for t in traces(at) if "brute-force-style" in t]  # the styles wait until opened (slow to match)
+    at.session_state["open-styles"] = True
+    at.run()
     assert any("Miniature lab" in s.value for s in at.subheader)
     assert any("four findings" in s.value for s in at.subheader)
     table = at.table[0].value  # the selected experiment's findings, one row per finding
     assert list(table.index) == ["F1 frontier", "F2 extrapolation", "F3 churn", "F4 ensemble"]
     assert set(table["status"]) <= {"shows", "does not show", "underpowered", "not tested"}  # words, not snake case
     number = r"[+-]\d\.\d{3}"
-    assert all(re.fullmatch(rf"{number} \[{number}, {number}\]|–", e) for e in table["estimate [CI]"])
+    assert all(re.fullmatch(rf"{number}|–", e) for e in table["estimate"])
+    # the CI says its level, and never holds a noise model's quantile (churn names that in its sentence)
+    assert all(re.fullmatch(rf"(\d+ % )?CI \[{number}, {number}\]|–", c) for c in table["CI"])
+    assert all(w.endswith(".") and ("criterion" in w or w.startswith("Not tested")) for w in table["in words"])
     assert all(len(c) > 40 for c in table["criterion"])  # in full
     styles = next(t for t in traces(at) if "brute-force-style" in t)  # program styles along α
     assert styles == ["brute-force-style", "reference-style", "buggy-fast-style", "like no SFT program", "no program"]
