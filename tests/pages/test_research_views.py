@@ -162,8 +162,9 @@ def test_two_experiments_overlaid(overlay_server, page):
         names: gd._fullData.map(t => t.name), colors: gd._fullData.map(t => t.marker && t.marker.color),
         titles: (gd._fullLayout.annotations || []).map(a => a.text)}))""")
     mix, scatter, rate = figures
-    assert len(mix["names"]) == 8  # four outcome classes per experiment, side by side
-    assert any("dashboard test sweep" in t for t in mix["titles"]) and any("second sweep" in t for t in mix["titles"])
+    assert len(mix["names"]) == 16  # per experiment, four outcome classes (a panel each), each a line and its band
+    assert {n for n in mix["names"] if "CI" not in n} == {"dashboard test sweep (exp-dash)", "second sweep (exp-dash-b)"}
+    assert mix["titles"][:4] == ["correct", "optimization failure", "correctness failure", "format failure"]
     merged = [i for i, n in enumerate(scatter["names"]) if not n.endswith(("not merged", "95% CI"))]
     assert [scatter["names"][i].split(" (")[0] for i in merged] == ["dashboard test sweep", "second sweep"]
     assert len({scatter["colors"][i] for i in merged}) == 2  # each experiment its own colour
