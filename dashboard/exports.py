@@ -71,6 +71,13 @@ def figure_bytes(fig: go.Figure, fmt: str, scale: float | None = None) -> bytes:
         )  # fmt: skip
 
 
+def paper_bytes(fig: go.Figure, fmt: str) -> bytes:
+    """The figure in paper mode (dashboard/paper_mode.py) as PDF, SVG or PNG (300 dpi)."""
+    from dashboard.paper_mode import PNG_SCALE, paper_figure
+
+    return figure_bytes(paper_figure(fig), fmt, scale=PNG_SCALE if fmt == "png" else 1)
+
+
 def figures_zip(
     figures: dict[str, go.Figure],
     formats: tuple[str, ...] = FORMATS,
@@ -82,8 +89,6 @@ def figures_zip(
     figure's data as `<name>.csv` (data holds the table a figure was drawn from, by the figure's
     name) and `manifest.json`: how every file was made (the provenance, atop each CSV too) and
     what it holds. progress(done, total) after each file."""
-    from dashboard.paper_mode import paper_bytes
-
     data = data or {}
     paper = ("pdf", "svg")
     buf, total = io.BytesIO(), len(figures) * (len(formats) + len(paper)) + len(data)
@@ -168,8 +173,6 @@ def _image_buttons(cols, fig_json: str, name: str, prefix: str, paper: bool) -> 
 
 @st.cache_data(show_spinner="Rendering…", max_entries=64)
 def _cached_image(fig_json: str, fmt: str, paper: bool = False) -> bytes:
-    from dashboard.paper_mode import paper_bytes
-
     fig = pio.from_json(fig_json)
     return paper_bytes(fig, fmt) if paper else figure_bytes(fig, fmt)
 

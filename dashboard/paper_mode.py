@@ -87,10 +87,3 @@ def _legend_room(fig: go.Figure) -> None:
 def _plot_px(fig: go.Figure) -> float:
     """The plot area's height in pixels: a legend placed in pixels below it clears the axis title."""
     return fig.layout.height - fig.layout.margin.t - fig.layout.margin.b
-
-
-def paper_bytes(fig: go.Figure, fmt: str) -> bytes:
-    """The paper-mode figure as PDF, SVG or PNG (300 dpi)."""
-    from dashboard.exports import figure_bytes
-
-    return figure_bytes(paper_figure(fig), fmt, scale=PNG_SCALE if fmt == "png" else 1)

@@ -26,8 +26,8 @@ def main(out: Path) -> None:
     exp = json.loads((ARTIFACTS / "recipe.json").read_text())["sweep_experiment"]
 
     from dashboard.experiment_view import ExperimentView, Filters
+    from dashboard.exports import paper_bytes
     from dashboard.figures import Selection, frontier_figures, passk_chart
-    from dashboard.paper_mode import paper_bytes
 
     sel = Selection(exp=exp)
     v = ExperimentView.build(db, exp, Filters())
