@@ -221,15 +221,6 @@ def _job_specs(path: str) -> dict[str, dict]:
     return {e.id: e.spec for e in _store(path).select(Experiment)}
 
 
-def provenance(exp: str, filters, solved_at: float, averaging: str):
-    """How a page's numbers were made (backend/analysis/provenance.py): the experiment's stored row
-    (its name and seeds scheme) with the page's filters and rules."""
-    from backend.analysis.provenance import from_store
-
-    return from_store(_store(db_path()), exp, **filters.rows(), opt_min_tier=filters.opt_min_tier,
-                      solved_at=solved_at, averaging=averaging)  # fmt: skip
-
-
 def experiment_label(exp: str) -> str:
     """How figures name an experiment: its name (which for the lab says "miniature lab") and id."""
     names = dict(zip(experiments()["id"], experiments()["name"], strict=True))

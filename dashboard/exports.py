@@ -194,12 +194,12 @@ def all_figures_zip(v: ExperimentView, sel: Selection) -> None:
     the pages draw for this selection (dashboard/figures.py), not a second rendering of them."""
     if not st.button("Export all figures of this experiment (zip)", key="zip-all"):
         return
-    from dashboard.figures import all_figures
+    from dashboard.figures import all_figures, provenance
 
     built = all_figures(v, sel)
     bar = st.progress(0.0, text="Rendering every figure in five formats…")
     payload = figures_zip({name: fig for name, (fig, _) in built.items()}, data={name: t for name, (_, t) in built.items()},
-                          provenance=sel.provenance(),
+                          provenance=provenance(v, sel),
                           progress=lambda done, total: bar.progress(done / total, text=f"Rendered {done} of {total} files…"))  # fmt: skip
     bar.progress(1.0, text=f"{len(built)} figures and their data in {len(payload) / 1e6:.1f} MB")
     st.download_button("Download the zip", payload, f"{sel.exp}-figures.zip", "application/zip", key="zip-download")

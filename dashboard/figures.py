@@ -38,10 +38,6 @@ class Selection:
     custom: tuple[str, ...] = ()  # pass@k's custom pool
     stacked: bool = False  # the outcome chart as stacked fractions (no CIs) instead of one panel per class
 
-    def provenance(self) -> Provenance:
-        """What every figure, CSV and export of this selection states about how it was made."""
-        return data.provenance(self.exp, self.filters, self.solved_at, self.averaging)
-
     @property
     def label(self) -> str | None:
         """The experiment named under each title; overlaid figures name theirs in the legend."""
@@ -78,15 +74,13 @@ def frontier_figures(v: ExperimentView, sel: Selection) -> dict[str, tuple[go.Fi
             recovery_overlay(scatter, recovered)
         result = v.trend()
         out["trend_bands"] = (trend_bands(result), pl.DataFrame(result["bands"]))
-    return stamped(out, sel)
+    prov = provenance(v, sel)  # under each title, and in each figure's layout.meta
+    return {name: (with_provenance(fig, prov), table) for name, (fig, table) in out.items()}
 
 
-def stamped(
-    figures: dict[str, tuple[go.Figure, pl.DataFrame]], sel: Selection
-) -> dict[str, tuple[go.Figure, pl.DataFrame]]:
-    """Each figure with the selection's provenance under its title (and in its layout.meta)."""
-    prov = sel.provenance()
-    return {name: (with_provenance(fig, prov), table) for name, (fig, table) in figures.items()}
+def provenance(v: ExperimentView, sel: Selection) -> Provenance:
+    """What every figure, CSV and export of this selection states about how it was made."""
+    return v.provenance(sel.solved_at, sel.averaging)
 
 
 def churn_rows(v: ExperimentView, sel: Selection) -> list[str]:
@@ -101,7 +95,7 @@ def churn_figure(v: ExperimentView, sel: Selection) -> tuple[go.Figure, pl.DataF
     index = [o.problems.index(p) for p in churn_rows(v, sel)]
     fig = churn_heatmap(solve_rates(o)[index], [o.problems[i] for i in index], [o.titles[i] for i in index], o.labels,
                         o.correct[index], o.n[index], experiment=data.experiment_label(sel.exp))  # fmt: skip
-    return with_provenance(fig, sel.provenance()), solve_matrix(o)
+    return with_provenance(fig, provenance(v, sel)), solve_matrix(o)
 
 
 def passk_pools(v: ExperimentView, sel: Selection) -> dict[str, list[str]]:
@@ -155,7 +149,7 @@ def passk_chart(v: ExperimentView, sel: Selection) -> tuple[go.Figure, pl.DataFr
     if not len(curves):
         return None
     best = None if sel.overlays else best_single(v, sel)
-    return with_provenance(passk_figure(curves, experiment=sel.label, best=best), sel.provenance()), curves
+    return with_provenance(passk_figure(curves, experiment=sel.label, best=best), provenance(v, sel)), curves
 
 
 def gains(v: ExperimentView, sel: Selection) -> pl.DataFrame:
@@ -167,7 +161,7 @@ def gains(v: ExperimentView, sel: Selection) -> pl.DataFrame:
 
 def gains_chart(v: ExperimentView, sel: Selection) -> tuple[go.Figure, pl.DataFrame]:
     table = gains(v, sel)
-    return with_provenance(gain_curves(table), sel.provenance()), table
+    return with_provenance(gain_curves(table), provenance(v, sel)), table
 
 
 def all_figures(v: ExperimentView, sel: Selection) -> dict[str, tuple[go.Figure, pl.DataFrame]]:

@@ -6,7 +6,7 @@ import streamlit as st
 
 from dashboard import controls, data
 from dashboard.exports import all_figures_zip, figure_downloads, samples_download, table_downloads
-from dashboard.figures import frontier_figures, views
+from dashboard.figures import frontier_figures, provenance, views
 from dashboard.plots import SOLVE_RATE
 
 st.title("Frontier")
@@ -42,7 +42,7 @@ all_figures_zip(v, sel)
 samples_download(exp, f, o.problems)
 st.subheader("Frontier table")
 st.dataframe(table.to_pandas(), hide_index=True, width="stretch")
-table_downloads(table, "frontier_table", sel.provenance())
+table_downloads(table, "frontier_table", provenance(v, sel))
 
 
 def tiers() -> None:

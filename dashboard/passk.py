@@ -5,7 +5,7 @@ import streamlit as st
 from backend.analysis.ensembles import unique_solves
 from dashboard import controls, evidence, view
 from dashboard.exports import figure_downloads, table_downloads
-from dashboard.figures import gains_chart, passk_chart
+from dashboard.figures import gains_chart, passk_chart, provenance
 
 exp, f, v = controls.page_header("pass@k and ensembles")
 o = v.outcomes
@@ -38,7 +38,7 @@ fig, table = gains_chart(v, sel)
 st.plotly_chart(fig, width="stretch", key="gains")
 figure_downloads(fig, "ensemble_gains")
 st.dataframe(table.to_pandas(), hide_index=True, width="stretch")
-table_downloads(table, "ensemble_gains", sel.provenance())
+table_downloads(table, "ensemble_gains", provenance(v, sel))
 st.caption(
     "⌊k/M⌋ samples from each of M members, the remainder to uniformly random members (exact expectation). "
     "*baseline*: the sweep's checkpoint with the highest pass@k at that k, named on every row. The gain is cross-fitted: the best "
