@@ -23,7 +23,11 @@ if others and chart:  # every experiment's pools on the same axes: colour = expe
         + ". Colour = experiment, dash = pool; bands are 95% CIs over each experiment's problems."
     )
 elif not others:
-    st.caption("Starts with the endpoints (α = 0 and 1) and the best single checkpoint by solve rate (pass@1).")
+    st.caption(
+        "Starts with the endpoints (α = 0 and 1), the best single checkpoint by solve rate (pass@1) and every "
+        "checkpoint the gain table below names as the best single at some k; the black dashed curve is that best "
+        "single at each k."
+    )
 if chart:
     fig = chart[0]
     st.plotly_chart(fig, width="stretch", key="passk")

@@ -75,14 +75,23 @@ def _titled(title: str, experiment: str | None) -> str:
     return f"{title}<br><sup>{experiment}</sup>" if experiment else title
 
 
+TITLE_LINE = 19  # px: one line of a figure's title block at LAYOUT's font
+
+
 def with_provenance(fig: go.Figure, prov) -> go.Figure:
     """The figure with its provenance (backend/analysis/provenance.py) under the title, on lines of
     their own, and in full in layout.meta (the JSON export and paper mode read it from there)."""
     lines = textwrap.wrap(prov.subtitle(), 120)
-    title = fig.layout.title.text or ""
+    title = (fig.layout.title.text or "") + "".join(f"<br><sup>{line}</sup>" for line in lines)
     top = fig.layout.margin.t if fig.layout.margin.t is not None else LAYOUT["margin"]["t"]
-    fig.update_layout(title_text=title + "".join(f"<br><sup>{line}</sup>" for line in lines),
-                      margin_t=top + 16 * len(lines), meta={"provenance": prov.fields()})  # fmt: skip
+    # the title hangs from the figure's top edge; below it, room for each of its lines (and for the
+    # panels' own titles, which sit above their plots)
+    panels = "xaxis2" in fig.layout.to_plotly_json()
+    below = max(top, TITLE_LINE * (title.count("<br>") + 2) + (24 if panels else 0))
+    fig.update_layout(title=dict(text=title, y=1, yref="container", yanchor="top", pad_t=10), margin_t=below,
+                      meta={"provenance": prov.fields()})  # fmt: skip
+    if fig.layout.height and fig.layout.width:  # a figure of its own size (the scatter's labels are placed
+        fig.update_layout(height=fig.layout.height + below - top)  # in pixels) keeps its plot area: it grows
     return fig
 
 
