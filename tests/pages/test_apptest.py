@@ -267,10 +267,12 @@ def test_overview_prints_findings_in_words_with_named_statistics_and_whole_crite
     assert list(table["status"]) == [words[r["status"]] for r in rows]
     for r, (_, shown) in zip(rows, table.iterrows(), strict=True):
         if r["ci_low"] is None:
-            assert shown["estimate [CI]"] == "–" and shown["statistic"] == "–"
-        else:  # the statistic is named, and printed as a paper prints it
-            assert shown["estimate [CI]"] == f"{r['statistic']:+.3f} [{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]"
-            assert shown["statistic"] in [p["name"] for p in r["parts"]]
+            assert shown["estimate"] == shown["CI"] == "–"
+        else:  # the statistic printed as a paper prints it, its CI with the level it was computed at
+            assert shown["estimate"] == f"{r['statistic']:+.3f}"
+            assert shown["CI"].endswith(f"CI [{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]")
+            # the sentence names the part that decided the status
+            assert any(shown["in words"].startswith(f"{p['name']}: ") for p in r["parts"]), shown["in words"]
         whole = (
             r["criterion"]
             if r["status"] != "not_tested"
@@ -403,3 +405,14 @@ def test_passk_draws_ci_bands_and_overlays_pools_of_two_experiments(two_experime
     colors = {t.name.split(": ")[0]: t.line.color for t in lines}
     assert len(set(colors.values())) == 2  # one colour per experiment
     assert len([t for t in fig.data if t.fill == "toself"]) == len(lines)  # a band for every curve
+
+
+def test_the_outcome_chart_can_stay_stacked(populated, db_path, monkeypatch):
+    """?stack=on: the four fractions stacked (they add up to 1) instead of one panel per class with its band."""
+    at = app(db_path, monkeypatch, "frontier", {"exp": "exp-dash", "stack": "on"})
+    assert not at.exception, at.exception
+    outcomes = json.loads(at.get("plotly_chart")[0].proto.spec)["data"]
+    assert [t.get("stackgroup") for t in outcomes] == ["s1"] * 4 and not [
+        t for t in outcomes if t.get("fill") == "toself"
+    ]
+    assert at.sidebar.toggle[0].value is True
