@@ -7,7 +7,8 @@ from backend.analysis.findings_text import findings_table, overview_rows, prereg
 from backend.errors import UserError
 from backend.lab.styles import MATCH
 from dashboard import controls, data
-from dashboard.plots import outcome_fractions, style_shares
+from dashboard.paper_views import style_shares
+from dashboard.plots import outcome_fractions
 
 st.title("frontier-lab")
 st.caption(

@@ -1,9 +1,11 @@
-"""Figures for the paper's tests on the Frontier page (backend/analysis/recovery.py, trend.py):
+"""Figures for the paper's tests on the Frontier page (backend/analysis/recovery.py, trend.py), the gain
+figure and the lab's program styles:
 small additions beside dashboard/plots.py, in its palette and layout."""
 
 from __future__ import annotations
 
 import plotly.graph_objects as go
+import polars as pl
 
 from dashboard.plots import COLORS, LAYOUT, MAX_BANDS, NAMES, _band, _rgba, best_single_name, mark_alpha_axis
 
@@ -77,4 +79,34 @@ def gain_curves(gains, title: str = "Gain over the best single at each k, with 9
                                  hovertemplate="k=%{x}: the best single is %{customdata}<extra></extra>"))  # fmt: skip
     fig.update_layout(title=title, xaxis_title="k (samples)", yaxis_title="pass@k − best single's pass@k",
                       legend=dict(orientation="h", y=-0.2, yanchor="top"), **LAYOUT)  # fmt: skip
+    return fig
+
+
+STYLE_NAMES = {"brute": "brute-force-style", "reference": "reference-style", "buggy": "buggy-fast-style",
+               "other": "like no SFT program", "no program": "no program"}  # fmt: skip
+STYLE_COLORS = {
+    "brute": "#E69F00",
+    "reference": "#009E73",
+    "buggy": "#D55E00",
+    "other": "#999999",
+    "no program": "#CCCCCC",
+}
+
+
+def style_shares(frame: pl.DataFrame, title: str = "Which SFT program each sample resembles, along α") -> go.Figure:
+    """Share of samples per program style at each α (backend/lab/styles.py), each with its
+    bootstrap 95% CI over problems as error bars (bars, not bands: five bands overlap)."""
+    fig = go.Figure()
+    for style, name in STYLE_NAMES.items():
+        part = frame.filter(pl.col("style") == style)
+        bars = None
+        if "share_lo" in part.columns:
+            bars = dict(type="data", array=(part["share_hi"] - part["share"]).to_list(),
+                        arrayminus=(part["share"] - part["share_lo"]).to_list(), thickness=1, width=3)  # fmt: skip
+        fig.add_trace(go.Scatter(x=part["alpha"], y=part["share"], mode="lines+markers", name=name, error_y=bars,
+                                 line={"color": STYLE_COLORS[style]}))  # fmt: skip
+    mark_alpha_axis(fig, frame["alpha"].to_list())
+    fig.update_layout(title=title + "<br><sup>Bars: bootstrap 95% CI over problems; grey: extrapolation</sup>",
+                      xaxis_title="α", yaxis_title="share of samples", yaxis_tickformat=".0%",
+                      yaxis_range=[0, 1.02], legend={"orientation": "h", "y": -0.25}, **LAYOUT)  # fmt: skip
     return fig

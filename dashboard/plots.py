@@ -384,33 +384,3 @@ def training_curves(metrics: pl.DataFrame) -> dict[str, go.Figure]:
     lines("length", "Completion length (tokens)", {"completions/mean_length": "mean", "completions/max_length": "max"},
           y="tokens")  # fmt: skip
     return figures
-
-
-STYLE_NAMES = {"brute": "brute-force-style", "reference": "reference-style", "buggy": "buggy-fast-style",
-               "other": "like no SFT program", "no program": "no program"}  # fmt: skip
-STYLE_COLORS = {
-    "brute": "#E69F00",
-    "reference": "#009E73",
-    "buggy": "#D55E00",
-    "other": "#999999",
-    "no program": "#CCCCCC",
-}
-
-
-def style_shares(frame: pl.DataFrame, title: str = "Which SFT program each sample resembles, along α") -> go.Figure:
-    """Share of samples per program style at each α (backend/lab/styles.py), each with its
-    bootstrap 95% CI over problems as error bars (bars, not bands: five bands overlap)."""
-    fig = go.Figure()
-    for style, name in STYLE_NAMES.items():
-        part = frame.filter(pl.col("style") == style)
-        bars = None
-        if "share_lo" in part.columns:
-            bars = dict(type="data", array=(part["share_hi"] - part["share"]).to_list(),
-                        arrayminus=(part["share"] - part["share_lo"]).to_list(), thickness=1, width=3)  # fmt: skip
-        fig.add_trace(go.Scatter(x=part["alpha"], y=part["share"], mode="lines+markers", name=name, error_y=bars,
-                                 line={"color": STYLE_COLORS[style]}))  # fmt: skip
-    mark_alpha_axis(fig, frame["alpha"].to_list())
-    fig.update_layout(title=title + "<br><sup>Bars: bootstrap 95% CI over problems; grey: extrapolation</sup>",
-                      xaxis_title="α", yaxis_title="share of samples", yaxis_tickformat=".0%",
-                      yaxis_range=[0, 1.02], legend={"orientation": "h", "y": -0.25}, **LAYOUT)  # fmt: skip
-    return fig
