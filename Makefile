@@ -12,7 +12,7 @@ STAMP := $(VENV)/.installed-$(REQ_HASH)
 PORT ?= 8501
 HOST ?= 127.0.0.1
 
-.PHONY: lab lab-smoke run test test-fast test-v2 test-v2-ci v2vm-debs stress setup debs db lint clean-venv sandbox-image bench gpu-env gpu-env-check screenshots
+.PHONY: lab lab-smoke run test test-fast test-v2 test-v2-ci v2vm-debs stress setup debs db lint clean-venv sandbox-image bench gpu-env gpu-env-check screenshots paper-figures
 
 # `make run HOST=0.0.0.0` opens the dashboard to the network, behind a token (docs/dashboard.md).
 run: setup db
@@ -43,6 +43,10 @@ stress: setup
 screenshots: setup
 	FLAB_SCREENSHOTS=docs/screenshots $(PY) -m pytest -q tests/pages/test_browser.py tests/pages/test_research_views.py \
 		-k "miniature_lab or reaches_done or two_experiments_overlaid"
+
+# The docs' paper-mode figures (docs/screenshots/paper-*.pdf/png): the lab's Frontier and pass@k, 3.3 in wide.
+paper-figures: setup
+	PYTHONPATH=$(CURDIR) $(PY) scripts/paper_figures.py
 
 # The sandbox suites on a real cgroup v2 kernel (scripts/v2vm.sh: QEMU, the host's / read-only),
 # with the judge started in a leaf cgroup as systemd starts a service. V2_KERNEL=6.1 (bookworm) or

@@ -10,13 +10,13 @@ import pandas as pd
 import streamlit as st
 
 from backend.alpha import alpha_text
-from backend.analysis.frame import SOLVED_AT, default_passk_selection
+from backend.analysis.frame import SOLVED_AT
 from backend.errors import UserError
 from backend.store_queries import EVERY_SAMPLE, SampleFilter
 from backend.vocab import DIFFICULTIES, SETTINGS
 from dashboard import data, view
 from dashboard.experiment_view import ExperimentView
-from dashboard.figures import ORDERINGS, Selection
+from dashboard.figures import ORDERINGS, Selection, passk_defaults
 
 
 def experiment_picker() -> str | None:
@@ -129,6 +129,12 @@ def overlay_picker(exp: str) -> list[str]:
                       help="Draw other experiments on the same axes: other endpoint pairs, benchmarks or settings.")  # fmt: skip
 
 
+def stacked() -> bool:
+    """The outcome chart as stacked fractions (?stack=on) rather than one panel per class with its CI."""
+    return view.bound(st.sidebar.toggle, "stack", "Outcome chart: stacked (no CIs)", default=False,
+                      to_text=lambda on: "on" if on else "", from_text=lambda s: s == "on")  # fmt: skip
+
+
 def ordering() -> str:
     return view.bound(st.sidebar.radio, "order", "Row order", list(ORDERINGS), default="difficulty",
                       format_func=ORDERINGS.get)  # fmt: skip
@@ -143,10 +149,11 @@ def grid_page(problems: int, rows: int) -> int:
 
 
 def passk_checkpoints(v: ExperimentView) -> list[str]:
-    """The checkpoints drawn as single curves (?ck=), from the endpoints and the best single."""
+    """The checkpoints drawn as single curves (?ck=), from the endpoints, the best by pass@1 and
+    each checkpoint the gain table names as the best single at some k."""
     o = v.outcomes
     labels = dict(zip(o.checkpoints, o.labels, strict=True))
-    return view.bound(st.multiselect, "ck", "Checkpoints", o.checkpoints, default=default_passk_selection(o),
+    return view.bound(st.multiselect, "ck", "Checkpoints", o.checkpoints, default=passk_defaults(v),
                       to_text=lambda cs: ",".join(cs) or NONE, from_text=lambda s: [c for c in s.split(",") if c in o.checkpoints],
                       format_func=labels.get)  # fmt: skip
 
@@ -171,7 +178,7 @@ def selection(exp: str, f: SampleFilter) -> Selection:
         exp=exp, filters=f, solved_at=_solved_state(), averaging=view.get("avg") or "per_problem",
         overlays=tuple(overlays), ordering=view.get("order") or "difficulty", grid_page=int(view.get("grid") or 1),
         checkpoints=None if ck is None else tuple(c for c in ck.split(",") if c),
-        custom=tuple(c for c in (view.get("pool") or "").split(",") if c),
+        custom=tuple(c for c in (view.get("pool") or "").split(",") if c), stacked=view.get("stack") == "on",
     )  # fmt: skip
 
 

@@ -69,6 +69,15 @@ class ExperimentView:
     def samples(self) -> int:
         return int(self.outcomes.n.sum())
 
+    def provenance(self, solved_at: float, averaging: str):
+        """How this view's numbers are made, with the page's rules (backend/analysis/provenance.py)."""
+        from backend.analysis.provenance import from_store
+
+        f = self.filters
+        return self._part(("provenance", solved_at, averaging), lambda: from_store(
+            self._store(), self.experiment, **f.rows(), opt_min_tier=f.opt_min_tier, solved_at=solved_at,
+            averaging=averaging))  # fmt: skip
+
     def frontier(self, averaging: str = "per_problem") -> pl.DataFrame:
         return self._part(("frontier", averaging), lambda: frontier_table(self.outcomes, averaging))
 

@@ -25,6 +25,7 @@ import streamlit as st
 from backend.records import Evaluation, Sample
 
 if TYPE_CHECKING:
+    from backend.analysis.provenance import Provenance
     from backend.store_queries import SampleFilter
     from dashboard.experiment_view import ExperimentView
     from dashboard.figures import Selection
@@ -56,9 +57,9 @@ def export_engine_running() -> bool:
     return GlobalKaleidoServer().is_running()
 
 
-def figure_bytes(fig: go.Figure, fmt: str) -> bytes:
+def figure_bytes(fig: go.Figure, fmt: str, scale: float | None = None) -> bytes:
     """json (Plotly's, as Streamlit sends it to the page), html (plotly.js embedded: works
-    offline), or png/svg/pdf through kaleido."""
+    offline), or png/svg/pdf through kaleido (a PNG at `scale`, 2 unless given)."""
     if fmt == "json":
         return pio.to_json(fig, validate=False).encode()
     if fmt == "html":
@@ -66,8 +67,16 @@ def figure_bytes(fig: go.Figure, fmt: str) -> bytes:
     _use_debian_chromium()
     with _engine_lock:  # a figure with its own size keeps it: the scatter's labels are placed for that size
         return fig.to_image(
-            format=fmt, width=fig.layout.width or 1000, height=fig.layout.height or 600, scale=2 if fmt == "png" else 1
-        )
+            format=fmt, width=fig.layout.width or 1000, height=fig.layout.height or 600,
+            scale=(scale or 2) if fmt == "png" else 1,
+        )  # fmt: skip
+
+
+def paper_bytes(fig: go.Figure, fmt: str) -> bytes:
+    """The figure in paper mode (dashboard/paper_mode.py) as PDF, SVG or PNG (300 dpi)."""
+    from dashboard.paper_mode import PNG_SCALE, paper_figure
+
+    return figure_bytes(paper_figure(fig), fmt, scale=PNG_SCALE if fmt == "png" else 1)
 
 
 def figures_zip(
@@ -75,20 +84,43 @@ def figures_zip(
     formats: tuple[str, ...] = FORMATS,
     progress: Callable[[int, int], None] | None = None,
     data: dict[str, pl.DataFrame] | None = None,
+    provenance: Provenance | None = None,
 ) -> bytes:
-    """Every figure in every format in one zip, and each figure's data as `<name>.csv` (data holds
-    the table a figure was drawn from, by the figure's name); progress(done, total) after each file."""
+    """Every figure in every format in one zip, its paper-mode PDF and SVG under paper/, each
+    figure's data as `<name>.csv` (data holds the table a figure was drawn from, by the figure's
+    name) and `manifest.json`: how every file was made (the provenance, atop each CSV too) and
+    what it holds. progress(done, total) after each file."""
     data = data or {}
-    buf, total = io.BytesIO(), len(figures) * len(formats) + len(data)
+    paper = ("pdf", "svg")
+    buf, total = io.BytesIO(), len(figures) * (len(formats) + len(paper)) + len(data)
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
         for name, table in data.items():
-            z.writestr(f"{name}.csv", table.write_csv())
+            z.writestr(f"{name}.csv", csv_text(table, provenance))
         for name, fig in figures.items():
             for fmt in formats:
                 z.writestr(f"{name}.{fmt}", figure_bytes(fig, fmt))
                 if progress:
                     progress(len(z.namelist()), total)
+            for fmt in paper:
+                z.writestr(f"paper/{name}.{fmt}", paper_bytes(fig, fmt))
+                if progress:
+                    progress(len(z.namelist()), total)
+        z.writestr("manifest.json", json.dumps(manifest(figures, data, provenance, z.namelist()), indent=2))
     return buf.getvalue()
+
+
+def manifest(figures: dict[str, go.Figure], data: dict, provenance: Provenance | None, files: list[str]) -> dict:
+    """The zip's manifest.json: the provenance in words and values, and each figure's title and files."""
+    titles = {name: (fig.layout.title.text or "").split("<br>")[0] for name, fig in figures.items()}
+    return (provenance.manifest() if provenance else {}) | {
+        "figures": {name: {"title": titles[name], "data": f"{name}.csv" if name in data else None} for name in figures},
+        "files": sorted(files),
+    }
+
+
+def csv_text(frame: pl.DataFrame, provenance: Provenance | None = None) -> str:
+    """A table as CSV, its provenance above it as `# ` lines (read with comment_prefix="#")."""
+    return (provenance.csv_header() if provenance else "") + frame.write_csv()
 
 
 def samples_jsonl(store, experiment_id: str, problems: list[str], setting: str | None = None) -> bytes:
@@ -121,27 +153,37 @@ def figure_downloads(fig, name: str) -> None:
         return
     cols = st.columns(5)
     cols[0].download_button("HTML", figure_bytes(fig, "html"), f"{name}.html", "text/html", key=f"{name}-html")
-    for col, fmt, mime in zip(
-        cols[1:4], ("png", "svg", "pdf"), ("image/png", "image/svg+xml", "application/pdf"), strict=True
-    ):
+    _image_buttons(cols[1:4], fig.to_json(), name, "", False)
+    paper = st.columns([2, 1, 1, 1, 2])
+    paper[0].caption("Paper mode (3.3 in wide, no title, vector first):")
+    _image_buttons(paper[1:4], fig.to_json(), name, "paper ", True)
+
+
+MIMES = {"png": "image/png", "svg": "image/svg+xml", "pdf": "application/pdf"}
+
+
+def _image_buttons(cols, fig_json: str, name: str, prefix: str, paper: bool) -> None:
+    for col, fmt in zip(cols, ("pdf", "svg", "png") if paper else ("png", "svg", "pdf"), strict=True):
+        file = f"{name}-paper.{fmt}" if paper else f"{name}.{fmt}"
         try:
-            col.download_button(
-                fmt.upper(), _cached_image(fig.to_json(), fmt), f"{name}.{fmt}", mime, key=f"{name}-{fmt}"
-            )
+            payload = _cached_image(fig_json, fmt, paper)
+            col.download_button(f"{prefix}{fmt.upper()}", payload, file, MIMES[fmt], key=f"{name}-{prefix}{fmt}")
         except Exception as exc:  # kaleido needs Debian's chromium, which `make run` installs
             col.caption(f"{fmt.upper()} export unavailable: {str(exc)[:60]}")
 
 
 @st.cache_data(show_spinner="Rendering…", max_entries=64)
-def _cached_image(fig_json: str, fmt: str) -> bytes:
-    return figure_bytes(pio.from_json(fig_json), fmt)
+def _cached_image(fig_json: str, fmt: str, paper: bool = False) -> bytes:
+    fig = pio.from_json(fig_json)
+    return paper_bytes(fig, fmt) if paper else figure_bytes(fig, fmt)
 
 
-def table_downloads(frame: pl.DataFrame, name: str) -> None:
+def table_downloads(frame: pl.DataFrame, name: str, provenance: Provenance | None = None) -> None:
+    """CSV (its provenance atop, as `# ` lines) and Parquet (the provenance in its file metadata)."""
     cols = st.columns(2)
-    cols[0].download_button("CSV", frame.write_csv(), f"{name}.csv", "text/csv", key=f"{name}-csv")
+    cols[0].download_button("CSV", csv_text(frame, provenance), f"{name}.csv", "text/csv", key=f"{name}-csv")
     buf = io.BytesIO()
-    frame.write_parquet(buf)
+    frame.write_parquet(buf, metadata={"provenance": provenance.text()} if provenance else None)
     cols[1].download_button(
         "Parquet", buf.getvalue(), f"{name}.parquet", "application/octet-stream", key=f"{name}-parquet"
     )
@@ -153,11 +195,12 @@ def all_figures_zip(v: ExperimentView, sel: Selection) -> None:
     the pages draw for this selection (dashboard/figures.py), not a second rendering of them."""
     if not st.button("Export all figures of this experiment (zip)", key="zip-all"):
         return
-    from dashboard.figures import all_figures
+    from dashboard.figures import all_figures, provenance
 
     built = all_figures(v, sel)
     bar = st.progress(0.0, text="Rendering every figure in five formats…")
     payload = figures_zip({name: fig for name, (fig, _) in built.items()}, data={name: t for name, (_, t) in built.items()},
+                          provenance=provenance(v, sel),
                           progress=lambda done, total: bar.progress(done / total, text=f"Rendered {done} of {total} files…"))  # fmt: skip
     bar.progress(1.0, text=f"{len(built)} figures and their data in {len(payload) / 1e6:.1f} MB")
     st.download_button("Download the zip", payload, f"{sel.exp}-figures.zip", "application/zip", key="zip-download")

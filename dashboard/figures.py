@@ -11,12 +11,13 @@ import polars as pl
 
 from backend.analysis.churn import solve_matrix, solve_rates
 from backend.analysis.frame import SOLVED_AT, default_passk_selection
+from backend.analysis.provenance import Provenance
 from backend.errors import UserError
 from backend.store_queries import EVERY_SAMPLE, SampleFilter
 from dashboard import data
-from dashboard.experiment_view import ExperimentView, Pools
+from dashboard.experiment_view import BEST, ExperimentView, Pools
 from dashboard.paper_views import BASELINE, gain_curves, recovery_overlay, trend_bands
-from dashboard.plots import churn_heatmap, outcome_fractions, passk_figure, solve_rate
+from dashboard.plots import churn_heatmap, outcome_fractions, passk_figure, solve_rate, with_provenance
 from dashboard.scatter import failure_scatter
 
 ORDERINGS = {"difficulty": "difficulty, then α of peak", "cluster": "hierarchical clustering"}
@@ -36,6 +37,7 @@ class Selection:
     grid_page: int = 1
     checkpoints: tuple[str, ...] | None = None  # pass@k's single curves; None: the page's default
     custom: tuple[str, ...] = ()  # pass@k's custom pool
+    stacked: bool = False  # the outcome chart as stacked fractions (no CIs) instead of one panel per class
 
     @property
     def label(self) -> str | None:
@@ -60,9 +62,11 @@ def frontier_figures(v: ExperimentView, sel: Selection) -> dict[str, tuple[go.Fi
     vs = views(v, sel)
     shown = {label: v.frontier(sel.averaging) for label, v in vs.items()}
     table = next(iter(shown.values()))
+    if not sel.overlays:  # one experiment, named under each title: a legend entry of its long name says nothing
+        shown = table
     scatter = failure_scatter(shown, experiment=sel.label)
     out = {
-        "outcomes_vs_alpha": (outcome_fractions(shown, experiment=sel.label), table),
+        "outcomes_vs_alpha": (outcome_fractions(shown, experiment=sel.label, stacked=sel.stacked), table),
         "frontier_scatter": (scatter, table),
         "solve_rate": (solve_rate(shown, experiment=sel.label), table),
     }
@@ -71,7 +75,13 @@ def frontier_figures(v: ExperimentView, sel: Selection) -> dict[str, tuple[go.Fi
             recovery_overlay(scatter, recovered)
         result = v.trend()
         out["trend_bands"] = (trend_bands(result), pl.DataFrame(result["bands"]))
-    return out
+    prov = provenance(v, sel)  # under each title, and in each figure's layout.meta
+    return {name: (with_provenance(fig, prov), table) for name, (fig, table) in out.items()}
+
+
+def provenance(v: ExperimentView, sel: Selection) -> Provenance:
+    """What every figure, CSV and export of this selection states about how it was made."""
+    return v.provenance(sel.solved_at, sel.averaging)
 
 
 def churn_rows(v: ExperimentView, sel: Selection) -> list[str]:
@@ -86,7 +96,7 @@ def churn_figure(v: ExperimentView, sel: Selection) -> tuple[go.Figure, pl.DataF
     index = [o.problems.index(p) for p in churn_rows(v, sel)]
     fig = churn_heatmap(solve_rates(o)[index], [o.problems[i] for i in index], [o.titles[i] for i in index], o.labels,
                         o.correct[index], o.n[index], experiment=data.experiment_label(sel.exp))  # fmt: skip
-    return fig, solve_matrix(o)
+    return with_provenance(fig, provenance(v, sel)), solve_matrix(o)
 
 
 def passk_pools(v: ExperimentView, sel: Selection) -> dict[str, list[str]]:
@@ -104,13 +114,32 @@ def passk_curves(v: ExperimentView, sel: Selection) -> pl.DataFrame:
                  .with_columns(pl.lit(label).alias("experiment")) for label, w in views(v, sel).items()]  # fmt: skip
         return pl.concat(parts)
     o = v.outcomes
-    wanted = default_passk_selection(o) if sel.checkpoints is None else sel.checkpoints
+    wanted = passk_defaults(v) if sel.checkpoints is None else sel.checkpoints
     labels = dict(zip(o.checkpoints, o.labels, strict=True))
     shown = [(labels[c], (c,)) for c in o.checkpoints if c in wanted]
     shown += [(f"pool: {n}", tuple(m)) for n, m in passk_pools(v, sel).items() if len(m) > 1]
-    # the best single as the gain table measures it: chosen at each k, scored on the samples it was not chosen on
-    best = v.held_out_best(_pools(passk_pools(v, sel)))
-    return pl.concat([v.bands(tuple(shown)), best], how="diagonal_relaxed") if shown else best
+    # the best single at each k is drawn by passk_chart as a curve of its own (best_single)
+    return v.bands(tuple(shown)) if shown else pl.DataFrame()
+
+
+def baselines(v: ExperimentView) -> list[str]:
+    """The checkpoints the gain table names as the best single at some k, in k order."""
+    table = v.gains(_pools(v.pools()))
+    return table.filter(pl.col("pool") == BEST)["baseline"].unique(maintain_order=True).to_list()
+
+
+def passk_defaults(v: ExperimentView) -> list[str]:
+    """The pass@k page's first single curves: the endpoints and every checkpoint the gain table's
+    baseline names at some k (so each best single it names is drawn)."""
+    keep = set(default_passk_selection(v.outcomes)) | set(baselines(v))
+    return [c for c in v.outcomes.checkpoints if c in keep]
+
+
+def best_single(v: ExperimentView, sel: Selection) -> pl.DataFrame:
+    """The gain table's best single at each k (k, pass_at_k, lo, hi), its checkpoint by label."""
+    labels = dict(zip(v.outcomes.checkpoints, v.outcomes.labels, strict=True))
+    rows = v.gains(_pools(passk_pools(v, sel))).filter(pl.col("pool") == BEST)
+    return rows.select("k", "pass_at_k", "lo", "hi", pl.col("baseline").replace_strict(labels).alias("checkpoint"))
 
 
 def _pools(pools: dict[str, list[str]]) -> Pools:
@@ -119,7 +148,10 @@ def _pools(pools: dict[str, list[str]]) -> Pools:
 
 def passk_chart(v: ExperimentView, sel: Selection) -> tuple[go.Figure, pl.DataFrame] | None:
     curves = passk_curves(v, sel)
-    return (passk_figure(curves, experiment=sel.label), curves) if len(curves) else None
+    if not len(curves):
+        return None
+    best = None if sel.overlays else best_single(v, sel)
+    return with_provenance(passk_figure(curves, experiment=sel.label, best=best), provenance(v, sel)), curves
 
 
 def gains(v: ExperimentView, sel: Selection) -> pl.DataFrame:
@@ -131,7 +163,7 @@ def gains(v: ExperimentView, sel: Selection) -> pl.DataFrame:
 
 def gains_chart(v: ExperimentView, sel: Selection) -> tuple[go.Figure, pl.DataFrame]:
     table = gains(v, sel)
-    return gain_curves(table), table
+    return with_provenance(gain_curves(table), provenance(v, sel)), table
 
 
 def all_figures(v: ExperimentView, sel: Selection) -> dict[str, tuple[go.Figure, pl.DataFrame]]:

@@ -6,7 +6,7 @@ import streamlit as st
 
 from dashboard import controls, data
 from dashboard.exports import all_figures_zip, figure_downloads, samples_download, table_downloads
-from dashboard.figures import frontier_figures, views
+from dashboard.figures import frontier_figures, provenance, views
 from dashboard.plots import SOLVE_RATE
 
 st.title("Frontier")
@@ -15,6 +15,7 @@ if not exp:
     st.stop()
 f = replace(controls.filters(), opt_min_tier=controls.opt_min_tier())
 averaging = controls.averaging()
+controls.stacked()
 others = controls.overlay_picker(exp)
 v = controls.load_view(exp, f)
 if v is None:
@@ -43,7 +44,7 @@ all_figures_zip(v, sel)
 samples_download(exp, f, o.problems)
 st.subheader("Frontier table")
 st.dataframe(table.to_pandas(), hide_index=True, width="stretch")
-table_downloads(table, "frontier_table")
+table_downloads(table, "frontier_table", provenance(v, sel))
 
 
 def tiers() -> None:

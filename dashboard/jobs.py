@@ -27,6 +27,9 @@ def live_jobs() -> None:
         with st.container(border=True):
             elapsed = runner.elapsed_s(job)
             took = f" · {_duration(elapsed)} {'so far' if job.status == 'running' else 'elapsed'}" if elapsed else ""
+            if job.status == "running":
+                left = runner.eta_s(job)
+                took += f" · ETA {_duration(left)}" if left else " · ETA once a stage has measured its rate"
             st.markdown(f"**{job.id}** · {job.kind} · `{job.status}` · experiment `{job.experiment_id}`{took}")
             params = runner.parameters(job.kind, specs.get(job.experiment_id))
             if params:

@@ -6,14 +6,16 @@ runner cannot read)."""
 import streamlit as st
 
 from backend.errors import FieldError, UserError
+from backend.grading.limits import LimitOverrides, SandboxChoice
 from backend.jobs import runner
+from backend.merge.grid import parse_alpha_grid
 from backend.problems.ccplus import CCPlusFilter
 from backend.problems.importing import HUB_REPOS, run_import
 from backend.problems.lcb import LCBFilter
 from backend.rl.spec import RLSpec
-from backend.specs import extra, form_label, help_text, under_current_names, validate_spec
+from backend.specs import extra, form_label, help_text, ordered_fields, under_current_names, validate_spec
 from backend.sweep import origin
-from backend.sweep.spec import EvalSpec, SweepSpec
+from backend.sweep.spec import EvalSpec, RunOptions, SweepSpec
 from backend.vocab import ImportSource, choices
 from dashboard import data
 from dashboard.form import UNSET, field_error, forget_error, remember_error, spec_widgets, widget
@@ -21,6 +23,13 @@ from dashboard.form import UNSET, field_error, forget_error, remember_error, spe
 SOURCES = {"builtin": "our tiered benchmark", "lcb": "LiveCodeBench (JSONL)", "ccplus": "CodeContests+ (Parquet)"}
 FILTERS = {"lcb": LCBFilter, "ccplus": CCPlusFilter}
 PAGE_FIELDS = ("low", "high", "alphas", "bench", "problems")  # the sweep fields this page lays out itself
+JUDGING = {*SandboxChoice.model_fields, *LimitOverrides.model_fields}
+RUNNING = {*RunOptions.model_fields, "live_switch", "switch_endpoints"} - JUDGING
+GROUPS = (
+    ("Sampling", None),
+    ("Where it runs: engine, executor, GPUs", RUNNING),
+    ("Judging: sandbox and limits", JUDGING),
+)
 
 
 st.title("Launch")
@@ -59,11 +68,27 @@ def start_from(model) -> tuple[str, dict]:
     return (f"{pick}/" if pick else ""), (under_current_names(model, stored[pick].spec) if pick else {})
 
 
-def problem_fields(key: str, form: str, spec: dict, folders: list[str]) -> dict:
+def measured_for(spec: dict, folders: list[str]):
+    """The experiment these checkpoints were measured on, where no stored spec pre-fills the form."""
+    return None if spec else origin.measured_on(store, folders)
+
+
+SAMPLING = ("n", "temperature", "top_p", "max_tokens")  # what a measuring experiment's recipe lends the form
+
+
+def recipe(key: str, stored: dict, measured) -> tuple[str, dict]:
+    """The option widgets' key and values: a stored spec's, else the sampling of the experiment the
+    checkpoints were measured on (the lab's endpoints: the lab's T = 0.4, 384 tokens, 16 samples),
+    under a key of its own so the widgets redraw with it."""
+    if stored or not (measured and measured.spec):
+        return key, stored
+    return f"{key}@{measured.id}", {k: measured.spec[k] for k in SAMPLING if k in measured.spec}
+
+
+def problem_fields(key: str, form: str, spec: dict, measured) -> dict:
     """The benchmark, a choice among the problem sets in the database, and the problems picked from
     it. They default to the stored spec's, else to those the checkpoints were measured on."""
     index = data.problem_index()
-    measured = None if spec else origin.measured_on(store, folders)
     source = spec or (measured.spec if measured else {})
     wanted = source.get("bench") or "builtin"
     benches = sorted(index) or ["builtin"]  # an empty database: problems are built or imported before the job runs
@@ -83,6 +108,41 @@ def problem_fields(key: str, form: str, spec: dict, folders: list[str]) -> dict:
                               help=help_text(SweepSpec.model_fields["problems"]))  # fmt: skip
     field_error(st, form, "problems")
     return {"bench": bench, "problems": problems}
+
+
+def grouped_options(model, key: str, values: dict, skip: tuple[str, ...], form: str) -> dict:
+    """The spec's remaining fields in three groups, each under its heading: sampling (and the
+    problems' filters), where the job runs (engine, executor, GPUs) and how it is judged."""
+    names = [n for n, f in ordered_fields(model) if extra(f).get("form", True) is not False and n not in skip]
+    out = {}
+    for title, group in GROUPS:
+        picked = [n for n in names if (n in group if group else n not in RUNNING | JUDGING)]
+        if picked:
+            st.markdown(f"**{title}**")
+            out |= spec_widgets(model, key, only=picked, values=values, form=form)
+    return out
+
+
+def launch_size(points: int | None, chosen: dict, options: dict) -> str:
+    """What a launch will run, before it runs: points × problems × samples per problem."""
+    index = data.problem_index().get(chosen["bench"], [])
+    wanted = options.get("difficulty")
+    problems = len(chosen["problems"]) or sum(1 for _, _, d in index if not wanted or d == wanted)
+    if options.get("limit"):
+        problems = min(problems, options["limit"])
+    if points is None:
+        return "Samples this launch runs: fix the fields above first."
+    total = points * problems * options["n"]
+    return (f"This launch samples {count(points, 'checkpoint')} × {count(problems, 'problem')} × "
+            f"{options['n']} samples per problem = **{total:,} samples**, each judged in the sandbox.")  # fmt: skip
+
+
+def sweep_points(grid: str, carried: dict) -> int | None:
+    """The sweep's checkpoints: its α points and the independent ones; None for a grid that does not parse."""
+    try:
+        return len(parse_alpha_grid(grid)) + len(carried.get("independent", []))
+    except (ValueError, UserError):
+        return None
 
 
 def carried_fields(model, stored: dict) -> dict:
@@ -133,9 +193,11 @@ with sweep_tab:  # no st.form: the benchmark and problem choices follow the endp
     }
     grid = widget(st, "alphas", SweepSpec.model_fields["alphas"], f"{prefix}sweep-alphas", stored.get("alphas", UNSET),
                   "sweep")  # fmt: skip
-    chosen = problem_fields(f"{prefix}sweep", "sweep", stored, list(ends.values()))
-    options = spec_widgets(SweepSpec, f"{prefix}sweep", skip=(*PAGE_FIELDS, "name"), values=stored, form="sweep")
+    measured = measured_for(stored, list(ends.values()))
+    chosen = problem_fields(f"{prefix}sweep", "sweep", stored, measured)
+    options = grouped_options(SweepSpec, *recipe(f"{prefix}sweep", stored, measured), (*PAGE_FIELDS, "name"), "sweep")
     carried = carried_fields(SweepSpec, stored)
+    st.info(launch_size(sweep_points(grid, carried), chosen, options))
     if st.button("Launch sweep", type="primary", key="sweep-launch"):
         submit("sweep", SweepSpec, {"name": title, **ends, "alphas": grid, **chosen, **options}, carried)
 with eval_tab:  # no st.form either: the benchmark follows the checkpoints as they are typed
@@ -143,10 +205,12 @@ with eval_tab:  # no st.form either: the benchmark follows the checkpoints as th
     title = widget(st, "name", EvalSpec.model_fields["name"], f"{prefix}eval-name", None, "eval")
     paths = widget(st, "checkpoints", EvalSpec.model_fields["checkpoints"], f"{prefix}eval-checkpoints",
                    stored.get("checkpoints", UNSET), "eval")  # fmt: skip
-    chosen = problem_fields(f"{prefix}eval", "eval", stored, paths)
-    options = spec_widgets(EvalSpec, f"{prefix}eval", skip=("checkpoints", "bench", "problems", "name"), values=stored,
-                           form="eval")  # fmt: skip
+    measured = measured_for(stored, paths)
+    chosen = problem_fields(f"{prefix}eval", "eval", stored, measured)
+    options = grouped_options(EvalSpec, *recipe(f"{prefix}eval", stored, measured),
+                              ("checkpoints", "bench", "problems", "name"), "eval")  # fmt: skip
     carried = carried_fields(EvalSpec, stored)
+    st.info(launch_size(len(paths) or None, chosen, options))
     if st.button("Launch eval", type="primary", key="eval-launch"):
         submit("eval", EvalSpec, {"name": title, "checkpoints": paths, **chosen, **options}, carried)
 with rl_tab:

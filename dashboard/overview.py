@@ -7,7 +7,8 @@ from backend.analysis.findings_text import excluded_lines, findings_table, overv
 from backend.errors import UserError
 from backend.lab.styles import MATCH
 from dashboard import controls, data
-from dashboard.plots import outcome_fractions, style_shares
+from dashboard.paper_views import style_shares
+from dashboard.plots import outcome_fractions
 
 st.title("frontier-lab")
 st.caption(
@@ -25,9 +26,14 @@ st.subheader("Experiments")
 if experiments.empty:
     st.info(f"No experiments yet in `{data.db_path()}`. Launch an α sweep on the Launch page.")
 else:
-    shown = experiments.assign(note=experiments["note"].fillna("")) if "note" in experiments else experiments
-    st.dataframe(shown, hide_index=True, width="stretch")  # no "None" for a missing note
-    st.caption("The *note* column says what each experiment is, e.g. a miniature lab on a tiny CPU model.")
+    notes = experiments["note"].fillna("") if "note" in experiments else None
+    st.dataframe(
+        experiments.drop(columns="note") if notes is not None else experiments, hide_index=True, width="stretch"
+    )
+    # the notes in full, below: a data grid cuts a long cell at its column's width
+    if notes is not None and notes.str.strip().any():
+        st.markdown("\n".join(f"- **{i}**: {n}" for i, n in zip(experiments["id"], notes, strict=True) if n.strip()))
+    st.caption("Each note says what its experiment is, e.g. a miniature lab on a tiny CPU model.")
 
 if not experiments.empty and (exp := controls.experiment_picker()):
     st.subheader("The paper's four findings in this experiment")
@@ -54,6 +60,17 @@ if not experiments.empty and (exp := controls.experiment_picker()):
         with st.expander("Every part of every finding"):
             st.markdown(findings_table(rows))
 
+
+def lab_styles_chart(experiment: str) -> None:
+    st.plotly_chart(style_shares(data.lab_styles(experiment)), key="styles")
+    st.caption(
+        f"Why the endpoints differ: θ_low is trained with a lenient reward (R_k, small k), which brute force passes, and "
+        f"θ_high with R_inf. Each sample is matched to the nearest of its problem's SFT programs (reference, brute "
+        f"force, buggy-fast) by token similarity with its own names folded together; below {MATCH:.0%} similarity it "
+        f"resembles none (`backend/lab/styles.py`). Bars: bootstrap 95 % CIs over problems; grey: extrapolation."
+    )
+
+
 lab_experiment = data.lab_experiment()
 if lab_experiment:
     st.subheader("Miniature lab: how its programs change along α")
@@ -64,14 +81,10 @@ if lab_experiment:
         "`python -m backend lab report` gives them per problem set (held-in, separating, held-out). "
         "Reproduce with `python -m backend lab build`."
     )
-    st.plotly_chart(style_shares(data.lab_styles(lab_experiment)), key="styles")
-    st.caption(
-        "Why the endpoints differ: θ_low is trained with a lenient reward (R_k, small k), "
-        "which brute force passes, and "
-        f"θ_high with R_inf. Each sample is matched to the nearest of its problem's SFT programs (reference, brute "
-        f"force, buggy-fast) by token similarity with its own names folded together; below {MATCH:.0%} similarity it "
-        f"resembles none (`backend/lab/styles.py`). The shaded band is interpolation."
-    )
+    # computed when opened: matching every sample against its problem's SFT programs takes a fresh
+    # server 27 s of a 30 s first page on the loaded 2-core development machine (bench/first_page.py)
+    controls.on_open("Which SFT program each sample resembles, along α", "open-styles",
+                     lambda: lab_styles_chart(lab_experiment))  # fmt: skip
     if tests := data.lab_tests(lab_experiment):
         st.subheader("Miniature lab: its pre-registered test, withheld against kept references")
         st.table(pd.DataFrame(preregistered_rows(tests)).set_index("test"))

@@ -1,12 +1,14 @@
-"""Figures for the paper's tests on the Frontier page (backend/analysis/recovery.py, trend.py):
+"""Figures for the paper's tests on the Frontier page (backend/analysis/recovery.py, trend.py), the gain
+figure and the lab's program styles:
 small additions beside dashboard/plots.py, in its palette and layout."""
 
 from __future__ import annotations
 
 import plotly.graph_objects as go
+import polars as pl
 
 from backend.alpha import alpha_label
-from dashboard.plots import COLORS, LAYOUT, MAX_BANDS, NAMES, _rgba
+from dashboard.plots import COLORS, LAYOUT, MAX_BANDS, NAMES, _band, _rgba, best_single_name, mark_alpha_axis
 
 RECOVERY_WORDS = {"shows": "off the curve", "does_not_show": "on the curve within the margin",
                   "underpowered": "underpowered: neither off the curve nor shown within the margin",
@@ -48,9 +50,10 @@ def trend_bands(result: dict, title: str = "Failure shares along α, with simult
         ))  # fmt: skip
         fig.add_trace(go.Scatter(x=alphas, y=[b["share"] for b in rows], mode="lines+markers", name=NAMES[cls],
                                  line=dict(color=COLORS[cls])))  # fmt: skip
-    # the legend below, as on the other Frontier charts: on the right, its four long names would take
-    # 370 px of the width and leave the plot 90 px wide in a 540 px column
-    fig.update_layout(title=title, xaxis_title="α", yaxis_title="share of samples",
+    mark_alpha_axis(fig, [b["alpha"] for b in result["bands"]])
+    # the legend below, as on the other Frontier charts: on the right, its four long names took 370 px
+    # of the width, leaving the plot 90 px wide in a 540 px column
+    fig.update_layout(title=title, xaxis_title="α", yaxis_title="share of samples", yaxis_tickformat=".0%",
                       legend=dict(orientation="h", y=-0.25), **LAYOUT)  # fmt: skip
     return fig
 
@@ -61,21 +64,58 @@ BASELINE = "baseline (best single at this k)"  # the gain table's column naming,
 def gain_curves(gains, title: str = "Gain over the best single at each k, with 95% CI bands") -> go.Figure:
     """Each pool's cross-fitted gain over the best single (ensembles.gain_table) against k, its CI as a
     band (MAX_BANDS at once, the others a click on their legend entry away); the hover names the
-    baseline at that k (the table's last column)."""
+    baseline at that k (the table's last column), and the zero line is the best single, named with
+    the checkpoint it is at each k."""
     fig = go.Figure()
     palette = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9"]
     pools = [p for p in gains["pool"].unique(maintain_order=True) if p != "best single"]
     for i, pool in enumerate(pools):
         rows = gains.filter(gains["pool"] == pool).sort("k")
         k, color, shown = rows["k"].to_list(), palette[i % len(palette)], i < MAX_BANDS
-        fig.add_trace(go.Scatter(x=k + k[::-1], y=rows["gain_hi"].to_list() + rows["gain_lo"].to_list()[::-1],
-                                 mode="lines", fill="toself", fillcolor=_rgba(color, 0.15), line=dict(width=0),
-                                 hoverinfo="skip", name=f"{pool}: 95% CI", legendgroup=pool if shown else f"{pool}: band",
-                                 showlegend=not shown, visible=True if shown else "legendonly"))  # fmt: skip
+        fig.add_trace(_band(k, rows["gain_lo"].to_list(), rows["gain_hi"].to_list(), color, name=f"{pool}: 95% CI",
+                            legendgroup=pool if shown else f"{pool}: band", showlegend=not shown,
+                            visible=True if shown else "legendonly"))  # fmt: skip
         fig.add_trace(go.Scatter(x=k, y=rows["gain"].to_list(), mode="lines+markers", name=pool, legendgroup=pool,
                                  line=dict(color=color), customdata=rows.select(BASELINE, "gain_lo", "gain_hi").rows(),
                                  hovertemplate=f"{pool}<br>k=%{{x}} · gain %{{y:+.3f}} [%{{customdata[1]:+.3f}}, "
                                                "%{customdata[2]:+.3f}] over %{customdata[0]}<extra></extra>"))  # fmt: skip
-    fig.add_hline(y=0, line=dict(color="#999999", width=1, dash="dash"))
-    fig.update_layout(title=title, xaxis_title="k (samples)", yaxis_title="pass@k − best single's pass@k", **LAYOUT)
+    best = gains.filter(gains["pool"] == "best single").sort("k")
+    if len(best):  # the zero line is the best single itself: named, each k's checkpoint on hover
+        fig.add_trace(go.Scatter(x=best["k"], y=[0.0] * len(best), mode="lines+markers",
+                                 name=best_single_name(best["k"].to_list(), best[BASELINE].to_list()),
+                                 line=dict(color="#000000", width=1.5, dash="dash"), marker=dict(size=4),
+                                 customdata=best[BASELINE].to_list(),
+                                 hovertemplate="k=%{x}: the best single is %{customdata}<extra></extra>"))  # fmt: skip
+    fig.update_layout(title=title, xaxis_title="k (samples)", yaxis_title="pass@k − best single's pass@k",
+                      legend=dict(orientation="h", y=-0.2, yanchor="top"), **LAYOUT)  # fmt: skip
+    return fig
+
+
+STYLE_NAMES = {"brute": "brute-force-style", "reference": "reference-style", "buggy": "buggy-fast-style",
+               "other": "like no SFT program", "no program": "no program"}  # fmt: skip
+STYLE_COLORS = {
+    "brute": "#E69F00",
+    "reference": "#009E73",
+    "buggy": "#D55E00",
+    "other": "#999999",
+    "no program": "#CCCCCC",
+}
+
+
+def style_shares(frame: pl.DataFrame, title: str = "Which SFT program each sample resembles, along α") -> go.Figure:
+    """Share of samples per program style at each α (backend/lab/styles.py), each with its
+    bootstrap 95% CI over problems as error bars (bars, not bands: five bands overlap)."""
+    fig = go.Figure()
+    for style, name in STYLE_NAMES.items():
+        part = frame.filter(pl.col("style") == style)
+        bars = None
+        if "share_lo" in part.columns:
+            bars = dict(type="data", array=(part["share_hi"] - part["share"]).to_list(),
+                        arrayminus=(part["share"] - part["share_lo"]).to_list(), thickness=1, width=3)  # fmt: skip
+        fig.add_trace(go.Scatter(x=part["alpha"], y=part["share"], mode="lines+markers", name=name, error_y=bars,
+                                 line={"color": STYLE_COLORS[style]}))  # fmt: skip
+    mark_alpha_axis(fig, frame["alpha"].to_list())
+    fig.update_layout(title=title + "<br><sup>Bars: bootstrap 95% CI over problems; grey: extrapolation</sup>",
+                      xaxis_title="α", yaxis_title="share of samples", yaxis_tickformat=".0%",
+                      yaxis_range=[0, 1.02], legend={"orientation": "h", "y": -0.25}, **LAYOUT)  # fmt: skip
     return fig

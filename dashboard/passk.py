@@ -5,7 +5,7 @@ import streamlit as st
 from backend.analysis.ensembles import empty_cells, unique_solves
 from dashboard import controls, evidence, view
 from dashboard.exports import figure_downloads, table_downloads
-from dashboard.figures import gains_chart, passk_chart
+from dashboard.figures import gains_chart, passk_chart, provenance
 
 exp, f, v = controls.page_header("pass@k and ensembles")
 o = v.outcomes
@@ -24,9 +24,10 @@ if others and chart:  # every experiment's pools on the same axes: colour = expe
     )
 elif not others:
     st.caption(
-        "Starts with the endpoints (α = 0 and 1). *best single (held out)*: at each k the sweep's checkpoint with the "
-        "highest pass@k, chosen on one half of each cell's samples and drawn as scored on the other (the gain table's "
-        "`pass_at_k`; the in-sample maximum, `pass_at_k_in_sample`, is optimistic), so it stops below half the samples."
+        "Starts with the endpoints (α = 0 and 1) and every checkpoint the gain table below names as the best "
+        "single at some k. The black dashed curve is that best single at each k as the gain table measures it: "
+        "chosen on one half of each cell's samples and drawn as scored on the other (`pass_at_k`; the in-sample "
+        "maximum, `pass_at_k_in_sample`, is optimistic), so it stops below half the samples."
     )
 if empty := empty_cells(o):
     cells = ", ".join(f"{e['label']} on {e['problem_id']}" for e in empty[:10])
@@ -49,7 +50,7 @@ fig, table = gains_chart(v, sel)
 st.plotly_chart(fig, width="stretch", key="gains")
 figure_downloads(fig, "ensemble_gains")
 st.dataframe(table.to_pandas(), hide_index=True, width="stretch")
-table_downloads(table, "ensemble_gains")
+table_downloads(table, "ensemble_gains", provenance(v, sel))
 st.caption(
     "⌊k/M⌋ samples from each of M members, the remainder to uniformly random members (exact expectation). "
     "*baseline*: the sweep's checkpoint with the highest pass@k at that k, named on every row. "

@@ -37,17 +37,26 @@ LAYOUT = dict(
 )
 
 
-def _shade_interpolation(fig: go.Figure, col: int | None = None, shade: bool = True) -> None:
-    """The interpolation region [0, 1]: dotted lines at its ends, shaded under the traces unless
-    `shade` is off (a tint over a stacked plot's fills would change the outcome colours under it)."""
-    where = dict(row=1, col=col) if col else {}
-    if shade:
-        fig.add_vrect(x0=0, x1=1, fillcolor="#56B4E9", opacity=0.12, line_width=0, layer="below", **where)
-    if col is None:  # the label sits above the plotting area, where it cannot cover the data
-        fig.add_annotation(x=0.5, xref="x", y=1.0, yref="paper", yanchor="bottom", text="interpolation", showarrow=False,
-                           font=dict(size=12, color="#2a7ab0"))  # fmt: skip
+ENDPOINT_LINE = dict(color="#555555", width=1.2, dash="dot")  # simple_white's default vline width is 0
+EXTRAPOLATED = dict(fillcolor="#000000", opacity=0.07, line_width=0, layer="below")
+
+
+def mark_alpha_axis(fig: go.Figure, alphas: list[float], row: int | None = None, col: int | None = None,
+                    label: bool = True) -> None:  # fmt: skip
+    """The structure of an α axis: a dotted line at each endpoint (α = 0 and α = 1) and a grey shade
+    over the extrapolated region (α < 0 and α > 1), under the traces so no colour changes over it."""
+    where = dict(row=row, col=col) if row else {}
+    alphas = [a for a in alphas if a is not None and a == a]
+    lo, hi = min([0.0, *alphas]), max([1.0, *alphas])
+    for x0, x1 in ((lo, 0.0), (1.0, hi)):
+        if x1 > x0:
+            fig.add_vrect(x0=x0, x1=x1, **EXTRAPOLATED, **where)
     for x in (0, 1):
-        fig.add_vline(x=x, line_dash="dot", line_color="#555555", **where)
+        fig.add_vline(x=x, line=ENDPOINT_LINE, **where)
+    if label and (lo < 0 or hi > 1):  # above the plotting area, where it cannot cover the data
+        fig.add_annotation(x=hi if hi > 1 else lo, xref="x", y=1.0, yref="paper", yanchor="bottom",
+                           xanchor="right" if hi > 1 else "left", text="shaded: extrapolation", showarrow=False,
+                           font=dict(size=11, color="#555555"))  # fmt: skip
 
 
 EXPERIMENT_COLORS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000"]
@@ -68,6 +77,26 @@ def _titled(title: str, experiment: str | None) -> str:
     return f"{title}<br><sup>{experiment}</sup>" if experiment else title
 
 
+TITLE_LINE = 19  # px: one line of a figure's title block at LAYOUT's font
+
+
+def with_provenance(fig: go.Figure, prov) -> go.Figure:
+    """The figure with its provenance (backend/analysis/provenance.py) under the title, on lines of
+    their own, and in full in layout.meta (the JSON export and paper mode read it from there)."""
+    lines = textwrap.wrap(prov.subtitle(), 120)
+    title = (fig.layout.title.text or "") + "".join(f"<br><sup>{line}</sup>" for line in lines)
+    top = fig.layout.margin.t if fig.layout.margin.t is not None else LAYOUT["margin"]["t"]
+    # the title hangs from the figure's top edge; below it, room for each of its lines (and for the
+    # panels' own titles, which sit above their plots)
+    panels = "xaxis2" in fig.layout.to_plotly_json()
+    below = max(top, TITLE_LINE * (title.count("<br>") + 2) + (24 if panels else 0))
+    fig.update_layout(title=dict(text=title, y=1, yref="container", yanchor="top", pad_t=10), margin_t=below,
+                      meta={"provenance": prov.fields()})  # fmt: skip
+    if fig.layout.height and fig.layout.width:  # a figure of its own size (the scatter's labels are placed
+        fig.update_layout(height=fig.layout.height + below - top)  # in pixels) keeps its plot area: it grows
+    return fig
+
+
 def _hover_data(t: pl.DataFrame, cls: str) -> list[list]:
     """Per point: α as written, samples, and the class's 95% CI, for hovertemplates."""
     return [
@@ -82,9 +111,54 @@ HOVER_CI = "<br>95% CI %{customdata[2]:.1%}–%{customdata[3]:.1%} · n=%{custom
 
 
 def outcome_fractions(
-    tables: Tables, title: str = "How samples fail as α moves", experiment: str | None = None
+    tables: Tables,
+    title: str = "How samples fail as α moves",
+    experiment: str | None = None,
+    stacked: bool = False,
 ) -> go.Figure:
-    """Stacked outcome fractions against α (merged points only); several experiments side by side."""
+    """Each outcome class's fraction against α (merged points only) in a panel of its own, with its
+    bootstrap 95% CI as a band; several experiments share the panels, one colour each. `stacked`:
+    the four fractions stacked in one panel per experiment, without CIs (shares at a glance)."""
+    if stacked:
+        return _stacked_fractions(tables, title, experiment)
+    series = _series(tables)
+    fig = make_subplots(rows=2, cols=2, shared_xaxes=True, subplot_titles=[NAMES[c].split(" (")[0] for c in CLASSES],
+                        vertical_spacing=0.14, horizontal_spacing=0.1)  # fmt: skip
+    alphas: list[float] = []
+    for i, (name, table) in enumerate(series.items()):
+        t = table.filter(pl.col("alpha").is_not_null()).sort("alpha")
+        alphas += t["alpha"].to_list()
+        hover = "n_samples" in t.columns  # frontier tables carry n and CIs; hand-made ones may not
+        for j, cls in enumerate(CLASSES):
+            row, col = divmod(j, 2)
+            color = COLORS[cls] if len(series) == 1 else EXPERIMENT_COLORS[i % len(EXPERIMENT_COLORS)]
+            label = name or NAMES[cls]
+            if f"{cls}_lo" in t.columns:
+                x = t["alpha"].to_list()
+                fig.add_trace(go.Scatter(x=x + x[::-1], y=t[f"{cls}_hi"].to_list() + t[f"{cls}_lo"].to_list()[::-1],
+                                         mode="lines", fill="toself", fillcolor=_rgba(color, 0.2), line=dict(width=0),
+                                         hoverinfo="skip", name=f"{label}: 95% CI", legendgroup=label,
+                                         showlegend=False), row=row + 1, col=col + 1)  # fmt: skip
+            template = "α=%{customdata[0]}<br>%{y:.1%}" + HOVER_CI if hover else "α=%{x}<br>%{y:.1%}"
+            fig.add_trace(go.Scatter(x=t["alpha"], y=t[cls], name=label, mode="lines+markers", legendgroup=label,
+                                     line=dict(color=color), marker=dict(size=5), showlegend=bool(name) and j == 0,
+                                     customdata=_hover_data(t, cls) if hover else None,
+                                     hovertemplate=template + "<extra>" + (f"{name}: " if name else "") + NAMES[cls]
+                                     + "</extra>"), row=row + 1, col=col + 1)  # fmt: skip
+    for j in range(4):
+        mark_alpha_axis(fig, alphas, row=j // 2 + 1, col=j % 2 + 1, label=False)
+    fig.update_yaxes(tickformat=".0%", rangemode="tozero")
+    fig.update_yaxes(title_text="fraction of samples", col=1)
+    fig.update_xaxes(title_text="α", row=2)
+    fig.update_annotations(font_size=13)
+    sub = "Shaded band: bootstrap 95% CI over problems; grey: extrapolation (α < 0 or α > 1)"
+    fig.update_layout(title=_titled(title, experiment) + f"<br><sup>{sub}</sup>", height=620,
+                      legend=dict(orientation="h", y=-0.12), **{**LAYOUT, "margin": {**LAYOUT["margin"], "t": 110}})  # fmt: skip
+    return fig
+
+
+def _stacked_fractions(tables: Tables, title: str, experiment: str | None) -> go.Figure:
+    """The four fractions stacked (they add up to 1) in one panel per experiment."""
     series = _series(tables)
     # one experiment's name is already the title's second line: a panel title would sit on top of it
     names = [_wrap(k, max(24, 96 // len(series))) for k in series if k] if len(series) > 1 else []
@@ -93,21 +167,23 @@ def outcome_fractions(
     )
     for col, t in enumerate(series.values(), start=1):
         t = t.filter(pl.col("alpha").is_not_null()).sort("alpha")
-        hover = "n_samples" in t.columns  # frontier tables carry n and CIs; hand-made ones may not
+        hover = "n_samples" in t.columns
         for cls in CLASSES:
             template = "α=%{customdata[0]}<br>%{y:.1%}" + HOVER_CI if hover else "α=%{x}<br>%{y:.1%}"
             fig.add_trace(go.Scatter(x=t["alpha"], y=t[cls], name=NAMES[cls], stackgroup=f"s{col}", mode="lines+markers",
                                      line=dict(color=COLORS[cls]), legendgroup=cls, showlegend=col == 1,
                                      customdata=_hover_data(t, cls) if hover else None,
                                      hovertemplate=template + "<extra>" + NAMES[cls] + "</extra>"), row=1, col=col)  # fmt: skip
-        _shade_interpolation(fig, col, shade=False)
+        mark_alpha_axis(fig, t["alpha"].to_list(), row=1, col=col, label=col == 1)
     fig.update_yaxes(range=[0, 1.0], tickformat=".0%")
     fig.update_yaxes(title_text="fraction of samples", row=1, col=1)
     fig.update_xaxes(title_text="α  (θ_α = α·θ_high + (1−α)·θ_low)" if len(series) == 1 else "α")
-    fig.update_layout(title=_titled(title, experiment), legend=dict(orientation="h", y=-0.25), **LAYOUT)
+    sub = "Stacked fractions without CIs (the panel view draws them); grey: extrapolation"
+    fig.update_layout(title=_titled(title, experiment) + f"<br><sup>{sub}</sup>", legend=dict(orientation="h", y=-0.25),
+                      **{**LAYOUT, "margin": {**LAYOUT["margin"], "t": 100}})  # fmt: skip
     if len(series) > 1:  # room for the experiments' names above their panels
         fig.update_annotations(font_size=12)
-        fig.update_layout(margin={**LAYOUT["margin"], "t": 130})
+        fig.update_layout(margin={**LAYOUT["margin"], "t": 150})
     return fig
 
 
@@ -128,7 +204,7 @@ def solve_rate(tables: Tables, experiment: str | None = None) -> go.Figure:
     """The solve rate along α with its bootstrap 95% band; one line and band per experiment. The
     title's last line defines it, so that an exported figure says what it shows."""
     series = _series(tables)
-    fig, top = go.Figure(), [0.05]
+    fig, top, alphas = go.Figure(), [0.05], []
     for i, (name, table) in enumerate(series.items()):
         t = table.filter(pl.col("alpha").is_not_null()).sort("alpha")
         color = COLORS["correct"] if len(series) == 1 else EXPERIMENT_COLORS[i % len(EXPERIMENT_COLORS)]
@@ -141,7 +217,8 @@ def solve_rate(tables: Tables, experiment: str | None = None) -> go.Figure:
                                  hovertemplate=(f"{name}<br>" if name else "") + "α=%{customdata[0]}<br>solve rate %{y:.1%}" + HOVER_CI
                                  + "<extra></extra>" if "n_samples" in t.columns else None))  # fmt: skip
         top += t["solve_rate_hi"].to_list()
-    _shade_interpolation(fig)
+        alphas += t["alpha"].to_list()
+    mark_alpha_axis(fig, alphas)
     fig.update_yaxes(range=[0, min(1.0, max(top) * 1.15)])
     title = _titled("Solve rate along α (bootstrap 95% CI over problems)", experiment) + f"<br><sup>{SOLVE_RATE}</sup>"
     fig.update_layout(title=title, xaxis_title="α", yaxis_title="solve rate (pass@1)", yaxis_tickformat=".0%",
@@ -187,10 +264,41 @@ def churn_heatmap(
 DASHES = ["solid", "dash", "dot", "dashdot", "longdash", "longdashdot"]
 
 
-def passk_figure(curves: pl.DataFrame, experiment: str | None = None) -> go.Figure:
+def best_single_name(ks: list[int], checkpoints: list[str]) -> str:
+    """ "best single at each k: α=1.5 at k 1–4, α=1.25 at k 5–8": which checkpoint it is, where."""
+    runs: list[list] = []
+    for k, c in zip(ks, checkpoints, strict=True):
+        if runs and runs[-1][0] == c:
+            runs[-1][2] = k
+        else:
+            runs.append([c, k, k])
+    parts = [f"{c} at k {a}–{b}" if b > a else f"{c} at k {a}" for c, a, b in runs]
+    return "best single at each k: " + ", ".join(parts)
+
+
+def _band(x: list, lo: list, hi: list, color: str, **kwargs) -> go.Scatter:
+    """A CI band whose edges are drawn in its curve's colour: where bands overlap, their fills mix
+    into one tint, and the edges still say which band ends where."""
+    return go.Scatter(x=x + x[::-1], y=hi + lo[::-1], mode="lines", fill="toself", fillcolor=_rgba(color, 0.1),
+                      line=dict(width=0.8, color=_rgba(color, 0.6), dash="dot"), hoverinfo="skip", **kwargs)  # fmt: skip
+
+
+def _best_single_curve(fig: go.Figure, best: pl.DataFrame) -> list[float]:
+    """The per-k best single (the gain table's baseline): black, dashed, each point naming its checkpoint."""
+    best = best.sort("k")
+    name = best_single_name(best["k"].to_list(), best["checkpoint"].to_list())
+    fig.add_trace(go.Scatter(x=best["k"], y=best["pass_at_k"], mode="lines+markers", name=name,
+                             line=dict(color="#000000", dash="dash", width=1.5), marker=dict(size=5),
+                             customdata=best["checkpoint"].to_list(),
+                             hovertemplate="best single at k=%{x}: %{customdata} · pass@k %{y:.1%}<extra></extra>"))  # fmt: skip
+    return best["pass_at_k"].to_list()
+
+
+def passk_figure(curves: pl.DataFrame, experiment: str | None = None, best: pl.DataFrame | None = None) -> go.Figure:
     """Mean pass@k against k (log axis) per curve (label), with its 95% CI band where the table
     has lo/hi. With an `experiment` column holding several experiments, each experiment has its
-    own colour and each pool its own dash, so pools of different experiments overlay. The y axis
+    own colour and each pool its own dash, so pools of different experiments overlay. `best`
+    (k, pass_at_k, checkpoint): the best single at each k, drawn as a curve of its own. The y axis
     is fitted to the curves and their bands (inside [0, 1])."""
     fig, values, bands = go.Figure(), [], 0
     by_exp = "experiment" in curves.columns and curves["experiment"].n_unique() > 1
@@ -207,15 +315,16 @@ def passk_figure(curves: pl.DataFrame, experiment: str | None = None) -> go.Figu
             band = "lo" in c.columns and c["lo"].null_count() == 0
             if band:  # past MAX_BANDS a band waits in the legend: six overlapping ones were unreadable
                 shown = (bands := bands + 1) <= MAX_BANDS
-                fig.add_trace(go.Scatter(x=list(c["k"]) + list(c["k"])[::-1], y=list(c["hi"]) + list(c["lo"])[::-1],
-                                         mode="lines", fill="toself", fillcolor=_rgba(color, 0.15), line=dict(width=0), hoverinfo="skip",
-                                         name=f"{name}: 95% CI", legendgroup=name if shown else f"{name}: band",
-                                         showlegend=not shown, visible=True if shown else "legendonly"))  # fmt: skip
+                fig.add_trace(_band(list(c["k"]), list(c["lo"]), list(c["hi"]), color, name=f"{name}: 95% CI",
+                                    legendgroup=name if shown else f"{name}: band", showlegend=not shown,
+                                    visible=True if shown else "legendonly"))  # fmt: skip
                 values += c["lo"].to_list() + c["hi"].to_list()
             values += c["pass_at_k"].to_list()
             fig.add_trace(go.Scatter(x=c["k"], y=c["pass_at_k"], mode="lines", name=name, legendgroup=name,
                                      line=dict(color=color, dash=DASHES[l_i % len(DASHES)] if by_exp else "solid"),
                                      customdata=_passk_hover(c, band), hovertemplate=_PASSK_HOVER))  # fmt: skip
+    if best is not None and len(best):
+        values += _best_single_curve(fig, best)
     top = int(curves["k"].max()) if len(curves) else 1
     ticks = [k for k in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000) if k <= top] or [1]
     values = [v for v in values if v is not None and v == v]
@@ -277,27 +386,3 @@ def training_curves(metrics: pl.DataFrame) -> dict[str, go.Figure]:
     lines("length", "Completion length (tokens)", {"completions/mean_length": "mean", "completions/max_length": "max"},
           y="tokens")  # fmt: skip
     return figures
-
-
-STYLE_NAMES = {"brute": "brute-force-style", "reference": "reference-style", "buggy": "buggy-fast-style",
-               "other": "like no SFT program", "no program": "no program"}  # fmt: skip
-STYLE_COLORS = {
-    "brute": "#E69F00",
-    "reference": "#009E73",
-    "buggy": "#D55E00",
-    "other": "#999999",
-    "no program": "#CCCCCC",
-}
-
-
-def style_shares(frame: pl.DataFrame, title: str = "Which SFT program each sample resembles, along α") -> go.Figure:
-    """Share of samples per program style at each α (backend/lab/styles.py)."""
-    fig = go.Figure()
-    for style, name in STYLE_NAMES.items():
-        part = frame.filter(pl.col("style") == style)
-        fig.add_trace(go.Scatter(x=part["alpha"], y=part["share"], mode="lines+markers", name=name,
-                                 line={"color": STYLE_COLORS[style]}))  # fmt: skip
-    fig.add_vrect(x0=0, x1=1, fillcolor="#000000", opacity=0.04, line_width=0)
-    fig.update_layout(title=title, xaxis_title="α", yaxis_title="share of samples", yaxis_tickformat=".0%",
-                      yaxis_range=[0, 1.02], legend={"orientation": "h", "y": -0.25}, template="plotly_white")  # fmt: skip
-    return fig

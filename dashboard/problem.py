@@ -6,7 +6,8 @@ import streamlit as st
 from dashboard import controls, data, view
 from dashboard.samples import samples_view
 
-st.title("Problem")
+heading = st.empty()  # the problem's title, once the problem is chosen (its widget sits below)
+heading.title("Problem")
 exp = controls.experiment_picker()
 if not exp:
     st.stop()
@@ -17,6 +18,7 @@ o = v.outcomes
 pid = view.bound(st.selectbox, "problem", "Problem", o.problems, default=o.problems[0],
                  format_func=lambda p: f"{o.titles[o.problems.index(p)]}  ({p})")  # fmt: skip
 problem, tests = data.problem(pid)
+heading.title(problem.title if problem and problem.title else pid)
 if problem is None:
     st.warning(f"{pid} is not in the problems table.")
     st.stop()

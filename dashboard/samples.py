@@ -16,6 +16,7 @@ from dashboard import view
 
 VERDICT_COLORS = {Verdict.AC: "#c9ecd9", NOT_RUN: "#eeeeee"} | {v: "#fbe3b8" for v in OPTIMIZATION}
 FAILED_COLOR = "#f7c9b8"  # any other verdict: a correctness failure
+LADDER_ROW, SCROLLBAR = 35, 16  # px: the ladder's rows and the grid's horizontal scroll bar
 
 
 def alpha_text(o: Outcomes, i: int) -> str:
@@ -94,7 +95,10 @@ def one_sample(s: Sample, e: Evaluation | None, problem: Problem, tests: dict[in
             styled = rows.style.map(
                 lambda v: f"background-color: {VERDICT_COLORS.get(v, FAILED_COLOR)}", subset=["verdict"]
             )
-            st.dataframe(styled, hide_index=True, width="stretch", height=min(36 * (len(rows) + 1) + 2, 600))
+            # every row and the header at a fixed row height, plus room for a horizontal scroll bar,
+            # which otherwise covered the last row on a narrow column
+            height = min(LADDER_ROW * (len(rows) + 1) + SCROLLBAR + 3, 600)
+            st.dataframe(styled, hide_index=True, width="stretch", row_height=LADDER_ROW, height=height)
             st.caption(f"Tests in ascending input length; time limit {problem.time_limit_s:g} s, memory "
                        f"{problem.memory_limit_mb} MB. Judging stops at the first failure: later tests are {NOT_RUN}.")  # fmt: skip
         failed = first_failure(e.test_results)

@@ -22,6 +22,7 @@ KEYS = {
     "solved": "solved threshold (solve rate)",
     "avg": "averaging of the frontier",
     "tier": "the Frontier's tier below which a time-out counts as a correctness failure",
+    "stack": "the Frontier's outcome chart stacked (on) rather than one panel per class",
     "problem": "problem of the Problem page",
     "alpha": "α of the samples view's left side",
     "vs": "α of the samples view's right side",

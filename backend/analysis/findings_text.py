@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+
 STATUS_WORDS = {"shows": "shows", "does_not_show": "does not show", "underpowered": "underpowered",
                 "not_tested": "not tested"}  # fmt: skip
 FINDING_WORDS = {"frontier": "F1 frontier", "extrapolation": "F2 extrapolation", "churn": "F3 churn",
@@ -11,26 +13,76 @@ FINDING_WORDS = {"frontier": "F1 frontier", "extrapolation": "F2 extrapolation",
 
 def findings_table(rows: list[dict]) -> str:
     """Markdown of Finding.to_dict() rows: one line per finding, then its parts."""
-    lines = ["| finding | status | statistic | CI | criterion |", "|---|---|---|---|---|"]
+    lines = ["| finding | status | statistic | CI (its level) | criterion |", "|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| **{r['finding']}** | **{STATUS_WORDS[r['status']]}** | {_num(r['statistic'])} | {_ci_text(r)} "
-                     f"| {_criterion(r)} |")  # fmt: skip
+        lines.append(f"| **{r['finding']}** | **{STATUS_WORDS[r['status']]}** | {_num(r['statistic'])} | "
+                     f"{ci_with_level(_source(r))} | {_criterion(r)} |")  # fmt: skip
         if len(r["parts"]) > 1:
-            lines += [f"| ↳ {p['name']} | {STATUS_WORDS[p['status']]} | {_num(p['statistic'])} | {_ci_text(p)} "
+            lines += [f"| ↳ {p['name']} | {STATUS_WORDS[p['status']]} | {_num(p['statistic'])} | {ci_with_level(p)} "
                       f"| {_criterion(p)} |" for p in r["parts"]]  # fmt: skip
     return "\n".join(lines) + "".join(f"\n\n{line}" for line in findings_notes(rows))
 
 
 def overview_rows(rows: list[dict]) -> list[dict]:
-    """One row per finding, in words: its status, the statistic that decided it (the part it
-    took its status from), that statistic as "+0.300 [+0.231, +0.367]", and the criterion in full."""
+    """One row per finding, in words: its status, a sentence saying what decided it (the part it
+    took its status from: its number, the CI at the level its criterion uses, and whether the
+    criterion is met), that number, that CI, and the criterion in full. The CI and a threshold from
+    a noise model (F3's no-churn quantile) never share a cell: the sentence names the threshold."""
     out = []
     for r in rows:
         lead = next((p for p in r["parts"] if p["status"] == r["status"]), r["parts"][0] if r["parts"] else None)
         out.append({"finding": FINDING_WORDS.get(r["finding"], r["finding"]), "status": STATUS_WORDS[r["status"]],
-                    "statistic": lead["name"] if lead else "–", "estimate [CI]": estimate_text(r),
+                    "in words": status_sentence(r, lead), "estimate": _num(r["statistic"]), "CI": ci_with_level(lead or r),
                     "criterion": _criterion(r)})  # fmt: skip
     return out
+
+
+VERDICTS = {
+    "shows": "the criterion is met",
+    "underpowered": "the criterion is not met, but the CI still reaches the effect it needs (underpowered)",
+    "does_not_show": "the criterion is not met, and the CI rules out the effect it needs",
+}
+
+
+def status_sentence(r: dict, lead: dict | None = None) -> str:
+    """ "corr rises: -0.044 (90 % CI -0.115 to +0.017): the criterion is not met, and …"."""
+    if r["status"] == "not_tested":
+        return f"Not tested: {r['reason']}."
+    part = lead or r
+    name = part.get("name") or FINDING_WORDS.get(r["finding"], r["finding"])
+    threshold = _QUANTILE.search(part["criterion"])
+    if threshold:  # decided by a noise model's quantile, not by the CI
+        level, needed = threshold.groups()
+        met = "met" if r["status"] == "shows" else "not met"
+        return (f"{name}: {_num(part['statistic'])}; the criterion needs more than +{needed}, the {level} quantile "
+                f"of its no-churn null: {met} ({STATUS_WORDS[r['status']]}).")  # fmt: skip
+    ci = "" if part["ci_low"] is None else f" ({ci_with_level(part, ' to ')})"
+    return f"{name}: {_num(part['statistic'])}{ci}: {VERDICTS[r['status']]}."
+
+
+_LEVEL = re.compile(r"(\d+(?:\.\d+)?) ?% CI")
+_QUANTILE = re.compile(r"(\d+(?:\.\d+)?%) quantile, \+([\d.]+)")
+
+
+def _level(r: dict) -> str:
+    """The CI level the criterion states ("90 %"), or "" where it states none."""
+    found = _LEVEL.search(r.get("criterion") or "")
+    return f"{found.group(1)} %" if found else ""
+
+
+def _source(r: dict) -> dict:
+    """The part a finding's statistic and CI come from (its criterion states their level)."""
+    same = (p for p in r["parts"] if (p["statistic"], p["ci_low"]) == (r["statistic"], r["ci_low"]))
+    return next(same, r)
+
+
+def ci_with_level(r: dict, between: str = "") -> str:
+    """ "90 % CI [-0.115, +0.017]" (or, with `between`, "90 % CI -0.115 to +0.017"): the interval
+    with the level it was computed at."""
+    if r["ci_low"] is None:
+        return "–"
+    interval = f"{_signed(r['ci_low'])}{between}{_signed(r['ci_high'])}" if between else _ci_text(r)
+    return f"{_level(r)} CI {interval}".strip()
 
 
 def preregistered_rows(rows: list[dict]) -> list[dict]:
@@ -52,6 +104,10 @@ def _criterion(r: dict) -> str:
 
 def _num(v: float | None) -> str:
     return "–" if v is None else f"{v:+.3f}"
+
+
+def _signed(v: float) -> str:
+    return f"{v:+.3f}"
 
 
 def _ci_text(r: dict) -> str:

@@ -83,10 +83,9 @@ class Outcomes:
 
 
 def default_passk_selection(o: Outcomes) -> list[str]:
-    """What the pass@k page starts with: the endpoints (α = 0 and 1). The best single is drawn
-    beside them as the gain table measures it, chosen at each k and held out
-    (ExperimentView.held_out_best): a checkpoint picked here by its own in-sample pass@1 would
-    be the optimistic maximum the gain table corrects."""
+    """The endpoints (α = 0 and 1), which the pass@k page always starts with. No checkpoint is
+    picked here by its own in-sample pass@1: that would be the optimistic maximum the gain table
+    corrects; the page adds the gain table's best single at each k, chosen and held out there."""
     return [c for c, a in zip(o.checkpoints, o.alphas, strict=True) if a in (0.0, 1.0)]
 
 

@@ -45,6 +45,7 @@ def analyze_command(spec: AnalysisSpec, what: str, as_json: bool, as_csv: bool, 
             f"no experiment {spec.experiment!r} in {store.path}; `python -m backend db info` counts what is there"
         )
     where = spec.sample_filter()
+    _provenance(store, spec, machine=as_json or as_csv)
     o = to_outcomes(store.outcome_counts(spec.experiment, where))
     if what == "findings":
         from backend.analysis.findings import FindingsSpec, findings
@@ -82,6 +83,16 @@ def analyze_command(spec: AnalysisSpec, what: str, as_json: bool, as_csv: bool, 
             typer.echo(json.dumps(stats, indent=None if as_json else 2))
     else:
         _ensembles(o, spec, as_json, as_csv)
+
+
+def _provenance(store, spec: AnalysisSpec, machine: bool) -> None:
+    """How the numbers below were made (backend/analysis/provenance.py, the text the dashboard's
+    exports carry): above the terminal's table, on stderr when stdout is JSON or CSV for a program."""
+    from backend.analysis.provenance import from_store
+
+    prov = from_store(store, spec.experiment, difficulty=spec.difficulty, platform=spec.platform, setting=spec.setting,
+                      opt_min_tier=spec.opt_min_tier, solved_at=spec.threshold, averaging=spec.averaging)  # fmt: skip
+    typer.echo(prov.csv_header().rstrip("\n"), err=machine)
 
 
 def _ensembles(o, spec: AnalysisSpec, as_json: bool, as_csv: bool) -> None:

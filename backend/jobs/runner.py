@@ -24,11 +24,19 @@ from typing import TYPE_CHECKING
 
 import psutil
 
-from backend.errors import UserError
+from backend.errors import FieldError, UserError
 from backend.records import Experiment, Job
 from backend.rl.spec import RLSpec
 from backend.sandbox.cgroup_detect import systemd_scope_prefix
-from backend.sweep.spec import EvalSpec, SweepSpec, driver_paths, job_folders, stored_spec, validate_spec
+from backend.sweep.spec import (
+    EvalSpec,
+    SweepSpec,
+    driver_paths,
+    folder_fields,
+    job_folders,
+    stored_spec,
+    validate_spec,
+)
 
 if TYPE_CHECKING:  # duckdb and pyarrow load with the first store a command opens, not with `sweep --help`
     from backend.store import Store
@@ -66,8 +74,13 @@ def create_job(store: Store, spec, name: str | None = None, note: str | None = N
 
     spec = pin_checkpoints(driver_paths(spec))  # absolute folders, hub names pinned to their commit: stored so
     local = local_checkpoints(spec)  # the job and its Ray tasks run in other directories, on the same weights
-    for folder in job_folders(local):
-        CheckpointFolder(folder).close()  # raises one clear line for a missing or broken folder
+    for field, folder in folder_fields(local):
+        try:
+            CheckpointFolder(folder).close()  # raises one clear line for a missing or broken folder
+        except FieldError:
+            raise
+        except UserError as err:  # about the folder one field names: a form shows it under that field
+            raise FieldError(str(err), field) from None
     if local is not spec:  # the spec's rules again on the folders: a name and a copy of one content are one checkpoint
         validate_spec(type(spec), json.loads(local.model_dump_json()))
     spec = spec.model_copy(update={"prompt_format": resolve_prompt_format(spec.prompt_format, job_folders(local))})
@@ -252,12 +265,34 @@ def parameters(kind: str, spec: dict | None) -> list[tuple[str, str]]:
             continue
         if isinstance(value, bool):  # a card says "yes"/"no", never Python's False
             value = "yes" if value else "no"
+        elif name == "problems":
+            value = _problems_text(value, spec.get("limit"))
         elif isinstance(value, list):
             value = ", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in value)
         elif isinstance(value, str) and "/" in value and Path(value).is_absolute():
             value = Path(value).name
         out.append((field.title or name, str(value)))
     return out
+
+
+SHOWN_IDS = 3  # problem ids a card lists before it says how many more
+
+
+def _problems_text(problems: list[str], limit: int | None) -> str:
+    """ "2 of 40 picked (at most 2): a, b, c, … 37 more": what runs, not every id."""
+    head = ", ".join(problems[:SHOWN_IDS]) + (
+        f", … {len(problems) - SHOWN_IDS} more" if len(problems) > SHOWN_IDS else ""
+    )
+    if limit and limit < len(problems):
+        return f"{limit} of {len(problems)} picked (at most {limit}): {head}"
+    return f"{len(problems)} picked: {head}" if len(problems) > SHOWN_IDS else head
+
+
+def eta_s(job: Job) -> float | None:
+    """Seconds until a running job ends, by its slowest unfinished stage (the stages run side by
+    side: judging follows sampling); None before any stage has measured its rate."""
+    left = [p["eta_s"] for p in stages(job).values() if p.get("eta_s") and p.get("done", 0) < p.get("total", 0)]
+    return max(left) if job.status == "running" and left else None
 
 
 def elapsed_s(job: Job, now: dt.datetime | None = None) -> float | None:

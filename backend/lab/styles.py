@@ -74,21 +74,34 @@ def sft_sources(problem_id: str) -> dict[str, list[str]]:
 
 
 def style_shares(store, experiment: str, problems: set[str] | None = None):
-    """Per checkpoint on the α axis, the share of its samples in each style: a polars frame with
-    label, alpha, style, share (the Overview's chart, and bench/lab_targets.py's figures); with
-    `problems`, on those problems only (the held-in ones, where a figure says so)."""
+    """Per checkpoint on the α axis, the share of its samples in each style, pooled over samples,
+    with a bootstrap 95% CI over problems: a polars frame with label, alpha, style, share, share_lo,
+    share_hi (the Overview's chart, and bench/lab_targets.py's figures); with `problems`, on those
+    problems only (the held-in ones, where a figure says so)."""
+    import numpy as np
     import polars as pl
 
+    from backend.analysis.frame import bootstrap_weights, percentile_ci
     from backend.records import Checkpoint
 
     points = {c.id: c for c in store.select(Checkpoint) if c.alpha is not None}
-    counts: dict[str, dict[str, int]] = {}
+    counts: dict[str, dict[str, dict[str, int]]] = {}  # checkpoint → problem → style → samples
     for (checkpoint, problem, _), style in sample_styles(store, experiment, set(points)).items():
         if problems is None or problem in problems:
-            counts.setdefault(checkpoint, dict.fromkeys(STYLES, 0))[style] += 1
-    rows = [{"label": points[c].label, "alpha": points[c].alpha, "style": style, "share": n / sum(by.values())}
-            for c, by in counts.items() for style, n in by.items()]  # fmt: skip
-    schema = {"label": pl.String, "alpha": pl.Float64, "style": pl.String, "share": pl.Float64}
+            counts.setdefault(checkpoint, {}).setdefault(problem, dict.fromkeys(STYLES, 0))[style] += 1
+    names = sorted({p for by in counts.values() for p in by})
+    W = bootstrap_weights(len(names), 1000, 0)
+    rows = []
+    for c, by_problem in counts.items():
+        per = np.array([[by_problem.get(p, dict.fromkeys(STYLES, 0))[s] for s in STYLES] for p in names], float)
+        n = per.sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            lo, hi = percentile_ci((W @ per) / (W @ n)[:, None])
+        for i, style in enumerate(STYLES):
+            rows.append({"label": points[c].label, "alpha": points[c].alpha, "style": style,
+                         "share": per[:, i].sum() / n.sum(), "share_lo": float(lo[i]), "share_hi": float(hi[i])})  # fmt: skip
+    schema = {"label": pl.String, "alpha": pl.Float64, "style": pl.String, "share": pl.Float64,
+              "share_lo": pl.Float64, "share_hi": pl.Float64}  # fmt: skip
     return pl.DataFrame(rows, schema=schema).sort("alpha")
 
 

@@ -47,9 +47,16 @@ def stored_spec(kind: str, data: dict) -> dict:
 
 def job_folders(spec) -> list[str]:
     """The checkpoint folders a job (sweep, eval or RL) reads; one prompt format serves them all."""
+    return [folder for _, folder in folder_fields(spec)]
+
+
+def folder_fields(spec) -> list[tuple[str, str]]:
+    """(field, folder) for each checkpoint folder a job reads: an error about a folder is shown at its field."""
     if spec.kind == "sweep":
-        return [spec.low, spec.high, *(labelled(e)[0] for e in spec.independent)]
-    return [spec.base] if spec.kind == "rl" else [labelled(e)[0] for e in spec.checkpoints]
+        return [("low", spec.low), ("high", spec.high), *(("independent", labelled(e)[0]) for e in spec.independent)]
+    if spec.kind == "rl":
+        return [("base", spec.base)]
+    return [("checkpoints", labelled(e)[0]) for e in spec.checkpoints]
 
 
 PATH_FIELDS = ("low", "high", "independent", "checkpoints", "base", "output_dir")  # the folders a job names

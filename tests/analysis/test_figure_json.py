@@ -6,7 +6,7 @@ import plotly.io as pio
 import polars as pl
 import pytest
 
-from dashboard.plots import MAX_BANDS, outcome_fractions, passk_figure, solve_rate
+from dashboard.plots import MAX_BANDS, best_single_name, outcome_fractions, passk_figure, solve_rate
 from dashboard.scatter import MARKERS, SHAPES, failure_scatter
 
 
@@ -92,12 +92,30 @@ def test_passk_draws_at_most_three_bands_and_keeps_the_rest_on_demand():
     assert all(b["visible"] == "legendonly" and b["showlegend"] for b in bands if b not in drawn)
 
 
-def test_interpolation_marked_without_tinting_the_stacked_outcomes():
-    fig = as_json(outcome_fractions(frontier_rows()))
-    shapes = fig["layout"]["shapes"]
-    assert [(s["type"], s["x0"], s["line"]["dash"]) for s in shapes] == [("line", 0, "dot"), ("line", 1, "dot")]
-    shaded = as_json(solve_rate(frontier_rows()))["layout"]["shapes"][0]  # a band's plot keeps its shade, below
-    assert (shaded["type"], shaded["layer"]) == ("rect", "below")
+def test_every_alpha_panel_has_endpoint_lines_with_a_width_and_its_extrapolation_shaded():
+    for fig in (outcome_fractions(frontier_rows()), outcome_fractions(frontier_rows(), stacked=True),
+                solve_rate(frontier_rows())):  # fmt: skip
+        shapes = as_json(fig)["layout"]["shapes"]
+        panels = sorted({s["xref"] for s in shapes})
+        assert panels == (["x", "x2", "x3", "x4"] if len(shapes) > 4 else ["x"])
+        for panel in panels:
+            mine = [s for s in shapes if s["xref"] == panel]
+            # the simple_white template draws a line of no width: each sets its own
+            assert [(s["x0"], s["line"]["width"]) for s in mine if s["type"] == "line"] == [(0, 1.2), (1, 1.2)]
+            rects = [(s["x0"], s["x1"], s["layer"]) for s in mine if s["type"] == "rect"]
+            assert rects == [(-0.5, 0.0, "below"), (1.0, 1.5, "below")]  # the grid runs from -0.5 to 1.5
+
+
+def test_each_outcome_class_has_a_panel_with_its_ci_as_a_band():
+    table = frontier_rows()
+    fig = as_json(outcome_fractions(table))
+    merged = table.filter(pl.col("alpha").is_not_null())
+    for i, cls in enumerate(("correct", "optimization_failure", "correctness_failure", "format_failure")):
+        band, line = fig["data"][2 * i], fig["data"][2 * i + 1]
+        assert band["fill"] == "toself" and band["xaxis"] == line["xaxis"] == ("x" if i == 0 else f"x{i + 1}")
+        assert band["y"] == merged[f"{cls}_hi"].to_list() + merged[f"{cls}_lo"].to_list()[::-1]
+        drawn = outcome_fractions(table).data[2 * i + 1]  # its arrays as drawn (the JSON packs them as binary)
+        assert list(drawn.y) == merged[cls].to_list() and list(drawn.x) == merged["alpha"].to_list()
 
 
 def test_bands_are_fills_without_markers_at_their_corners():
@@ -105,3 +123,34 @@ def test_bands_are_fills_without_markers_at_their_corners():
     for fig in (solve_rate(frontier_rows()), passk_figure(pl.DataFrame(rows))):
         bands = [t for t in as_json(fig)["data"] if t.get("fill") == "toself"]
         assert bands and all(t["mode"] == "lines" for t in bands)
+
+
+def test_best_single_named_with_where_each_checkpoint_is_best():
+    assert best_single_name([1, 2, 3, 4, 5], ["α=1.5"] * 4 + ["α=1.25"]) == (
+        "best single at each k: α=1.5 at k 1–4, α=1.25 at k 5"
+    )
+
+
+def test_passk_draws_the_best_single_as_a_curve_of_its_own():
+    rows = [{"label": c, "k": k, "pass_at_k": 0.1 * k, "lo": 0.05, "hi": 0.5} for c in ("a", "b") for k in (1, 2)]
+    best = pl.DataFrame({"k": [1, 2], "pass_at_k": [0.3, 0.4], "checkpoint": ["b", "a"]})
+    fig = passk_figure(pl.DataFrame(rows), best=best)
+    (curve,) = [t for t in fig.data if t.name.startswith("best single")]
+    assert list(curve.y) == [0.3, 0.4] and list(curve.customdata) == ["b", "a"] and curve.line.dash == "dash"
+    bands = [t for t in fig.data if t.fill == "toself"]
+    assert bands and all(b.line.width > 0 for b in bands)  # edges drawn: overlapping fills still show where each ends
+
+
+def test_paper_mode_drops_title_ids_and_hidden_entries_at_a_column_width():
+    from dashboard.paper_mode import paper_figure
+
+    rows = [{"label": f"c{i} (exp-7)", "k": k, "pass_at_k": 0.1 * i, "lo": 0.0, "hi": 0.5} for i in range(5)
+            for k in (1, 2)]  # fmt: skip
+    fig = passk_figure(pl.DataFrame(rows), experiment="sweep (exp-7)")
+    paper = as_json(paper_figure(fig))
+    assert "title" not in paper["layout"] or not paper["layout"]["title"].get("text")
+    assert paper["layout"]["width"] == 317  # 3.3 in at 96 px to the inch
+    assert paper["layout"]["font"]["size"] == 10
+    names = [t["name"] for t in paper["data"]]
+    assert len(names) == 5 + 3  # five curves and the three bands drawn; the two waiting in the legend are gone
+    assert not [n for n in names if "exp-7" in n]

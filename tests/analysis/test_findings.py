@@ -286,13 +286,17 @@ def test_overview_rows_say_every_status_in_words_with_the_deciding_statistic_nam
         {"finding": "ensemble", "status": "shows", "statistic": 0.3, "ci_low": 0.231, "ci_high": 0.367,
          "criterion": "F4", "reason": "", "parts": [part("pool − best single", "shows", 0.3, 0.231, 0.367)]},
     ]  # fmt: skip
-    assert overview_rows(rows) == [
-        {"finding": "F1 frontier", "status": "does not show", "statistic": "corr rises",
-         "estimate [CI]": "-0.044 [-0.115, +0.017]", "criterion": "F1"},
-        {"finding": "F2 extrapolation", "status": "not tested", "statistic": "–", "estimate [CI]": "–",
-         "criterion": "not tested: F1's direction does not hold. The criterion: F2"},
-        {"finding": "F3 churn", "status": "underpowered", "statistic": "union − best",
-         "estimate [CI]": "+0.010 [-1.110, +1.510]", "criterion": "F3"},
-        {"finding": "F4 ensemble", "status": "shows", "statistic": "pool − best single",
-         "estimate [CI]": "+0.300 [+0.231, +0.367]", "criterion": "F4"},
-    ]  # fmt: skip
+    words = [(r["finding"], r["status"], r["estimate"], r["CI"], r["criterion"]) for r in overview_rows(rows)]
+    assert words == [
+        ("F1 frontier", "does not show", "-0.044", "CI [-0.115, +0.017]", "F1"),
+        ("F2 extrapolation", "not tested", "–", "–", "not tested: F1's direction does not hold. The criterion: F2"),
+        ("F3 churn", "underpowered", "+0.010", "CI [-1.110, +1.510]", "F3"),
+        ("F4 ensemble", "shows", "+0.300", "CI [+0.231, +0.367]", "F4"),
+    ]  # the parts' criteria ("c") state no level; tests/analysis/test_findings_text.py has real ones
+    assert [r["in words"] for r in overview_rows(rows)] == [
+        "corr rises: -0.044 (CI -0.115 to +0.017): the criterion is not met, and the CI rules out the effect it needs.",
+        "Not tested: F1's direction does not hold.",
+        "union − best: +0.010 (CI -1.110 to +1.510): the criterion is not met, but the CI still reaches the effect "
+        "it needs (underpowered).",
+        "pool − best single: +0.300 (CI +0.231 to +0.367): the criterion is met.",
+    ]

@@ -134,6 +134,9 @@ def test_cli_analyze(store, synthetic_outcomes, db_path):
     assert out.returncode == 0, out.stderr
     rows = json.loads(out.stdout)
     assert [r["alpha"] for r in rows] == [-0.5, 0.0, 0.5, 1.0, 1.5]
+    assert "# filters: difficulty = all, platform = all, setting = all" in out.stderr  # how, beside the JSON
+    shown = run_cli("analyze", "frontier", "--experiment", "exp-a", "--opt-min-tier", "3", "--db", str(db_path)).stdout
+    assert shown.splitlines()[2].startswith("# tier rule: a TLE/MLE whose first failing test is below tier 3")
     ens = json.loads(run_cli("analyze", "ensembles", "--experiment", "exp-a", "--json", "--db", str(db_path)).stdout)
     assert {"gains", "pools", "unique_solves"} <= set(ens)
     csv = run_cli("analyze", "churn", "--experiment", "exp-a", "--csv", "--db", str(db_path)).stdout

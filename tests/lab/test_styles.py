@@ -54,6 +54,19 @@ def test_style_shares_per_alpha_from_the_store(store):
     assert shares["hi", "reference"] == 0.5 and shares["hi", "no program"] == 0.25 and shares["hi", "other"] == 0.25
 
 
+def test_style_shares_ci_resamples_problems(store):
+    """Two problems, one all brute force and one all reference: the share is 1/2, and a bootstrap
+    over problems draws both brute (1), one of each (1/2) or neither (0), so its 95 % CI is [0, 1]."""
+    store.put([Experiment(id="e", kind="sweep", name="t")])
+    store.put([Checkpoint(id="lo", path="/x/lo", kind="merged", alpha=0.0, label="lo")])
+    programs = {"builtin/max-subarray": "brute", "builtin/count-inversions": "reference"}
+    store.put([Sample(experiment_id="e", checkpoint_id="lo", problem_id=p, sample_idx=i, setting="reasoning",
+                      completion="", code=sft_sources(p)[kind][0]) for p, kind in programs.items() for i in range(2)])  # fmt: skip
+    rows = {r["style"]: r for r in style_shares(store, "e").to_dicts()}
+    assert (rows["brute"]["share"], rows["brute"]["share_lo"], rows["brute"]["share_hi"]) == (0.5, 0.0, 1.0)
+    assert (rows["other"]["share"], rows["other"]["share_lo"], rows["other"]["share_hi"]) == (0.0, 0.0, 0.0)
+
+
 def test_another_problems_program_is_confusion_and_a_variant_of_its_own_is_not():
     problems = {pid: sft_sources(pid) for pid in PROBLEMS}
     shapes = {pid: [shape(p) for kind in src.values() for p in kind] for pid, src in problems.items()}

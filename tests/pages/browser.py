@@ -109,6 +109,12 @@ def warm_up(url: str) -> None:
         browser.close()
 
 
+def rows_of(data: bytes | str) -> list[str]:
+    """A downloaded CSV's lines without its provenance header (the "# " lines atop it)."""
+    text = data.decode() if isinstance(data, bytes) else data
+    return [line for line in text.splitlines() if not line.startswith("#")]
+
+
 def wait_plots(page, count: int, timeout: int = 120000):
     page.wait_for_function(f"document.querySelectorAll('.js-plotly-plot').length >= {count}", timeout=timeout)
     page.wait_for_timeout(800)

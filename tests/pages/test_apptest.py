@@ -50,11 +50,11 @@ def test_pages_show_the_populated_database(populated, db_path, monkeypatch):
     × 6 samples."""
     at = app(db_path, monkeypatch, "overview", {"exp": "exp-dash"})
     assert list(at.dataframe[0].value["id"]) == ["exp-dash"]
-    assert len(traces(at)[0]) == 4  # the four outcome classes
+    assert len(traces(at)[0]) == 8  # the four outcome classes, each a line and its CI band
     at = app(db_path, monkeypatch, "frontier", {"exp": "exp-dash"})
-    # outcomes (4 classes), scatter (each point's CI bars, merged, not merged, the SFT's distance to the
+    # outcomes (4 classes, each a band and a line), scatter (each point's CI bars, merged, not merged, the SFT's distance to the
     # interpolation), solve rate, trend (a band and a line per failure class)
-    assert [len(t) for t in traces(at)] == [4, 6 + 3, 2, 4]
+    assert [len(t) for t in traces(at)] == [8, 6 + 3, 2, 4]
     assert len(at.dataframe[0].value) == 6  # one frontier row per checkpoint
     # one word, one definition: the caption, the solve rate figure's title and the sidebar's threshold
     definition = "Solve rate: a problem's share of correct samples (pass@1), averaged over problems."
@@ -268,10 +268,12 @@ def test_overview_prints_findings_in_words_with_named_statistics_and_whole_crite
     assert list(table["status"]) == [words[r["status"]] for r in rows]
     for r, (_, shown) in zip(rows, table.iterrows(), strict=True):
         if r["ci_low"] is None:
-            assert shown["estimate [CI]"] == "–" and shown["statistic"] == "–"
-        else:  # the statistic is named, and printed as a paper prints it
-            assert shown["estimate [CI]"] == f"{r['statistic']:+.3f} [{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]"
-            assert shown["statistic"] in [p["name"] for p in r["parts"]]
+            assert shown["estimate"] == shown["CI"] == "–"
+        else:  # the statistic printed as a paper prints it, its CI with the level it was computed at
+            assert shown["estimate"] == f"{r['statistic']:+.3f}"
+            assert shown["CI"].endswith(f"CI [{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]")
+            # the sentence names the part that decided the status
+            assert any(shown["in words"].startswith(f"{p['name']}: ") for p in r["parts"]), shown["in words"]
         whole = (
             r["criterion"]
             if r["status"] != "not_tested"
@@ -289,13 +291,19 @@ def test_overview_states_the_lab_findings(store, db_path, monkeypatch):
     import_results(store)
     at = app(db_path, monkeypatch, "overview")
     assert not at.exception, at.exception
+    assert not [t for t in traces(at) if "brute-force-style" in t]  # the styles wait until opened (slow to match)
+    at.session_state["open-styles"] = True
+    at.run()
     assert any("Miniature lab" in s.value for s in at.subheader)
     assert any("four findings" in s.value for s in at.subheader)
     table = at.table[0].value  # the selected experiment's findings, one row per finding
     assert list(table.index) == ["F1 frontier", "F2 extrapolation", "F3 churn", "F4 ensemble"]
     assert set(table["status"]) <= {"shows", "does not show", "underpowered", "not tested"}  # words, not snake case
     number = r"[+-]\d\.\d{3}"
-    assert all(re.fullmatch(rf"{number} \[{number}, {number}\]|–", e) for e in table["estimate [CI]"])
+    assert all(re.fullmatch(rf"{number}|–", e) for e in table["estimate"])
+    # the CI says its level, and never holds a noise model's quantile (churn names that in its sentence)
+    assert all(re.fullmatch(rf"(\d+ % )?CI \[{number}, {number}\]|–", c) for c in table["CI"])
+    assert all(w.endswith(".") and ("criterion" in w or w.startswith("Not tested")) for w in table["in words"])
     assert all(len(c) > 40 for c in table["criterion"])  # in full
     styles = next(t for t in traces(at) if "brute-force-style" in t)  # program styles along α
     assert styles == ["brute-force-style", "reference-style", "buggy-fast-style", "like no SFT program", "no program"]
@@ -398,3 +406,14 @@ def test_passk_draws_ci_bands_and_overlays_pools_of_two_experiments(two_experime
     colors = {t.name.split(": ")[0]: t.line.color for t in lines}
     assert len(set(colors.values())) == 2  # one colour per experiment
     assert len([t for t in fig.data if t.fill == "toself"]) == len(lines)  # a band for every curve
+
+
+def test_the_outcome_chart_can_stay_stacked(populated, db_path, monkeypatch):
+    """?stack=on: the four fractions stacked (they add up to 1) instead of one panel per class with its band."""
+    at = app(db_path, monkeypatch, "frontier", {"exp": "exp-dash", "stack": "on"})
+    assert not at.exception, at.exception
+    outcomes = json.loads(at.get("plotly_chart")[0].proto.spec)["data"]
+    assert [t.get("stackgroup") for t in outcomes] == ["s1"] * 4 and not [
+        t for t in outcomes if t.get("fill") == "toself"
+    ]
+    assert at.sidebar.toggle[0].value is True

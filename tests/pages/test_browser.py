@@ -23,15 +23,16 @@ def test_dashboard_in_chromium(server, page, tmp_path, populated):
     page.goto(f"{server}/frontier?exp=exp-dash")
     wait_plots(page, 4)
     traces = page.evaluate("Array.from(document.querySelectorAll('.js-plotly-plot')).map(p => p.data.length)")
-    # outcome classes; each point's CI bars + merged + not merged + its distance to the interpolation; CI band +
-    # line; trend bands + lines
-    assert traces == [4, 6 + 3, 2, 4]
+    # outcome classes (a band and a line each); each point's CI bars + merged + not merged + its distance to the
+    # interpolation; CI band + line; trend bands + lines
+    assert traces == [8, 6 + 3, 2, 4]
 
     page.get_by_role("button", name="Export: HTML · PNG · SVG · PDF").first.click()
     page.get_by_role("button", name="PNG", exact=True).first.wait_for(timeout=60000)
     with page.expect_download() as download:
         page.get_by_role("button", name="PNG", exact=True).first.click()
-    assert png_size(Path(download.value.path()).read_bytes()) == (2000, 1200)
+    # the outcome panels' own height (620 px: four panels), at 1000 px wide, twice for a sharp PNG
+    assert png_size(Path(download.value.path()).read_bytes()) == (2000, 1240)
     with page.expect_download() as download:
         page.get_by_role("button", name="HTML").first.click()
     html_export = tmp_path / "figure.html"
@@ -80,9 +81,9 @@ def test_miniature_lab_in_chromium(lab_server, store, page):
     page.goto(f"{lab_server}/frontier?exp={exp}")
     wait_plots(page, 4)
     traces = page.evaluate("Array.from(document.querySelectorAll('.js-plotly-plot')).map(p => p.data.length)")
-    # outcome classes; each point's CI bars (9 α and the SFT) + merged α points + the SFT + its distance to the
-    # interpolation; CI band + line; trend
-    assert traces == [4, 10 + 3, 2, 4]
+    # outcome classes (a band and a line each); each point's CI bars (9 α and the SFT) + merged α points + the SFT +
+    # its distance to the interpolation; CI band + line; trend
+    assert traces == [8, 10 + 3, 2, 4]
     notes = page.evaluate(
         "(document.querySelectorAll('.js-plotly-plot')[0]._fullLayout.annotations || []).map(a => a.text)"
     )

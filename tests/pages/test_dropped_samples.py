@@ -38,9 +38,9 @@ def test_frontier_says_nothing_of_sandbox_errors_when_there_are_none(store, db_p
 
 
 def test_passk_draws_the_best_single_held_out_as_the_gain_table_reports_it(store, db_path, monkeypatch, capsys):
-    """The crossover: the in-sample best at pass@1 is α = 0.5, which the page no longer draws by
-    default; its best single curve is the gain table's held-out `pass_at_k` (as `analyze ensembles`
-    prints it), at every k the gain table reaches (1…7 with 16 samples per cell)."""
+    """The crossover: the page's best single curve is the gain table's held-out `pass_at_k` (as
+    `analyze ensembles` prints it), at every k the gain table reaches (1…7 with 16 samples per cell),
+    and the single curves drawn by default are the endpoints and the checkpoints that curve names."""
     import json
 
     import plotly.io
@@ -49,14 +49,16 @@ def test_passk_draws_the_best_single_held_out_as_the_gain_table_reports_it(store
 
     fill_experiment(store, crossover(), CROSSOVER)
     analyze_command("ensembles", experiment="exp-a", db=db_path, as_json=True)
-    held = {r["k"]: r["pass_at_k"] for r in json.loads(capsys.readouterr().out)["gains"] if r["pool"] == "best single"}
+    best = [r for r in json.loads(capsys.readouterr().out)["gains"] if r["pool"] == "best single"]
+    held = {r["k"]: r["pass_at_k"] for r in best}
     at = app(db_path, monkeypatch, "passk", {"exp": "exp-a"})
     assert not at.exception, at.exception
     fig = plotly.io.from_json(at.get("plotly_chart")[0].proto.spec)
-    curve = next(t for t in fig.data if t.name == "best single (held out)")
+    curve = next(t for t in fig.data if t.name.startswith("best single at each k: "))
     assert [int(k) for k in values(curve.x)] == list(held) == list(range(1, 8))
     assert [float(y) for y in values(curve.y)] == pytest.approx([held[k] for k in range(1, 8)], abs=1e-12)
-    assert "a0.5" not in {t.name for t in fig.data}  # the endpoints only, no in-sample pick
+    singles = {t.name for t in fig.data if t.name and t.name.startswith("a")}
+    assert singles == {"a0", "a1"} | {r["baseline"] for r in best}  # no in-sample pass@1 pick of its own
 
 
 def test_passk_page_with_one_empty_cell_draws_its_curves_and_names_the_cell(store, db_path, monkeypatch):

@@ -1,4 +1,5 @@
 import io
+import json
 import struct
 import zipfile
 
@@ -15,8 +16,15 @@ def test_figures_zip_holds_every_format_of_every_figure():
     figs = {"a": go.Figure(go.Scatter(x=[0, 1], y=[1, 0])), "b": go.Figure(go.Bar(x=["x"], y=[2]))}
     calls = []
     z = zipfile.ZipFile(io.BytesIO(figures_zip(figs, progress=lambda done, total: calls.append((done, total)))))
-    assert calls == [(i, 10) for i in range(1, 11)]  # one step per file written, out of 2 figures × 5 formats
-    assert sorted(z.namelist()) == sorted(f"{n}.{fmt}" for n in figs for fmt in ("json", "html", "png", "svg", "pdf"))
+    # one step per file written, out of 2 figures × (5 formats + their paper-mode PDF and SVG)
+    assert calls == [(i, 14) for i in range(1, 15)]
+    expected = [f"{n}.{fmt}" for n in figs for fmt in ("json", "html", "png", "svg", "pdf")]
+    expected += [f"paper/{n}.{fmt}" for n in figs for fmt in ("pdf", "svg")]
+    assert sorted(z.namelist()) == sorted([*expected, "manifest.json"])
+    manifest = json.loads(z.read("manifest.json"))
+    assert manifest["files"] == sorted(expected) and set(manifest["figures"]) == {"a", "b"}
+    assert z.read("paper/a.pdf")[:5] == b"%PDF-"
+    assert b'width="317"' in z.read("paper/a.svg")  # 3.3 in at 96 px to the inch
     assert pio.from_json(z.read("a.json").decode()) == figs["a"]  # the figure itself, as the page draws it
     assert z.read("a.png")[:8] == b"\x89PNG\r\n\x1a\n"
     assert z.read("a.pdf")[:5] == b"%PDF-"

@@ -35,6 +35,9 @@ def test_gain_table_and_figure_name_the_best_single_at_each_k(populated, db_path
     assert len(at1) == 1 and at1 <= {LABELS[c] for c, s in share.items() if s == best}
     figure = json.loads(pio.to_json(fig, validate=False))
     lines = [t for t in figure["data"] if t.get("mode") == "lines+markers"]
+    (best,) = [t for t in lines if t["name"].startswith("best single at each k: ")]  # the zero line, named
+    lines.remove(best)
+    assert best["customdata"] == table.filter(table["pool"] == "best single").sort("k")[BASELINE].to_list()
     for t in lines:  # every point's hover says what its gain is over
         rows = table.filter(table["pool"] == t["name"]).sort("k")
         assert [d[0] for d in t["customdata"]] == rows[BASELINE].to_list()

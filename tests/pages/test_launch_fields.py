@@ -100,3 +100,55 @@ def test_a_picked_checkpoint_closes_the_path_box_and_is_what_launches(store, db_
     assert not at.error, [e.value for e in at.error]
     (job,) = store.select(Job)
     assert store.get(Experiment, job.experiment_id).spec["low"] == str(picked)
+
+
+def test_an_unreadable_folder_is_reported_under_its_field(store, db_path, monkeypatch, tmp_path):
+    """The runner's folder check (backend/jobs/runner.py) names the field whose folder it could not read."""
+    from backend.lab.tiny import make_tiny_checkpoint
+
+    low = make_tiny_checkpoint(tmp_path / "low", seed=1)
+    (tmp_path / "empty").mkdir()  # a folder with no weights in it
+    at = app(db_path, monkeypatch, "launch")
+    at.text_input(key="low-path").set_value(str(low))
+    at.text_input(key="high-path").set_value(str(tmp_path / "empty"))
+    at.text_input(key="sweep-alphas").set_value("0, 1")
+    at.button(key="sweep-launch").click().run()
+    message = error_after(at, "high-path")
+    assert message and str(tmp_path / "empty") in message, [e.value for e in at.error]
+    assert len(at.error) == 1 and store.count(Job) == 0
+
+
+def test_the_form_says_how_many_samples_a_launch_runs_and_groups_gpu_options_apart(populated, db_path, monkeypatch):
+    """The fixture's benchmark `t` holds 6 problems, 3 of them hard; 8 samples per problem by default."""
+    from backend.sweep.spec import SweepSpec
+
+    at = app(db_path, monkeypatch, "launch")
+    at.text_input(key="sweep-alphas").set_value("0, 0.5, 1").run()
+    at.selectbox(key="sweep-bench-builtin").set_value("t").run()
+    n = SweepSpec.model_fields["n"].default
+    preview = next(i.value for i in at.info if i.value.startswith("This launch samples"))
+    assert preview == (f"This launch samples 3 checkpoints × 6 problems × {n} samples per problem = "
+                       f"**{3 * 6 * n:,} samples**, each judged in the sandbox.")  # fmt: skip
+    at.selectbox(key="sweep-difficulty").set_value("hard").run()
+    at.number_input(key="sweep-limit").set_value(2).run()
+    preview = next(i.value for i in at.info if i.value.startswith("This launch samples"))
+    assert f"× 2 problems × {n} samples" in preview
+    headings = [m.value for m in at.markdown if m.value.startswith("**")]
+    assert headings[:3] == [
+        "**Sampling**",
+        "**Where it runs: engine, executor, GPUs**",
+        "**Judging: sandbox and limits**",
+    ]
+
+
+def test_sampling_defaults_to_the_recipe_the_endpoints_were_measured_with(store, db_path, monkeypatch):
+    """Endpoints a stored sweep sampled (the lab's, in `make run`): its T, tokens and n, not the spec's 1.0 and 1024."""
+    from backend.records import Experiment
+
+    recipe = {"low": "/x/low", "high": "/x/high", "alphas": [0, 1], "n": 16, "temperature": 0.4, "max_tokens": 384}
+    store.put([Experiment(id="lab-sweep", kind="sweep", name="lab", spec=recipe)])
+    at = app(db_path, monkeypatch, "launch")
+    assert at.number_input(key="sweep-temperature").value == 1.0  # no endpoints yet: the spec's default
+    at.text_input(key="low-path").set_value("/x/low").run()
+    shown = {name: at.number_input(key=f"sweep@lab-sweep-{name}").value for name in ("n", "temperature", "max_tokens")}
+    assert shown == {"n": 16, "temperature": 0.4, "max_tokens": 384}

@@ -44,3 +44,15 @@ def test_not_run_memory_baseline_and_the_failing_input(judged, db_path, monkeypa
     shown = [c.value for c in at.code if c.value.startswith("7 7 ")]
     assert shown and shown[0] == LONG[:INPUT_SHOWN] + "\n…"  # the failing test's (test 1's) first 2 kB
     assert [d.label for d in at.get("download_button")].count("Download the whole input") == 2  # both sides
+
+
+def test_heading_is_the_problems_title_and_the_ladder_rows_have_the_height_it_is_sized_for(
+    judged, db_path, monkeypatch
+):
+    from dashboard.samples import LADDER_ROW
+
+    at = app(db_path, monkeypatch, "problem", {"exp": "exp-p", "problem": "t/p"})
+    assert [t.value for t in at.title] == ["P"]  # the problem's own title, not "Problem"
+    # the grid's height is its rows at this height, plus a scroll bar: a grid that chose its own
+    # row height clipped the last row
+    assert at.dataframe[1].proto.row_height == LADDER_ROW

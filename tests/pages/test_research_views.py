@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import expect
 
 from backend.records import Evaluation, Sample, TestResult
-from tests.pages.browser import serve, shoot, wait_plots
+from tests.pages.browser import rows_of, serve, shoot, wait_plots
 
 pytestmark = pytest.mark.browser
 
@@ -163,8 +163,9 @@ def test_two_experiments_overlaid(overlay_server, page):
         names: gd._fullData.map(t => t.name), colors: gd._fullData.map(t => t.marker && t.marker.color),
         titles: (gd._fullLayout.annotations || []).map(a => a.text)}))""")
     mix, scatter, rate = figures
-    assert len(mix["names"]) == 8  # four outcome classes per experiment, side by side
-    assert any("dashboard test sweep" in t for t in mix["titles"]) and any("second sweep" in t for t in mix["titles"])
+    assert len(mix["names"]) == 16  # per experiment, four outcome classes (a panel each), each a line and its band
+    assert {n for n in mix["names"] if "CI" not in n} == {"dashboard test sweep (exp-dash)", "second sweep (exp-dash-b)"}
+    assert mix["titles"][:4] == ["correct", "optimization failure", "correctness failure", "format failure"]
     merged = [i for i, n in enumerate(scatter["names"]) if not n.endswith(("not merged", "95% CI"))]
     assert [scatter["names"][i].split(" (")[0] for i in merged] == ["dashboard test sweep", "second sweep"]
     assert len({scatter["colors"][i] for i in merged}) == 2  # each experiment its own colour
@@ -197,7 +198,6 @@ def test_scatter_axes_inside_the_unit_square_and_fitted(server, page):
 
 def test_zip_holds_each_figures_data_as_csv_and_samples_download_as_jsonl(server, page, tmp_path):
     import csv
-    import io
     import json
     import zipfile
     from pathlib import Path
@@ -213,11 +213,11 @@ def test_zip_holds_each_figures_data_as_csv_and_samples_download_as_jsonl(server
     names = set(z.namelist())
     figures = ("outcomes_vs_alpha", "frontier_scatter", "solve_rate", "churn_heatmap", "passk_curves")
     assert {f"{f}.csv" for f in figures} <= names and {f"{f}.png" for f in figures} <= names
-    frontier = list(csv.DictReader(io.StringIO(z.read("frontier_scatter.csv").decode())))
+    frontier = list(csv.DictReader(rows_of(z.read("frontier_scatter.csv"))))
     # the hard problems (t/p1, t/p3, t/p5) × 6 samples for each of the 6 checkpoints
     assert sorted(r["label"] for r in frontier) == ["m-0.5", "m0", "m0.5", "m1", "m1.5", "r3"]
     assert {r["n_samples"] for r in frontier} == {"18"}
-    churn = list(csv.DictReader(io.StringIO(z.read("churn_heatmap.csv").decode())))
+    churn = list(csv.DictReader(rows_of(z.read("churn_heatmap.csv"))))
     assert len(churn) == 18 and {r["problem_id"] for r in churn} == {"t/p1", "t/p3", "t/p5"}
     assert "dashboard test sweep (exp-dash)" in z.read("solve_rate.html").decode()  # labelled with its experiment
 
