@@ -164,7 +164,10 @@ def test_two_experiments_overlaid(overlay_server, page):
         titles: (gd._fullLayout.annotations || []).map(a => a.text)}))""")
     mix, scatter, rate = figures
     assert len(mix["names"]) == 16  # per experiment, four outcome classes (a panel each), each a line and its band
-    assert {n for n in mix["names"] if "CI" not in n} == {"dashboard test sweep (exp-dash)", "second sweep (exp-dash-b)"}
+    assert {n for n in mix["names"] if "CI" not in n} == {
+        "dashboard test sweep (exp-dash)",
+        "second sweep (exp-dash-b)",
+    }
     assert mix["titles"][:4] == ["correct", "optimization failure", "correctness failure", "format failure"]
     merged = [i for i, n in enumerate(scatter["names"]) if not n.endswith(("not merged", "95% CI"))]
     assert [scatter["names"][i].split(" (")[0] for i in merged] == ["dashboard test sweep", "second sweep"]
