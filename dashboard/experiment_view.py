@@ -20,6 +20,7 @@ import polars as pl
 
 from backend.analysis.churn import churn_stats, flipping_problems, order_problems
 from backend.analysis.ensembles import (
+    BEST,
     gain_table,
     greedy_pool,
     merged,
@@ -103,7 +104,7 @@ class ExperimentView:
     def held_out_best(self, pools: Pools) -> pl.DataFrame:
         """The best single's pass@k curve as the gain table reports it (chosen at each k on one half
         of the samples, scored on the other), shaped like bands() for the pass@k figure."""
-        best = self.gains(pools).filter(pl.col("pool") == "best single")
+        best = self.gains(pools).filter(pl.col("pool") == BEST)
         return best.select(pl.lit(HELD_OUT_BEST).alias("label"), "k", "pass_at_k", "lo", "hi", "members", "n_problems")
 
     def sandbox_errors(self) -> pl.DataFrame:

@@ -8,6 +8,7 @@ import plotly.graph_objects as go
 import polars as pl
 
 from backend.alpha import alpha_label
+from backend.analysis.ensembles import BEST
 from dashboard.plots import COLORS, LAYOUT, MAX_BANDS, NAMES, _band, _rgba, best_single_name, mark_alpha_axis
 
 RECOVERY_WORDS = {"shows": "off the curve", "does_not_show": "on the curve within the margin",
@@ -68,7 +69,7 @@ def gain_curves(gains, title: str = "Gain over the best single at each k, with 9
     the checkpoint it is at each k."""
     fig = go.Figure()
     palette = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9"]
-    pools = [p for p in gains["pool"].unique(maintain_order=True) if p != "best single"]
+    pools = [p for p in gains["pool"].unique(maintain_order=True) if p != BEST]
     for i, pool in enumerate(pools):
         rows = gains.filter(gains["pool"] == pool).sort("k")
         k, color, shown = rows["k"].to_list(), palette[i % len(palette)], i < MAX_BANDS
@@ -79,7 +80,7 @@ def gain_curves(gains, title: str = "Gain over the best single at each k, with 9
                                  line=dict(color=color), customdata=rows.select(BASELINE, "gain_lo", "gain_hi").rows(),
                                  hovertemplate=f"{pool}<br>k=%{{x}} · gain %{{y:+.3f}} [%{{customdata[1]:+.3f}}, "
                                                "%{customdata[2]:+.3f}] over %{customdata[0]}<extra></extra>"))  # fmt: skip
-    best = gains.filter(gains["pool"] == "best single").sort("k")
+    best = gains.filter(gains["pool"] == BEST).sort("k")
     if len(best):  # the zero line is the best single itself: named, each k's checkpoint on hover
         fig.add_trace(go.Scatter(x=best["k"], y=[0.0] * len(best), mode="lines+markers",
                                  name=best_single_name(best["k"].to_list(), best[BASELINE].to_list()),

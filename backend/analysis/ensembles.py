@@ -17,6 +17,7 @@ from backend.analysis.resampling import half_correct
 from backend.errors import UserError
 
 GAIN_KS = (1, 10, 100)
+BEST = "best single"  # the gain table's row of the per-k best single checkpoint
 
 
 def passk_per_checkpoint(o: Outcomes, kmax: int | None = None, replicates: int = 1000, seed: int = 0) -> pl.DataFrame:
@@ -245,7 +246,7 @@ def gain_table(
         named["greedy"] = _greedy(o.miss_tables, kmax, candidates)
     single = 1.0 - o.miss_tables[:, :, ks]  # checkpoint × problem × k
     best = np.array(candidates)[np.argmax(np.round(single[candidates].mean(axis=1), 12), axis=0)]  # per k
-    curves = {"best single": single[best, :, np.arange(len(ks))].T}
+    curves = {BEST: single[best, :, np.arange(len(ks))].T}
     curves |= {name: _pool_values(o.miss_tables, idx, ks) for name, idx in named.items()}
     W = bootstrap_weights(len(o.problems), replicates, seed) / len(o.problems)
     fit = _cross_fitted(o, named, candidates, ks, kmax, greedy, splits, W, np.random.default_rng(seed))
@@ -258,7 +259,7 @@ def gain_table(
             lo, hi = np.clip(_centred_ci(fit.held_out[name], len(o.problems), level), 0.0, 1.0)
         else:
             point, (lo, hi) = in_sample, percentile_ci(W @ curve)
-        members = 1 if name == "best single" else len(named[name])
+        members = 1 if name == BEST else len(named[name])
         rows += [{"pool": name, "members": members, "k": int(k), "pass_at_k": point[j], "lo": lo[j], "hi": hi[j],
                   "pass_at_k_in_sample": in_sample[j], "gain": gain[0, j], "gain_lo": gain_lo[j],
                   "gain_hi": gain_hi[j], "baseline": o.checkpoints[best[j]], "n_problems": len(o.problems)}
@@ -286,7 +287,7 @@ def _cross_fitted(o, named, candidates, ks, kmax: int, greedy: bool, splits: int
     n_all, c_all = o.n.T, o.correct.T
     halves = (miss_ratio_table(n_a, c_a, kmax), miss_ratio_table(n_all - n_a, c_all - c_a, kmax))
     fit = CrossFit({name: np.zeros((len(weights), len(ks))) for name in named},
-                   {name: np.zeros((len(weights), len(ks))) for name in ("best single", *(["greedy"] * greedy))})  # fmt: skip
+                   {name: np.zeros((len(weights), len(ks))) for name in (BEST, *(["greedy"] * greedy))})  # fmt: skip
     for choose, score in (halves, halves[::-1]):
         pools = {}
         for name, idx in named.items():
@@ -301,7 +302,7 @@ def _cross_fitted(o, named, candidates, ks, kmax: int, greedy: bool, splits: int
             # only the chosen single is scored: its per-problem values, gathered (replicate × split × problem)
             single = (1.0 - score[..., k][:, candidates])[np.arange(splits), best]
             base = np.einsum("rp,rsp->rs", weights, single)
-            fit.held_out["best single"][:, j] += base.mean(axis=1) / 2
+            fit.held_out[BEST][:, j] += base.mean(axis=1) / 2
             for name, pool in pools.items():
                 value = weights @ pool[:, :, j].T  # replicate × split
                 fit.gains[name][:, j] += (value - base).mean(axis=1) / 2
