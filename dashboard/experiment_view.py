@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
 
 import polars as pl
@@ -74,10 +75,9 @@ class ExperimentView:
         """How this view's numbers are made, with the page's rules (backend/analysis/provenance.py)."""
         from backend.analysis.provenance import from_store
 
-        f = self.filters
-        return self._part(("provenance", solved_at, averaging), lambda: from_store(
-            self._store(), self.experiment, **f.rows(), opt_min_tier=f.opt_min_tier, solved_at=solved_at,
-            averaging=averaging))  # fmt: skip
+        choices = asdict(self.filters) | {"solved_at": solved_at, "averaging": averaging}
+        return self._part(("provenance", solved_at, averaging), lambda: from_store(self._store(), self.experiment,
+                                                                                   **choices))  # fmt: skip
 
     def frontier(self, averaging: str = "per_problem") -> pl.DataFrame:
         return self._part(("frontier", averaging), lambda: frontier_table(self.outcomes, averaging))
