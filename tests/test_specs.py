@@ -178,15 +178,25 @@ def declarations(models) -> dict[str, list[set[str]]]:
     for model in models:
         for name, field in model.model_fields.items():
             default = "required" if field.is_required() else repr(field.get_default(call_default_factory=True))
-            shape = (repr(field.annotation), default, repr(field.metadata), field.title, field.description,
-                     repr(field.json_schema_extra))  # fmt: skip
+            shape = (
+                repr(field.annotation),
+                default,
+                repr(field.metadata),
+                field.title,
+                field.description,
+                repr(field.json_schema_extra),
+            )
             by_name[name][shape].add(model.__name__)
     return {name: sorted(shapes.values(), key=sorted) for name, shapes in by_name.items() if len(shapes) > 1}
 
 
 # Options that mean something else in one command, each declared in that command's config on purpose
 DIFFER = {
-    "bench": [{"CalibrateSpec"}, {"EvalSpec", "RLSpec", "RolloutSpec", "SweepSpec"}, {"ProblemQuery"}],  # calibrate: builtin or ccplus only; list: every bench
+    "bench": [
+        {"CalibrateSpec"},
+        {"EvalSpec", "RLSpec", "RolloutSpec", "SweepSpec"},
+        {"ProblemQuery"},
+    ],  # calibrate: builtin or ccplus only; list: every bench
     "setting": [{"AnalysisSpec"}, {"EvalSpec", "RolloutSpec", "SweepSpec"}],  # analyze: a filter, none = all
     "temperature": [{"EvalSpec", "SamplingSpec", "SweepSpec"}, {"RLSpec"}],  # RL: the policy's generation, > 0
     "seed": [{"EvalSpec", "SamplingSpec", "SweepSpec"}, {"RLSpec"}],  # RL: the training seed
@@ -197,7 +207,7 @@ DIFFER = {
     "alphas": [{"MergeConfig"}, {"SweepSpec"}],  # merge: no default grid, --alpha repeatable
     "base": [{"MergeConfig"}, {"RLSpec"}],  # merge: the task vectors' base, optional
     "output_dir": [{"MergeConfig"}, {"RLSpec"}],  # merge: a Path, alpha_<α>/ folders under it
-}  # fmt: skip
+}
 
 
 def test_an_option_that_several_commands_take_is_declared_alike_in_each_config():
@@ -224,8 +234,11 @@ def test_the_sweep_configs_every_option_is_declared_in_its_one_file():
     import inspect
 
     for model in (SweepSpec, EvalSpec):
-        homes = {inspect.getsourcefile(cls) for cls in model.__mro__ if getattr(cls, "__annotations__", None)
-                 and set(cls.__annotations__) & set(model.model_fields)}  # fmt: skip
+        homes = {
+            inspect.getsourcefile(cls)
+            for cls in model.__mro__
+            if getattr(cls, "__annotations__", None) and set(cls.__annotations__) & set(model.model_fields)
+        }
         assert homes == {str(ROOT / "backend" / "sweep" / "spec.py")}, model.__name__
 
 

@@ -6,18 +6,7 @@ import typer
 from typer.core import TyperGroup
 
 from backend.cli.options import DB, JsonOption, keyword, open_store, spec_command
-from backend.merge.spec import (
-    InspectRequest,
-    Merge,
-    MergeConfig,
-    from_mergekit_yaml,
-    parse_model_weight,
-    to_mergekit_yaml,
-)
-
-
-def alpha_folder(alpha: float) -> str:
-    return f"alpha_{alpha:g}"
+from backend.merge.spec import InspectRequest, MergeConfig, to_mergekit_yaml
 
 
 @spec_command(MergeConfig, DB)
@@ -29,20 +18,7 @@ def merge_command(req: MergeConfig, db=None) -> None:
     from backend.merge.engine import sweep
 
     req = local_checkpoints(req)  # hub names (--low, --high, --base) -> their snapshot folders
-    out, kw = req.output_dir, {"dtype": req.dtype, "allow_nonfinite": req.allow_nonfinite}
-    if req.alphas:
-        specs = [Merge.at_alpha(req.low, req.high, a, req.merge_method, **kw) for a in req.alphas]
-        outs = [out] if len(specs) == 1 else [out / alpha_folder(a) for a in req.alphas]
-    elif req.models:
-        pairs = [parse_model_weight(m) for m in req.models]
-        paths, weights = [str(resolve_checkpoint(p)) for p, _ in pairs], [w for _, w in pairs]
-        base = req.base
-        specs = [
-            Merge.task_vectors(base, paths, weights, **kw) if base else Merge(paths, weights, req.merge_method, **kw)
-        ]
-        outs = [out]
-    else:
-        specs, outs = [from_mergekit_yaml(req.mergekit)], [out]
+    specs, outs = req.merges(lambda ref: str(resolve_checkpoint(ref)))  # --model DIRs too
     if req.export_mergekit:
         req.export_mergekit.write_text(to_mergekit_yaml(specs[0]))
     results = sweep(specs, outs, device=req.device, shard_bytes=req.shard_size_mb << 20, overwrite=req.overwrite)

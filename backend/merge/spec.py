@@ -14,6 +14,7 @@ Two convenience forms of a Merge:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
@@ -96,6 +97,28 @@ class MergeConfig(BaseModel):
     @property
     def merge_method(self) -> str:
         return self.method or ("task_arithmetic" if self.base else methods.DEFAULT)
+
+    def merges(self, local: Callable[[str], str] = str) -> tuple[list[Merge], list[Path]]:
+        """One Merge per output folder, in the form the config names; `local` turns a --model
+        DIR (a folder or a hub name) into the folder to read."""
+        kw = {"dtype": self.dtype, "allow_nonfinite": self.allow_nonfinite}
+        if self.alphas:
+            merges = [Merge.at_alpha(self.low, self.high, a, self.merge_method, **kw) for a in self.alphas]
+            if len(merges) == 1:
+                return merges, [self.output_dir]
+            return merges, [self.output_dir / alpha_folder(a) for a in self.alphas]
+        if self.models:
+            pairs = [parse_model_weight(m) for m in self.models]
+            paths, weights = [local(p) for p, _ in pairs], [w for _, w in pairs]
+            if self.base:
+                return [Merge.task_vectors(self.base, paths, weights, **kw)], [self.output_dir]
+            return [Merge(paths, weights, self.merge_method, **kw)], [self.output_dir]
+        return [from_mergekit_yaml(self.mergekit)], [self.output_dir]
+
+
+def alpha_folder(alpha: float) -> str:
+    """The output folder of one α among several: alpha_<α>/ under --out."""
+    return f"alpha_{alpha:g}"
 
 
 class InspectRequest(BaseModel):
