@@ -66,8 +66,7 @@ def job_commands() -> dict:
     from backend.problems.lcb import LCBFilter
     from backend.problems.spec import BuiltinChoice, CalibrateSpec
     from backend.rl.spec import RLSpec
-    from backend.rollout.run import RolloutSpec
-    from backend.rollout.spec import ProblemQuery, SamplingSpec
+    from backend.rollout.spec import ProblemQuery, RolloutSpec, SamplingSpec
     from backend.sweep.spec import EvalSpec, SweepSpec
 
     return {"sweep": [(SweepSpec, JOB_SKIP)], "eval": [(EvalSpec, JOB_SKIP)], "rl": [(RLSpec, JOB_SKIP)],

@@ -9,7 +9,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, Field
 from tqdm import tqdm
 
 from backend.errors import UserError
@@ -17,47 +16,14 @@ from backend.merge.checkpoints import ensure_registered
 from backend.records import Experiment, Problem, Sample, Test
 from backend.rollout.extract import extract_code
 from backend.rollout.prompts import conversation, resolve_prompt_format
-from backend.rollout.settings import SettingLimits, run_episodes
-from backend.rollout.spec import Episode, ProblemChoice, SamplingSpec
-from backend.vocab import Difficulty, EngineName, PromptFormat, SandboxBackend, Setting
+from backend.rollout.settings import run_episodes
+from backend.rollout.spec import Episode, ProblemChoice, RolloutSpec, SamplingSpec
 
-if TYPE_CHECKING:  # engines import torch, the store duckdb; the CLI reads RolloutSpec from here without them
+if TYPE_CHECKING:  # engines import torch, the store duckdb: a rollout imports them when it runs
     from backend.rollout.engines import Engine
     from backend.store import Store
 
 PROBLEMS_PER_BATCH = 8
-
-
-class RolloutSpec(BaseModel):
-    """`python -m backend rollout`: sample one checkpoint on a problem set, store the samples. Its
-    sampling options are SamplingSpec's (backend/rollout/spec.py), which the engines read."""
-
-    model_config = ConfigDict(use_attribute_docstrings=True)
-
-    checkpoint: str = Field(title="Checkpoint")
-    """Hugging Face checkpoint: a folder (config.json + safetensors) or a hub name, org/name[@revision]."""
-    sampling: SamplingSpec = SamplingSpec()
-    limits: SettingLimits = SettingLimits()
-    bench: str = Field("builtin", title="Benchmark")
-    """Problem set: builtin, lcb, ccplus, or any bench imported into the database."""
-    problems: list[str] = Field([], title="Problems", json_schema_extra={"cli": "--problem", "form": False})
-    """Only these problem ids (BENCH/ID); repeatable. Empty: every problem of the bench."""
-    limit: int | None = Field(None, ge=1, title="At most N problems", json_schema_extra={"none": "all"})
-    """At most this many problems (in id order), for a quick run; none: all."""
-    difficulty: Difficulty | None = Field(None, title="Difficulty", json_schema_extra={"none": "all"})
-    """Only problems of this difficulty; none: all of them."""
-    setting: Setting = Field("reasoning", title="Setting")
-    """reasoning: one turn; tool: Python runs in the sandbox between turns; agentic: a sandboxed
-    terminal with a submit action (docs/method.md, Inference settings). Reasoning is the paper's main setting."""
-    prompt_format: PromptFormat = Field("auto", title="Prompt format")
-    """chat: the tokenizer's chat template; plain: a text prompt (problem, instructions, answer cue)
-    for base checkpoints without one; auto: chat when every checkpoint of the job has a template,
-    else plain. The stored experiment records the format used."""
-    engine: EngineName = Field("auto", title="Engine")
-    """auto: vLLM when it is installed and a GPU is present, else transformers."""
-    backend: SandboxBackend = Field("bwrap", title="Sandbox")
-    """Sandbox the programs (and tool calls) run in: bwrap (default, no daemon), docker, or none (no
-    isolation: trusted code only)."""
 
 
 def select_problems(store: Store, spec: ProblemChoice) -> list[Problem]:

@@ -1,4 +1,6 @@
-"""Typed boundary of the rollout stage: what to sample, and what comes back."""
+"""Typed boundary of the rollout stage: what to sample, and what comes back. The `rollout` command's
+config is here whole: RolloutSpec (which checkpoint and problems, the setting, the engine and the
+sandbox) and SamplingSpec (how each problem is sampled, which the engines read)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from backend.errors import FieldError
 from backend.specs import HIDDEN
-from backend.vocab import Difficulty
+from backend.vocab import Difficulty, EngineName, PromptFormat, SandboxBackend, Setting
 
 
 class SamplingSpec(BaseModel):
@@ -104,6 +106,48 @@ class ProblemQuery(BaseModel):
     """At most this many problems (in id order), for a quick run; none: all."""
     difficulty: Difficulty | None = Field(None, title="Difficulty", json_schema_extra={"none": "all"})
     """Only problems of this difficulty; none: all of them."""
+
+
+@dataclass(frozen=True)
+class SettingLimits:
+    max_turns: int = 8
+    max_episode_tokens: int = 4096  # completion tokens over all turns of one episode
+    command_time_s: float = 5.0  # CPU seconds per tool call or shell command
+    command_memory_mb: int = 512
+    episode_cpu_s: float = 30.0  # CPU seconds over all commands of one episode
+    output_chars: int = 2000  # tool output shown back to the model, truncated
+
+
+class RolloutSpec(BaseModel):
+    """`python -m backend rollout`: sample one checkpoint on a problem set, store the samples. Its
+    sampling options are SamplingSpec's (backend/rollout/spec.py), which the engines read."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    checkpoint: str = Field(title="Checkpoint")
+    """Hugging Face checkpoint: a folder (config.json + safetensors) or a hub name, org/name[@revision]."""
+    sampling: SamplingSpec = SamplingSpec()
+    limits: SettingLimits = SettingLimits()
+    bench: str = Field("builtin", title="Benchmark")
+    """Problem set: builtin, lcb, ccplus, or any bench imported into the database."""
+    problems: list[str] = Field([], title="Problems", json_schema_extra={"cli": "--problem", "form": False})
+    """Only these problem ids (BENCH/ID); repeatable. Empty: every problem of the bench."""
+    limit: int | None = Field(None, ge=1, title="At most N problems", json_schema_extra={"none": "all"})
+    """At most this many problems (in id order), for a quick run; none: all."""
+    difficulty: Difficulty | None = Field(None, title="Difficulty", json_schema_extra={"none": "all"})
+    """Only problems of this difficulty; none: all of them."""
+    setting: Setting = Field("reasoning", title="Setting")
+    """reasoning: one turn; tool: Python runs in the sandbox between turns; agentic: a sandboxed
+    terminal with a submit action (docs/method.md, Inference settings). Reasoning is the paper's main setting."""
+    prompt_format: PromptFormat = Field("auto", title="Prompt format")
+    """chat: the tokenizer's chat template; plain: a text prompt (problem, instructions, answer cue)
+    for base checkpoints without one; auto: chat when every checkpoint of the job has a template,
+    else plain. The stored experiment records the format used."""
+    engine: EngineName = Field("auto", title="Engine")
+    """auto: vLLM when it is installed and a GPU is present, else transformers."""
+    backend: SandboxBackend = Field("bwrap", title="Sandbox")
+    """Sandbox the programs (and tool calls) run in: bwrap (default, no daemon), docker, or none (no
+    isolation: trusted code only)."""
 
 
 @dataclass
