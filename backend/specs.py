@@ -5,6 +5,9 @@ annotation and `Field`), the form's label (`title`), the help text (its attribut
 in `json_schema_extra`, a CLI flag other than `--field-name` (`cli`), the meaning of None in words
 (`none`), or that code alone sets it (`HIDDEN`). `backend/cli/options.py` derives Typer options
 from that and `dashboard/form.py` derives form widgets.
+
+Each command's config declares every option it takes, flat, so one file shows them all; an option
+that several commands take is declared in each config alike (tests/test_specs.py checks it).
 """
 
 from __future__ import annotations

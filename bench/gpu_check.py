@@ -78,9 +78,9 @@ def timed(fn) -> tuple[float, object]:
 
 def check_merge(low: str, high: str, root: Path, device: str) -> dict:
     from backend.merge.engine import merge
-    from backend.merge.spec import MergeSpec
+    from backend.merge.spec import Merge
 
-    spec = MergeSpec.alpha(low, high, 1.5)
+    spec = Merge.at_alpha(low, high, 1.5)
     merge(spec, root / "warm", progress=False)  # page cache and CUDA context warm
     cpu, _ = timed(lambda: merge(spec, root / "m-cpu", progress=False))
     gpu, _ = timed(lambda: merge(spec, root / "m-dev", device=device, progress=False))
@@ -144,7 +144,7 @@ def check_vllm(low: str, high: str, root: Path, alphas=(-0.5, 0.5, 1.5)) -> dict
     if importlib.util.find_spec("vllm") is None or not torch.cuda.is_available():
         return {"skipped": "vllm does not import here (build the GPU environment with `make gpu-env`)"}
     from backend.merge.engine import merge
-    from backend.merge.spec import MergeSpec
+    from backend.merge.spec import Merge
     from backend.rollout.spec import SamplingSpec
     from backend.rollout.vllm_engine import VLLMEngine
 
@@ -162,7 +162,7 @@ def check_vllm(low: str, high: str, root: Path, alphas=(-0.5, 0.5, 1.5)) -> dict
     identical = {}
     for a in alphas:  # one engine per merged folder, each closed before the next starts
         folder = root / f"vllm-merged-{a:g}"
-        merge(MergeSpec.alpha(low, high, a), folder, progress=False)
+        merge(Merge.at_alpha(low, high, a), folder, progress=False)
         loaded = VLLMEngine(str(folder), max_model_len=512, worker_extension_cls=EXTENSION)
         identical[f"{a:g}"] = loaded.llm.collective_rpc("flab_weights_digest")[0] == switched[a]
         loaded.close()

@@ -151,7 +151,7 @@ def test_analyze_help_is_the_specs_fields_with_their_defaults():
 
 def test_one_concept_has_one_field_name_flag_and_form_label_across_commands():
     """A field name means one flag and one form label in every spec; a flag names one field (its
-    singular or plural: --problem is JudgeSpec.problem and ProblemSelection.problems)."""
+    singular or plural: --problem is JudgeSpec.problem and the jobs' problems)."""
     from collections import defaultdict
 
     from backend.cli.options import job_commands
@@ -167,3 +167,117 @@ def test_one_concept_has_one_field_name_flag_and_form_label_across_commands():
     assert {name: shown for name, shown in by_name.items() if len(shown) > 1} == {}
     assert {flag: names for flag, names in by_flag.items() if len(names) > 1} == {}
     assert by_name["backend"] == {("--backend", "Sandbox")} and by_flag["--out"] == {"output_dir"}
+
+
+def declarations(models) -> dict[str, list[set[str]]]:
+    """{field name: the configs grouped by how they declare it} for every field declared by more
+    than one config in more than one way: type, default, bounds, flag, form label and help."""
+    from collections import defaultdict
+
+    by_name: dict = defaultdict(lambda: defaultdict(set))
+    for model in models:
+        for name, field in model.model_fields.items():
+            default = "required" if field.is_required() else repr(field.get_default(call_default_factory=True))
+            shape = (
+                repr(field.annotation),
+                default,
+                repr(field.metadata),
+                field.title,
+                field.description,
+                repr(field.json_schema_extra),
+            )
+            by_name[name][shape].add(model.__name__)
+    return {name: sorted(shapes.values(), key=sorted) for name, shapes in by_name.items() if len(shapes) > 1}
+
+
+# Options that mean something else in one command, each declared in that command's config on purpose
+DIFFER = {
+    "bench": [
+        {"CalibrateSpec"},
+        {"EvalSpec", "RLSpec", "RolloutSpec", "SweepSpec"},
+        {"ProblemQuery"},
+    ],  # calibrate: builtin or ccplus only; list: every bench
+    "setting": [{"AnalysisSpec"}, {"EvalSpec", "RolloutSpec", "SweepSpec"}],  # analyze: a filter, none = all
+    "temperature": [{"EvalSpec", "SamplingSpec", "SweepSpec"}, {"RLSpec"}],  # RL: the policy's generation, > 0
+    "seed": [{"EvalSpec", "SamplingSpec", "SweepSpec"}, {"RLSpec"}],  # RL: the training seed
+    "gpus": [{"EvalSpec", "SweepSpec"}, {"RLSpec"}],  # RL: GPUs of one training run, 0 = CPUs
+    "kind": [{"EvalSpec"}, {"RLSpec"}, {"SweepSpec"}],  # each job's own tag
+    "low": [{"MergeConfig"}, {"SweepSpec"}],  # merge: optional, one of three forms
+    "high": [{"MergeConfig"}, {"SweepSpec"}],
+    "alphas": [{"MergeConfig"}, {"SweepSpec"}],  # merge: no default grid, --alpha repeatable
+    "base": [{"MergeConfig"}, {"RLSpec"}],  # merge: the task vectors' base, optional
+    "output_dir": [{"MergeConfig"}, {"RLSpec"}],  # merge: a Path, alpha_<α>/ folders under it
+}
+
+
+def test_an_option_that_several_commands_take_is_declared_alike_in_each_config():
+    """Each command's config declares all its options itself (a reader opens one file); an option
+    that several commands share is declared word for word alike, except where it means something
+    else in one command (DIFFER, each with its reason)."""
+    from backend.cli.options import job_commands
+
+    models = {model for pairs in job_commands().values() for model, _ in pairs}
+    assert declarations(models) == DIFFER
+    # the check can fail: a config whose twin of a shared option drifted is found
+    from backend.rollout.spec import SamplingSpec
+
+    class Drifted(SamplingSpec):
+        top_p: float = Field(0.95, gt=0.0, le=1.0, title="top-p")
+        """Nucleus sampling mass."""
+
+    assert declarations([SamplingSpec, Drifted])["top_p"] == [{"Drifted"}, {"SamplingSpec"}]
+
+
+def test_the_sweep_configs_every_option_is_declared_in_its_one_file():
+    """`sweep`'s and `eval`'s options are all declared in backend/sweep/spec.py: no base class
+    from another module adds fields."""
+    import inspect
+
+    for model in (SweepSpec, EvalSpec):
+        homes = {
+            inspect.getsourcefile(cls)
+            for cls in model.__mro__
+            if getattr(cls, "__annotations__", None) and set(cls.__annotations__) & set(model.model_fields)
+        }
+        assert homes == {str(ROOT / "backend" / "sweep" / "spec.py")}, model.__name__
+
+
+def test_a_spec_stored_by_the_earlier_layered_configs_loads_with_every_value():
+    """tests/fixtures/stored_specs.json holds a sweep, an eval and an RL spec as experiments stored
+    them before the configs were flat (model_dump_json of the mixin-built specs): each loads as the
+    job runner loads it, with every value as stored, and pre-fills the Launch form unchanged."""
+    import json
+
+    from backend.jobs.runner import SPECS
+    from backend.specs import under_current_names
+    from backend.sweep.spec import stored_spec, validate_spec
+
+    stored = json.loads((ROOT / "tests" / "fixtures" / "stored_specs.json").read_text())
+    assert set(stored) == {"sweep", "eval", "rl"}
+    for kind, data in stored.items():
+        spec = validate_spec(SPECS[kind], stored_spec(kind, data))
+        assert json.loads(spec.model_dump_json()) == data, kind
+        assert under_current_names(SPECS[kind], data) == data, kind
+    assert stored["sweep"]["alphas"] == [0.0, 0.5, 1.0] and stored["sweep"]["ray_address"] == "auto"
+    # the older names stored specs may hold still load as today's fields
+    old_sweep = {k: v for k, v in stored["sweep"].items() if k not in ("backend", "live_switch")}
+    old_sweep |= {"judge_backend": "none", "keep_merged": True}
+    spec = validate_spec(SweepSpec, stored_spec("sweep", old_sweep))
+    assert (spec.backend, spec.live_switch) == ("none", False)
+    old_rl = {k: v for k, v in stored["rl"].items() if k not in ("gpus", "save_dtype")}
+    spec = validate_spec(RLSpec, {**old_rl, "num_gpus": 0, "save_float32": False})
+    assert (spec.gpus, spec.save_dtype) == (0, "base")
+
+
+def test_analyze_takes_every_sample_filter_and_passes_it_on_as_the_one_filter_type():
+    """SampleFilter is the one analysis filter type: `analyze` declares a flag for each of its
+    fields and hands them over unchanged (a filter added to SampleFilter alone fails here)."""
+    from dataclasses import asdict
+
+    from backend.analysis.spec import AnalysisSpec
+    from backend.store_queries import SampleFilter
+
+    given = {"difficulty": "hard", "platform": "atcoder", "setting": "tool", "opt_min_tier": 3}
+    spec = AnalysisSpec(experiment="e", **given)
+    assert asdict(spec.sample_filter()) == given
+    assert spec.sample_filter() == SampleFilter("hard", "atcoder", "tool", 3)

@@ -4,15 +4,16 @@ spec is the CLI's boundary."""
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from backend.merge.grid import parse_alpha_grid
-from backend.problems.spec import DifficultyChoice, PlatformChoice
 from backend.store_queries import SampleFilter
-from backend.vocab import SOLVED_AT, Averaging, Setting
+from backend.vocab import SOLVED_AT, Averaging, Difficulty, Setting
 
 
-class AnalysisSpec(DifficultyChoice, PlatformChoice):
+class AnalysisSpec(BaseModel):
     model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid")
 
     experiment: str = Field(..., min_length=1, title="Experiment")
@@ -33,10 +34,14 @@ class AnalysisSpec(DifficultyChoice, PlatformChoice):
     method's classes (docs/findings.md, "Time-outs on tiny inputs")."""
     pool: list[str] = Field([], title="Custom pools")
     """ensembles: a custom pool as comma-separated checkpoint ids; repeatable."""
+    difficulty: Difficulty | None = Field(None, title="Difficulty", json_schema_extra={"none": "all"})
+    """Only problems of this difficulty; none: all of them."""
+    platform: str | None = Field(None, title="Platform", json_schema_extra={"none": "all"})
+    """Only problems from this platform (LiveCodeBench's atcoder, codeforces, leetcode); none: all."""
 
     def sample_filter(self) -> SampleFilter:
         """The samples counted and the counting rule, as the store's queries and the dashboard take them."""
-        return SampleFilter(self.difficulty, self.platform, self.setting, self.opt_min_tier)
+        return SampleFilter(**{f.name: getattr(self, f.name) for f in fields(SampleFilter)})
 
 
 class PowerSpec(BaseModel):

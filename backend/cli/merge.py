@@ -6,16 +6,11 @@ import typer
 from typer.core import TyperGroup
 
 from backend.cli.options import DB, JsonOption, keyword, open_store, spec_command
-from backend.merge.request import InspectRequest, MergeRequest
-from backend.merge.spec import MergeSpec, from_mergekit_yaml, parse_model_weight, to_mergekit_yaml
+from backend.merge.spec import InspectRequest, MergeConfig, to_mergekit_yaml
 
 
-def alpha_folder(alpha: float) -> str:
-    return f"alpha_{alpha:g}"
-
-
-@spec_command(MergeRequest, DB)
-def merge_command(req: MergeRequest, db=None) -> None:
+@spec_command(MergeConfig, DB)
+def merge_command(req: MergeConfig, db=None) -> None:
     """Average checkpoints: θ_α = α·θ_high + (1−α)·θ_low for any real α, streamed tensor by tensor."""
     # torch only once a merge runs, so that `--help` and argument errors answer at once
     from backend.hub import local_checkpoints, resolve_checkpoint
@@ -23,22 +18,7 @@ def merge_command(req: MergeRequest, db=None) -> None:
     from backend.merge.engine import sweep
 
     req = local_checkpoints(req)  # hub names (--low, --high, --base) -> their snapshot folders
-    out, kw = req.output_dir, {"dtype": req.dtype, "allow_nonfinite": req.allow_nonfinite}
-    if req.alphas:
-        specs = [MergeSpec.alpha(req.low, req.high, a, req.merge_method, **kw) for a in req.alphas]
-        outs = [out] if len(specs) == 1 else [out / alpha_folder(a) for a in req.alphas]
-    elif req.models:
-        pairs = [parse_model_weight(m) for m in req.models]
-        paths, weights = [str(resolve_checkpoint(p)) for p, _ in pairs], [w for _, w in pairs]
-        base = req.base
-        specs = [
-            MergeSpec.task_vectors(base, paths, weights, **kw)
-            if base
-            else MergeSpec(paths, weights, req.merge_method, **kw)
-        ]
-        outs = [out]
-    else:
-        specs, outs = [from_mergekit_yaml(req.mergekit)], [out]
+    specs, outs = req.merges(lambda ref: str(resolve_checkpoint(ref)))  # --model DIRs too
     if req.export_mergekit:
         req.export_mergekit.write_text(to_mergekit_yaml(specs[0]))
     results = sweep(specs, outs, device=req.device, shard_bytes=req.shard_size_mb << 20, overwrite=req.overwrite)

@@ -61,18 +61,17 @@ def job_commands() -> dict:
     tests/test_specs.py checks that each command's --help shows the same fields)."""
     from backend.analysis.spec import AnalysisSpec
     from backend.grading.spec import JudgeSpec
-    from backend.merge.request import MergeRequest
+    from backend.merge.spec import MergeConfig
     from backend.problems.ccplus import CCPlusFilter
     from backend.problems.lcb import LCBFilter
     from backend.problems.spec import BuiltinChoice, CalibrateSpec
     from backend.rl.spec import RLSpec
-    from backend.rollout.run import RolloutSpec
-    from backend.rollout.spec import ProblemQuery, SamplingSpec
+    from backend.rollout.spec import ProblemQuery, RolloutSpec, SamplingSpec
     from backend.sweep.spec import EvalSpec, SweepSpec
 
     return {"sweep": [(SweepSpec, JOB_SKIP)], "eval": [(EvalSpec, JOB_SKIP)], "rl": [(RLSpec, JOB_SKIP)],
             "rollout": [(RolloutSpec, ("sampling", "limits")), (SamplingSpec, JOB_SKIP)],
-            "analyze": [(AnalysisSpec, ())], "merge": [(MergeRequest, ())], "judge": [(JudgeSpec, ())],
+            "analyze": [(AnalysisSpec, ())], "merge": [(MergeConfig, ())], "judge": [(JudgeSpec, ())],
             "problems build-builtin": [(BuiltinChoice, ())], "problems calibrate": [(CalibrateSpec, ())],
             "problems import lcb": [(LCBFilter, ())], "problems import ccplus": [(CCPlusFilter, ())],
             "problems list": [(ProblemQuery, ())], "problems export": [(ProblemQuery, EXPORT_SKIP)]}  # fmt: skip

@@ -8,8 +8,8 @@ import typer
 
 from backend.cli.options import DB, JOB_SKIP, open_store, spec_parameters, spec_values
 from backend.records import Sample
-from backend.rollout.run import RolloutSpec, run_rollout
-from backend.rollout.spec import SamplingSpec
+from backend.rollout.run import run_rollout
+from backend.rollout.spec import RolloutSpec, SamplingSpec
 from backend.specs import cli_flag, validate_spec
 
 SAMPLING = spec_parameters(SamplingSpec, skip=JOB_SKIP)

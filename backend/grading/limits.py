@@ -6,7 +6,6 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from backend.sandbox.result import TestLimits
-from backend.vocab import SandboxBackend
 
 MIN_MEMORY_MB = 16  # below this not even the Python interpreter starts
 
@@ -41,30 +40,3 @@ class JudgeLimits(BaseModel):
 
     def to_dict(self) -> dict:
         return self.model_dump()
-
-
-class SandboxChoice(BaseModel):
-    """Where programs run: declared once, shared by every spec that judges or runs code (judge,
-    rollout, sweep, eval, RL)."""
-
-    model_config = ConfigDict(use_attribute_docstrings=True)
-
-    backend: SandboxBackend = Field("bwrap", title="Sandbox")
-    """Sandbox the programs (and tool calls) run in: bwrap (default, no daemon), docker, or none (no
-    isolation: trusted code only)."""
-
-
-class LimitOverrides(BaseModel):
-    """Per-test limits a user may impose on every problem instead of each problem's own: declared
-    once, shared by `judge`, `sweep` and `eval` (the judge turns them into JudgeLimits)."""
-
-    model_config = ConfigDict(use_attribute_docstrings=True)
-
-    time_limit_s: float | None = Field(None, gt=0, le=60, title="Time limit override (s)",
-                                       json_schema_extra={"none": "the problem's", "aliases": ["--time-limit"]})  # fmt: skip
-    """CPU seconds per test for every problem instead of each problem's own limit; none: the problem's
-    (2 s for tests given as a file)."""
-    memory_limit_mb: int | None = Field(None, ge=MIN_MEMORY_MB, le=65536, title="Memory override (MB)",
-                                        json_schema_extra={"none": "the problem's", "aliases": ["--memory-limit"]})  # fmt: skip
-    """Memory per test for every problem instead of each problem's own; none: the problem's (256 MB
-    for tests given as a file)."""

@@ -16,7 +16,7 @@ from backend.merge import checkpoints
 from backend.merge.engine import sweep
 from backend.merge.io import CheckpointFolder, content_hash, copied_files_hash
 from backend.merge.methods import DEFAULT as DEFAULT_METHOD
-from backend.merge.spec import MergeSpec
+from backend.merge.spec import Merge
 from backend.records import Checkpoint as CheckpointRow
 from backend.store import Store
 
@@ -28,14 +28,14 @@ def default_root() -> Path:
     return Path(os.environ.get("FLAB_MERGE_CACHE", Path(base) / "merges"))
 
 
-def merge_key(input_hashes: list[str], spec: MergeSpec) -> str:
+def merge_key(input_hashes: list[str], spec: Merge) -> str:
     payload = {"inputs": input_hashes, "weights": spec.weights, "dtype": spec.dtype}
     if spec.method != DEFAULT_METHOD:  # keys made before methods existed (all linear) stay valid
         payload["method"] = spec.method
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
-def folder_key(input_hashes: list[str], spec: MergeSpec, copied: str) -> str:
+def folder_key(input_hashes: list[str], spec: Merge, copied: str) -> str:
     """A merge's cache folder: its merge key (the weights' identity, which names its checkpoint
     row) and `copied`, the hash of the files it copies from its first input, which change how the
     merged checkpoint prompts without changing its weights."""
@@ -52,7 +52,7 @@ class MergeCache:
         gb = float(os.environ.get("FLAB_MERGE_CACHE_GB", "100"))
         self.budget = budget_bytes if budget_bytes is not None else int(gb * (1 << 30))
 
-    def get(self, specs: list[MergeSpec], **sweep_kw) -> list[Path]:
+    def get(self, specs: list[Merge], **sweep_kw) -> list[Path]:
         """Folders holding each spec's merge; the missing ones are made in one pass."""
         hashes = [content_hash(CheckpointFolder(m)) for m in specs[0].models]
         copied = copied_files_hash(specs[0].models[0])
@@ -102,7 +102,7 @@ class MergeCache:
         return removed
 
 
-def register_live_switch(store: Store, low: str, high: str, spec: MergeSpec) -> CheckpointRow:
+def register_live_switch(store: Store, low: str, high: str, spec: Merge) -> CheckpointRow:
     """A live α switch's point as a `checkpoints` row (path `live:LOW|HIGH`, no folder): the id a disk
     merge of the same spec gets, so both modes of one sweep share their rows; its endpoints registered too."""
     hashes = [content_hash(CheckpointFolder(low)), content_hash(CheckpointFolder(high))]
@@ -111,7 +111,7 @@ def register_live_switch(store: Store, low: str, high: str, spec: MergeSpec) -> 
     return checkpoints.merged(store, merge_key(hashes, spec), path, spec, ends, CheckpointFolder(low).model_type)
 
 
-def register_merged(store: Store, folder: Path, spec: MergeSpec) -> CheckpointRow:
+def register_merged(store: Store, folder: Path, spec: Merge) -> CheckpointRow:
     """A merged folder as a `checkpoints` row, with its endpoints (registered too if new) and α.
     An existing row with the same content is returned as it is, never rewritten."""
     record = json.loads((folder / "merge.json").read_text())

@@ -14,7 +14,7 @@ from backend.records import Checkpoint
 if TYPE_CHECKING:  # duckdb loads with the store a command opens, not with a spec module
     import pyarrow as pa
 
-    from backend.merge.spec import MergeSpec
+    from backend.merge.spec import Merge
     from backend.store import Store
 
 LIVE_PREFIX = "live:"  # a live α switch's path: live:LOW|HIGH (no folder holds its weights)
@@ -61,10 +61,10 @@ def trained(store: Store, path: str, digest: str, kind: str = "trained", label: 
                                       label=label or checkpoint_label(path)))  # fmt: skip
 
 
-def merged(store: Store, key: str, path: str, spec: MergeSpec, ends: list[str], model_type: str | None) -> Checkpoint:
+def merged(store: Store, key: str, path: str, spec: Merge, ends: list[str], model_type: str | None) -> Checkpoint:
     """The row of a merged point, a folder or a live α switch (`live:low|high`): both get the same
     id from the merge key; `ends` are the ids of the spec's input checkpoints."""
-    alpha = spec.alpha_value
+    alpha = spec.alpha
     return register(store, Checkpoint(
         id=merged_id(key), path=path, kind="merged", label=alpha_label(alpha) if alpha is not None else "merge",
         low_id=ends[0] if alpha is not None else None, high_id=ends[1] if alpha is not None else None, alpha=alpha,

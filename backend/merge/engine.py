@@ -37,7 +37,7 @@ from backend.merge.io import (
     copy_aux_files,
     plan_shards,
 )
-from backend.merge.spec import SHARD_BYTES, MergeSpec
+from backend.merge.spec import SHARD_BYTES, Merge
 
 CHUNK_ELEMS = 4 << 20  # 16 MB of float32 per input per chunk
 
@@ -45,7 +45,7 @@ CHUNK_ELEMS = 4 << 20  # 16 MB of float32 per input per chunk
 @dataclass
 class MergeResult:
     out: Path
-    spec: MergeSpec
+    spec: Merge
     input_hashes: list[str]
     seconds: float
     nonfinite: list[str] = field(default_factory=list)
@@ -65,7 +65,7 @@ def _reuse_freed_memory() -> None:
         pass  # not glibc: correct, only slower
 
 
-def merge(spec: MergeSpec, out: str | Path, **kw) -> MergeResult:
+def merge(spec: Merge, out: str | Path, **kw) -> MergeResult:
     return sweep([spec], [out], **kw)[0]
 
 
@@ -97,14 +97,14 @@ def validate(ckpts: list[CheckpointFolder]) -> list[str]:
     return names
 
 
-def _out_dtype(spec: MergeSpec, info: TensorInfo) -> str:
+def _out_dtype(spec: Merge, info: TensorInfo) -> str:
     if not info.is_float or spec.dtype == "auto":
         return info.dtype
     return ST_NAMES[getattr(torch, spec.dtype)]
 
 
 def sweep(
-    specs: list[MergeSpec],
+    specs: list[Merge],
     outs: list[str | Path],
     *,
     device: str = "cpu",

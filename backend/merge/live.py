@@ -4,7 +4,7 @@
 8 for θ_low and Δ in float32); each switch builds θ_α per tensor in float32 with the merge
 engine's own arithmetic (`methods.combine_into` of the switch's merge method, linear by default:
 (1−α)·θ_low + α·θ_high) and casts it to the parameter's dtype, so a switch gives bit for bit what
-loading the folder that `MergeSpec.alpha(low, high, α, method)` merges to gives. The engines expose it as
+loading the folder that `Merge.at_alpha(low, high, α, method)` merges to gives. The engines expose it as
 `engine.alpha_switch(low, high)`: this module for transformers, live_vllm.py inside vLLM's workers.
 """
 

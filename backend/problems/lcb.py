@@ -19,11 +19,11 @@ import re
 import zlib
 from pathlib import Path
 
-from pydantic import ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from backend.errors import UserError
-from backend.problems.spec import DifficultyChoice, PlatformChoice
 from backend.records import Problem, Test, tier_of
+from backend.vocab import Difficulty
 
 BENCH = "lcb"
 TIME_LIMIT_S = 6.0  # LCB's per-test timeout, applied as CPU time (LCB's alarm is wall time)
@@ -77,7 +77,7 @@ def release_file(n: int) -> str:
     return "test.jsonl" if n == 1 else f"test{n}.jsonl"
 
 
-class LCBFilter(DifficultyChoice, PlatformChoice):
+class LCBFilter(BaseModel):
     """`problems import lcb` and the Launch page's import: which LiveCodeBench problems to import."""
 
     model_config = ConfigDict(use_attribute_docstrings=True)
@@ -91,6 +91,10 @@ class LCBFilter(DifficultyChoice, PlatformChoice):
     """contest_date ≤ this date (included, as in LCB)."""
     split: str = Field("test", title="Split")
     """The split to read from a save_to_disk DatasetDict (LCB publishes one: test)."""
+    difficulty: Difficulty | None = Field(None, title="Difficulty", json_schema_extra={"none": "all"})
+    """Only problems of this difficulty; none: all of them."""
+    platform: str | None = Field(None, title="Platform", json_schema_extra={"none": "all"})
+    """Only problems from this platform (LiveCodeBench's atcoder, codeforces, leetcode); none: all."""
 
     def __init__(self, version: str | None = None, **kw):  # LCBFilter("release_v2"), as the version is what one names
         super().__init__(version=version, **kw)

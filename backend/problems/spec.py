@@ -9,25 +9,6 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from backend.problems.ccplus import CCPlusConfig
-from backend.vocab import Difficulty
-
-
-class DifficultyChoice(BaseModel):
-    """Only problems of one difficulty: declared once, shared by the jobs, imports, list and analyze."""
-
-    model_config = ConfigDict(use_attribute_docstrings=True)
-
-    difficulty: Difficulty | None = Field(None, title="Difficulty", json_schema_extra={"none": "all"})
-    """Only problems of this difficulty; none: all of them."""
-
-
-class PlatformChoice(BaseModel):
-    """Only problems from one platform: declared once, shared by the LiveCodeBench import and analyze."""
-
-    model_config = ConfigDict(use_attribute_docstrings=True)
-
-    platform: str | None = Field(None, title="Platform", json_schema_extra={"none": "all"})
-    """Only problems from this platform (LiveCodeBench's atcoder, codeforces, leetcode); none: all."""
 
 
 class BuiltinChoice(BaseModel):

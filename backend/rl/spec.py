@@ -6,14 +6,12 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from backend.errors import FieldError
-from backend.grading.limits import SandboxChoice
 from backend.rl.rewards import REWARDS, parse_reward
-from backend.rollout.spec import ExecutorChoice, ProblemSelection, PromptChoice
 from backend.specs import HIDDEN
-from backend.vocab import LossType, VllmMode
+from backend.vocab import Difficulty, ExecutorName, LossType, PromptFormat, SandboxBackend, VllmMode
 
 KEPT_WARN = 0.5  # a save in the base's dtype that keeps the update of fewer of the moved weights says so
 Precision = Literal["auto", "bf16", "fp32"]
@@ -21,7 +19,7 @@ Toggle = Literal["auto", "on", "off"]
 Sharding = Literal["fsdp", "ddp"]
 
 
-class RLSpec(ProblemSelection, PromptChoice, ExecutorChoice, SandboxChoice):
+class RLSpec(BaseModel):
     """`python -m backend rl` and the Launch page's RL form: TRL's GRPOTrainer as a resumable job,
     rewarded by the sandbox judge."""
 
@@ -87,6 +85,33 @@ class RLSpec(ProblemSelection, PromptChoice, ExecutorChoice, SandboxChoice):
     repair_max_chars: int = Field(600, ge=50, le=100_000, title="Repair context (chars)",
                                   json_schema_extra={"form": False})  # fmt: skip
     """Failure context kept in a repair prompt (repair:R_k): enough for a verdict and a diff."""
+
+    # the problems trained on
+    bench: str = Field("builtin", title="Benchmark")
+    """Problem set: builtin, lcb, ccplus, or any bench imported into the database."""
+    problems: list[str] = Field([], title="Problems", json_schema_extra={"cli": "--problem", "form": False})
+    """Only these problem ids (BENCH/ID); repeatable. Empty: every problem of the bench."""
+    limit: int | None = Field(None, ge=1, title="At most N problems", json_schema_extra={"none": "all"})
+    """At most this many problems (in id order), for a quick run; none: all."""
+    difficulty: Difficulty | None = Field(None, title="Difficulty", json_schema_extra={"none": "all"})
+    """Only problems of this difficulty; none: all of them."""
+
+    # the prompt, where it runs and how the rewards are judged
+    prompt_format: PromptFormat = Field("auto", title="Prompt format")
+    """chat: the tokenizer's chat template; plain: a text prompt (problem, instructions, answer cue)
+    for base checkpoints without one; auto: chat when every checkpoint of the job has a template,
+    else plain. The stored experiment records the format used."""
+    executor: ExecutorName = Field("local", title="Executor")
+    """local: the work runs in the job's own process (judging on every core); ray: on a Ray cluster
+    (a sweep: one engine actor per GPU, merges and judging as CPU tasks; RL: a task asking for GPUs)."""
+    ray_address: str | None = Field(None, title="Ray address", json_schema_extra={"form": False})
+    """auto (join a running cluster) or HOST:PORT; none starts a local Ray on 127.0.0.1 only."""
+    gpu_busy: Literal["refuse", "wait"] = Field("refuse", title="When this node's GPUs are taken")
+    """local: a job takes GPUs of its own (a lease that ends with its process); when too few are free,
+    refuse in one line naming their holders, or wait until enough are."""
+    backend: SandboxBackend = Field("bwrap", title="Sandbox")
+    """Sandbox the programs (and tool calls) run in: bwrap (default, no daemon), docker, or none (no
+    isolation: trusted code only)."""
 
     @model_validator(mode="before")
     @classmethod

@@ -9,36 +9,25 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pydantic import Field
 from tqdm import tqdm
 
 from backend.errors import UserError
-from backend.grading.limits import SandboxChoice
 from backend.merge.checkpoints import ensure_registered
 from backend.records import Experiment, Problem, Sample, Test
 from backend.rollout.extract import extract_code
 from backend.rollout.prompts import conversation, resolve_prompt_format
-from backend.rollout.settings import SettingLimits, run_episodes
-from backend.rollout.spec import EngineChoice, Episode, ProblemSelection, PromptChoice, SamplingSpec, SettingChoice
+from backend.rollout.settings import run_episodes
+from backend.rollout.spec import Episode, ProblemChoice, RolloutSpec, SamplingSpec
 
-if TYPE_CHECKING:  # engines import torch, the store duckdb; the CLI reads RolloutSpec from here without them
+if TYPE_CHECKING:  # engines import torch, the store duckdb: a rollout imports them when it runs
     from backend.rollout.engines import Engine
     from backend.store import Store
 
 PROBLEMS_PER_BATCH = 8
 
 
-class RolloutSpec(ProblemSelection, SettingChoice, PromptChoice, EngineChoice, SandboxChoice):
-    """`python -m backend rollout`: sample one checkpoint on a problem set, store the samples."""
-
-    checkpoint: str = Field(title="Checkpoint")
-    """Hugging Face checkpoint: a folder (config.json + safetensors) or a hub name, org/name[@revision]."""
-    sampling: SamplingSpec = SamplingSpec()
-    limits: SettingLimits = SettingLimits()
-
-
-def select_problems(store: Store, spec: ProblemSelection) -> list[Problem]:
-    """The judgeable problems a spec names (any spec with the ProblemSelection fields)."""
+def select_problems(store: Store, spec: ProblemChoice) -> list[Problem]:
+    """The judgeable problems a spec names (any spec with the ProblemChoice fields)."""
     where = {"bench": spec.bench, **({"difficulty": spec.difficulty} if spec.difficulty else {})}
     problems = store.select(Problem, where)
     if spec.problems:

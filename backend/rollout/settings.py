@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from backend.grading.limits import JudgeLimits
 from backend.rollout.prompts import render
-from backend.rollout.spec import Episode, SamplingSpec, Turn, seed_of
+from backend.rollout.spec import Episode, SamplingSpec, SettingLimits, Turn, seed_of
 from backend.sandbox.backends import SandboxError, Session, open_session
 from backend.sandbox.result import RunResult, TestLimits
 
@@ -28,16 +28,6 @@ if TYPE_CHECKING:  # engines import torch; settings only name the protocol
 TOOL_CALL = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
 BASH = re.compile(r"<bash>(.*?)</bash>", re.DOTALL)
 SUBMIT = re.compile(r"<submit>(.*?)</submit>", re.DOTALL)
-
-
-@dataclass(frozen=True)
-class SettingLimits:
-    max_turns: int = 8
-    max_episode_tokens: int = 4096  # completion tokens over all turns of one episode
-    command_time_s: float = 5.0  # CPU seconds per tool call or shell command
-    command_memory_mb: int = 512
-    episode_cpu_s: float = 30.0  # CPU seconds over all commands of one episode
-    output_chars: int = 2000  # tool output shown back to the model, truncated
 
 
 def truncate(text: str, limit: int) -> str:

@@ -1,16 +1,17 @@
-"""Typed boundary of the rollout stage: what to sample, and what comes back."""
+"""Typed boundary of the rollout stage: what to sample, and what comes back. The `rollout` command's
+config is here whole: RolloutSpec (which checkpoint and problems, the setting, the engine and the
+sandbox) and SamplingSpec (how each problem is sampled, which the engines read)."""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Literal
+from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from backend.errors import FieldError
-from backend.problems.spec import DifficultyChoice
 from backend.specs import HIDDEN
-from backend.vocab import EngineName, ExecutorName, PromptFormat, Setting
+from backend.vocab import Difficulty, EngineName, PromptFormat, SandboxBackend, Setting
 
 
 class SamplingSpec(BaseModel):
@@ -37,15 +38,7 @@ class SamplingSpec(BaseModel):
     @field_validator("temperature")
     @classmethod
     def _temperature(cls, t: float) -> float:
-        """vLLM raises 0 < T < 0.01 to 0.01 before it tests for greedy (vLLM 0.31.0 sampling_params.py:
-        28, 494-502), so the transformers engine would sample at T and vLLM at 0.01: refused for both."""
-        if 0 < t < MIN_TEMPERATURE:
-            raise FieldError(
-                f"temperature {t:g} is below vLLM's floor of {MIN_TEMPERATURE:g}, which vLLM would sample at "
-                f"instead; use 0 for greedy decoding or at least {MIN_TEMPERATURE:g}",
-                "temperature",
-            )
-        return t
+        return check_temperature(t)
 
     def to_dict(self) -> dict:
         return self.model_dump()
@@ -63,6 +56,18 @@ class SamplingSpec(BaseModel):
         return self.model_copy(update={"seed": self.seed + first * self.n})
 
 
+def check_temperature(t: float) -> float:
+    """vLLM raises 0 < T < 0.01 to 0.01 before it tests for greedy (vLLM 0.31.0 sampling_params.py:
+    28, 494-502), so the transformers engine would sample at T and vLLM at 0.01: refused for both."""
+    if 0 < t < MIN_TEMPERATURE:
+        raise FieldError(
+            f"temperature {t:g} is below vLLM's floor of {MIN_TEMPERATURE:g}, which vLLM would sample at "
+            f"instead; use 0 for greedy decoding or at least {MIN_TEMPERATURE:g}",
+            "temperature",
+        )
+    return t
+
+
 GREEDY_BELOW = 1e-5
 MIN_TEMPERATURE = 0.01  # vLLM's _MAX_TEMP: a lower positive temperature is raised to it
 TURN_STRIDE = 2**32  # vLLM keeps request seeds as int64 (v1/worker/gpu/sample/states.py:26)
@@ -78,68 +83,71 @@ def seed_of(spec_seed: int, conversation: int, n: int, sample: int = 0, turn: in
     return spec_seed + conversation * n + sample + turn * TURN_STRIDE
 
 
-class SettingChoice(BaseModel):
-    model_config = ConfigDict(use_attribute_docstrings=True)
+class ProblemChoice(Protocol):
+    """The fields a config names its problems with (select_problems reads them): every job's config
+    and ProblemQuery declare them."""
 
-    setting: Setting = Field("reasoning", title="Setting")
-    """reasoning: one turn; tool: Python runs in the sandbox between turns; agentic: a sandboxed
-    terminal with a submit action (docs/method.md, Inference settings). Reasoning is the paper's main setting."""
-
-
-class EngineChoice(BaseModel):
-    """Which inference engine samples: declared once, shared by rollouts, sweeps and evals."""
-
-    model_config = ConfigDict(use_attribute_docstrings=True)
-
-    engine: EngineName = Field("auto", title="Engine")
-    """auto: vLLM when it is installed and a GPU is present, else transformers."""
+    bench: str | None
+    problems: list[str]
+    limit: int | None
+    difficulty: Difficulty | None
 
 
-class ExecutorChoice(BaseModel):
-    """Where a job's work runs: declared once, shared by sweeps, evals and RL."""
+class ProblemQuery(BaseModel):
+    """`problems list` and `problems export`: which stored problems, over every bench by default."""
 
     model_config = ConfigDict(use_attribute_docstrings=True)
 
-    executor: ExecutorName = Field("local", title="Executor")
-    """local: the work runs in the job's own process (judging on every core); ray: on a Ray cluster
-    (a sweep: one engine actor per GPU, merges and judging as CPU tasks; RL: a task asking for GPUs)."""
-    ray_address: str | None = Field(None, title="Ray address", json_schema_extra={"form": False})
-    """auto (join a running cluster) or HOST:PORT; none starts a local Ray on 127.0.0.1 only."""
-    gpu_busy: Literal["refuse", "wait"] = Field("refuse", title="When this node's GPUs are taken")
-    """local: a job takes GPUs of its own (a lease that ends with its process); when too few are free,
-    refuse in one line naming their holders, or wait until enough are."""
+    bench: str | None = Field(None, title="Benchmark", json_schema_extra={"none": "every bench"})
+    """Problem set: builtin, lcb, ccplus, or any bench imported into the database; none: every bench."""
+    problems: list[str] = Field([], title="Problems", json_schema_extra={"cli": "--problem", "form": False})
+    """Only these problem ids (BENCH/ID); repeatable. Empty: every problem of the bench."""
+    limit: int | None = Field(None, ge=1, title="At most N problems", json_schema_extra={"none": "all"})
+    """At most this many problems (in id order), for a quick run; none: all."""
+    difficulty: Difficulty | None = Field(None, title="Difficulty", json_schema_extra={"none": "all"})
+    """Only problems of this difficulty; none: all of them."""
 
 
-class PromptChoice(BaseModel):
-    """How a problem becomes the model's prompt: declared once here, shared by rollouts, sweeps,
-    evals and RL (a checkpoint is evaluated in the format it was trained on)."""
+@dataclass(frozen=True)
+class SettingLimits:
+    max_turns: int = 8
+    max_episode_tokens: int = 4096  # completion tokens over all turns of one episode
+    command_time_s: float = 5.0  # CPU seconds per tool call or shell command
+    command_memory_mb: int = 512
+    episode_cpu_s: float = 30.0  # CPU seconds over all commands of one episode
+    output_chars: int = 2000  # tool output shown back to the model, truncated
+
+
+class RolloutSpec(BaseModel):
+    """`python -m backend rollout`: sample one checkpoint on a problem set, store the samples. Its
+    sampling options are SamplingSpec's (backend/rollout/spec.py), which the engines read."""
 
     model_config = ConfigDict(use_attribute_docstrings=True)
 
-    prompt_format: PromptFormat = Field("auto", title="Prompt format")
-    """chat: the tokenizer's chat template; plain: a text prompt (problem, instructions, answer cue)
-    for base checkpoints without one; auto: chat when every checkpoint of the job has a template,
-    else plain. The stored experiment records the format used."""
-
-
-class ProblemSelection(DifficultyChoice):
-    """Which problems a job runs on."""
-
-    model_config = ConfigDict(use_attribute_docstrings=True)
-
+    checkpoint: str = Field(title="Checkpoint")
+    """Hugging Face checkpoint: a folder (config.json + safetensors) or a hub name, org/name[@revision]."""
+    sampling: SamplingSpec = SamplingSpec()
+    limits: SettingLimits = SettingLimits()
     bench: str = Field("builtin", title="Benchmark")
     """Problem set: builtin, lcb, ccplus, or any bench imported into the database."""
     problems: list[str] = Field([], title="Problems", json_schema_extra={"cli": "--problem", "form": False})
     """Only these problem ids (BENCH/ID); repeatable. Empty: every problem of the bench."""
     limit: int | None = Field(None, ge=1, title="At most N problems", json_schema_extra={"none": "all"})
     """At most this many problems (in id order), for a quick run; none: all."""
-
-
-class ProblemQuery(ProblemSelection):
-    """Which stored problems to list or export: a ProblemSelection over every bench by default."""
-
-    bench: str | None = Field(None, title="Benchmark", json_schema_extra={"none": "every bench"})
-    """Problem set: builtin, lcb, ccplus, or any bench imported into the database; none: every bench."""
+    difficulty: Difficulty | None = Field(None, title="Difficulty", json_schema_extra={"none": "all"})
+    """Only problems of this difficulty; none: all of them."""
+    setting: Setting = Field("reasoning", title="Setting")
+    """reasoning: one turn; tool: Python runs in the sandbox between turns; agentic: a sandboxed
+    terminal with a submit action (docs/method.md, Inference settings). Reasoning is the paper's main setting."""
+    prompt_format: PromptFormat = Field("auto", title="Prompt format")
+    """chat: the tokenizer's chat template; plain: a text prompt (problem, instructions, answer cue)
+    for base checkpoints without one; auto: chat when every checkpoint of the job has a template,
+    else plain. The stored experiment records the format used."""
+    engine: EngineName = Field("auto", title="Engine")
+    """auto: vLLM when it is installed and a GPU is present, else transformers."""
+    backend: SandboxBackend = Field("bwrap", title="Sandbox")
+    """Sandbox the programs (and tool calls) run in: bwrap (default, no daemon), docker, or none (no
+    isolation: trusted code only)."""
 
 
 @dataclass

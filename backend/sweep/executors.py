@@ -19,7 +19,7 @@ from typing import Any
 
 from backend.grading.pool import JudgeJob, JudgePool
 from backend.merge.cache import MergeCache
-from backend.merge.spec import MergeSpec
+from backend.merge.spec import Merge
 from backend.rollout.engines import make_engine
 from backend.rollout.settings import SettingLimits, run_episodes
 from backend.rollout.spec import SamplingSpec
@@ -84,7 +84,7 @@ class LocalExecutor:
         self.engines = Engines(engine_name, switch_endpoints, **engine_kw)
         self.judging = JudgePool(judge_workers)
 
-    def merge(self, specs: list[MergeSpec]) -> list[Path]:
+    def merge(self, specs: list[Merge]) -> list[Path]:
         return MergeCache().get(specs, progress=False)  # one pass over the inputs for every missing α
 
     def rollout_points(self, points: list, work) -> None:

@@ -18,7 +18,7 @@ from backend.hub import checkpoint_label
 from backend.merge import checkpoints
 from backend.merge.cache import register_live_switch, register_merged
 from backend.merge.checkpoints import ensure_registered
-from backend.merge.spec import MergeSpec
+from backend.merge.spec import Merge
 from backend.records import Evaluation, Job, Problem, Sample, SampleKey, Test
 from backend.rollout.prompts import resolve_prompt_format
 from backend.rollout.run import Batch, batch_sampling, conversations, missing_batches, select_problems, store_batch
@@ -112,22 +112,19 @@ class Point:
 
 def sweep_points(store: Store, spec: SweepSpec, progress: Progress, merge) -> list[Point]:
     """merge(specs) → folders: the executor's (in this process, or one Ray task per α)."""
-    specs = [MergeSpec.alpha(spec.low, spec.high, a) for a in spec.alphas]
+    specs = [Merge.at_alpha(spec.low, spec.high, a) for a in spec.alphas]
     progress.set_total("merge", len(specs))
     if spec.live_switch:  # live α switch: no folders, the same ids a disk merge would get
         points = []
         for s in specs:
             row = register_live_switch(store, spec.low, spec.high, s)
-            switch = AlphaSwitch(spec.low, spec.high, s.alpha_value)
-            points.append(Point.merged(row.id, spec.low, s.alpha_value, switch))
+            switch = AlphaSwitch(spec.low, spec.high, s.alpha)
+            points.append(Point.merged(row.id, spec.low, s.alpha, switch))
         progress.advance("merge", len(specs))
         return points
     folders = merge(specs)
     progress.advance("merge", len(specs))
-    return [
-        Point.merged(register_merged(store, f, s).id, str(f), s.alpha_value)
-        for f, s in zip(folders, specs, strict=True)
-    ]
+    return [Point.merged(register_merged(store, f, s).id, str(f), s.alpha) for f, s in zip(folders, specs, strict=True)]
 
 
 def eval_points(store: Store, entries: list[str]) -> list[Point]:

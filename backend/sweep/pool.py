@@ -24,7 +24,7 @@ from typing import Any
 from backend.errors import UserError
 from backend.grading.pool import JudgeJob, run_job
 from backend.merge.cache import MergeCache
-from backend.merge.spec import MergeSpec
+from backend.merge.spec import Merge
 from backend.sweep.executors import Engines, connect_ray
 from backend.sweep.ray_join import chosen_address
 from backend.sweep.shared_paths import require_shared
@@ -52,7 +52,7 @@ class EngineActor:
         self.engines.close()
 
 
-def _merge_task(spec: MergeSpec, cache_root: str) -> str:
+def _merge_task(spec: Merge, cache_root: str) -> str:
     return str(MergeCache(cache_root).get([spec], progress=False)[0])
 
 
@@ -84,7 +84,7 @@ class RayExecutor:
             raise UserError(f"tensor_parallel_size={tp} needs {tp} GPUs per engine; the pool has {use}")
         return {"num_gpus": tp, "num_cpus": 0}, use // tp
 
-    def merge(self, specs: list[MergeSpec]) -> list[Path]:
+    def merge(self, specs: list[Merge]) -> list[Path]:
         """One task per α; the cache's atomic rename makes a folder appear whole or not at all."""
         root = str(MergeCache().root)
         task = self.ray.remote(num_cpus=1)(_merge_task)

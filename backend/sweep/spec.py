@@ -1,39 +1,27 @@
-"""Job specs: one pydantic model per job drives the CLI, the dashboard form and the stored experiment
-(backend/specs.py says how a field declares an option)."""
+"""The `sweep` and `eval` commands' configs, flat: every option of either command is declared in this
+file, with its type, default, bounds, form label and help (backend/specs.py says how a field declares
+an option; backend/cli/options.py and dashboard/form.py derive the CLI and the Launch form from it).
+
+An option other commands take too (the sampling of `rollout`, the sandbox of `judge`, the problem
+selection of `rl`) is declared again in that command's config, word for word:
+tests/test_specs.py checks that every option declared in several configs is declared alike, so a
+reader of one config sees all of it and the twins cannot drift apart.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Literal
 
-from pydantic import ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from backend.errors import FieldError, UserError
-from backend.grading.limits import LimitOverrides, SandboxChoice
+from backend.grading.limits import MIN_MEMORY_MB
 from backend.hub import hub_ref, labelled
 from backend.merge.grid import parse_alpha_grid
-from backend.rollout.spec import (
-    EngineChoice,
-    ExecutorChoice,
-    ProblemSelection,
-    PromptChoice,
-    SamplingSpec,
-    SettingChoice,
-)
+from backend.rollout.spec import SamplingSpec, check_temperature
 from backend.specs import HIDDEN, validate_spec  # noqa: F401  (re-exported for the job runner)
-
-
-class RunOptions(EngineChoice, ExecutorChoice, SandboxChoice, LimitOverrides):
-    """Where a job's work runs and how its samples are judged."""
-
-    model_config = ConfigDict(use_attribute_docstrings=True)
-
-    gpus: int | None = Field(None, ge=1, le=4096, title="GPUs", json_schema_extra={"none": "every GPU of the cluster"})
-    """Ray executor: GPUs the engine pool uses, one engine actor per tensor_parallel_size of them and never
-    more actors than points to sample (α points, checkpoints); none: every GPU of the cluster."""
-    tensor_parallel_size: int = Field(1, ge=1, le=64, title="Tensor parallel size (vLLM)")
-    """GPUs one vLLM engine shards the model over (vLLM's tensor_parallel_size); for models too large
-    for one GPU. 1: one engine per GPU."""
+from backend.vocab import Difficulty, EngineName, ExecutorName, PromptFormat, SandboxBackend, Setting
 
 
 def stored_spec(kind: str, data: dict) -> dict:
@@ -105,10 +93,10 @@ def tokenizers_differ(a: str, b: str) -> str | None:
     return tokenizer_difference(pa, pb)
 
 
-class JobSpec(ProblemSelection, SettingChoice, PromptChoice, SamplingSpec, RunOptions):
-    """What sweeps and evals share: the problems, the sampling, where it runs."""
+class JobSpec(BaseModel):
+    """What sweeps and evals share: the problems, the sampling, where it runs and how it is judged."""
 
-    model_config = ConfigDict(frozen=False, use_attribute_docstrings=True)
+    model_config = ConfigDict(use_attribute_docstrings=True)
 
     name: str | None = Field(None, title="Experiment name", json_schema_extra={"none": "from the endpoints"})
     """The stored experiment's name, shown by every page and export; none: named after its checkpoints
@@ -120,6 +108,86 @@ class JobSpec(ProblemSelection, SettingChoice, PromptChoice, SamplingSpec, RunOp
     experiment share noise. Shared noise makes neighbouring α write the same program far more often
     than the models alone would, biases matched-budget pools low and breaks the churn test's
     independent-cells null; experiments stored before this option drew common seeds."""
+
+    # the problems
+    bench: str = Field("builtin", title="Benchmark")
+    """Problem set: builtin, lcb, ccplus, or any bench imported into the database."""
+    problems: list[str] = Field([], title="Problems", json_schema_extra={"cli": "--problem", "form": False})
+    """Only these problem ids (BENCH/ID); repeatable. Empty: every problem of the bench."""
+    limit: int | None = Field(None, ge=1, title="At most N problems", json_schema_extra={"none": "all"})
+    """At most this many problems (in id order), for a quick run; none: all."""
+    difficulty: Difficulty | None = Field(None, title="Difficulty", json_schema_extra={"none": "all"})
+    """Only problems of this difficulty; none: all of them."""
+
+    # the prompt and the sampling (SamplingSpec, which the engines read, is made of the sampling fields)
+    setting: Setting = Field("reasoning", title="Setting")
+    """reasoning: one turn; tool: Python runs in the sandbox between turns; agentic: a sandboxed
+    terminal with a submit action (docs/method.md, Inference settings). Reasoning is the paper's main setting."""
+    prompt_format: PromptFormat = Field("auto", title="Prompt format")
+    """chat: the tokenizer's chat template; plain: a text prompt (problem, instructions, answer cue)
+    for base checkpoints without one; auto: chat when every checkpoint of the job has a template,
+    else plain. The stored experiment records the format used."""
+    n: int = Field(8, ge=1, le=1024, title="Samples per problem", json_schema_extra={"cli": "-n"})
+    """Samples per problem. 8 gives pass@k up to k = 8 and keeps an 11-point sweep of the 40 builtin
+    problems within an hour on 2 CPU cores; published pass@k curves use 16 or more."""
+    temperature: float = Field(1.0, ge=0.0, le=2.0, title="Temperature")
+    """Sampling temperature. 1.0 samples the policy as RL trained it; 0 is greedy; between 0 and 0.01
+    is refused (vLLM would sample at 0.01 instead)."""
+    top_p: float = Field(1.0, gt=0.0, le=1.0, title="top-p")
+    """Nucleus sampling mass. 1.0 (off) keeps the estimate of pass@k unbiased for the policy itself."""
+    max_tokens: int = Field(1024, ge=1, le=32768, title="Max tokens")
+    """Completion tokens per sample (per turn in multi-turn settings). 1024 fits a reasoned program
+    for the builtin problems; a longer answer is cut and usually becomes a format failure."""
+    seed: int = Field(0, ge=0, le=2**31 - 1, title="Seed")
+    """Base seed; every conversation and sample derives its own from it, so reruns are identical."""
+    stop: tuple[str, ...] = Field((), json_schema_extra=HIDDEN)
+    """Stop strings (the multi-turn settings set them per turn)."""
+
+    # where it runs
+    gpus: int | None = Field(None, ge=1, le=4096, title="GPUs", json_schema_extra={"none": "every GPU of the cluster"})
+    """Ray executor: GPUs the engine pool uses, one engine actor per tensor_parallel_size of them and never
+    more actors than points to sample (α points, checkpoints); none: every GPU of the cluster."""
+    tensor_parallel_size: int = Field(1, ge=1, le=64, title="Tensor parallel size (vLLM)")
+    """GPUs one vLLM engine shards the model over (vLLM's tensor_parallel_size); for models too large
+    for one GPU. 1: one engine per GPU."""
+    engine: EngineName = Field("auto", title="Engine")
+    """auto: vLLM when it is installed and a GPU is present, else transformers."""
+    executor: ExecutorName = Field("local", title="Executor")
+    """local: the work runs in the job's own process (judging on every core); ray: on a Ray cluster
+    (a sweep: one engine actor per GPU, merges and judging as CPU tasks; RL: a task asking for GPUs)."""
+    ray_address: str | None = Field(None, title="Ray address", json_schema_extra={"form": False})
+    """auto (join a running cluster) or HOST:PORT; none starts a local Ray on 127.0.0.1 only."""
+    gpu_busy: Literal["refuse", "wait"] = Field("refuse", title="When this node's GPUs are taken")
+    """local: a job takes GPUs of its own (a lease that ends with its process); when too few are free,
+    refuse in one line naming their holders, or wait until enough are."""
+
+    # how the samples are judged
+    backend: SandboxBackend = Field("bwrap", title="Sandbox")
+    """Sandbox the programs (and tool calls) run in: bwrap (default, no daemon), docker, or none (no
+    isolation: trusted code only)."""
+    time_limit_s: float | None = Field(
+        None,
+        gt=0,
+        le=60,
+        title="Time limit override (s)",
+        json_schema_extra={"none": "the problem's", "aliases": ["--time-limit"]},
+    )
+    """CPU seconds per test for every problem instead of each problem's own limit; none: the problem's
+    (2 s for tests given as a file)."""
+    memory_limit_mb: int | None = Field(
+        None,
+        ge=MIN_MEMORY_MB,
+        le=65536,
+        title="Memory override (MB)",
+        json_schema_extra={"none": "the problem's", "aliases": ["--memory-limit"]},
+    )
+    """Memory per test for every problem instead of each problem's own; none: the problem's (256 MB
+    for tests given as a file)."""
+
+    @field_validator("temperature")
+    @classmethod
+    def _temperature(cls, t: float) -> float:
+        return check_temperature(t)
 
     @field_validator("name")
     @classmethod

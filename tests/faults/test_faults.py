@@ -20,7 +20,7 @@ from safetensors.torch import load_file
 
 from backend.errors import UserError
 from backend.merge.cache import MergeCache
-from backend.merge.spec import MergeSpec
+from backend.merge.spec import Merge
 from backend.records import Checkpoint as CheckpointRow
 from backend.store import Store
 from tests.conftest import ROOT, run_cli
@@ -46,7 +46,7 @@ def test_merge_into_a_full_disk_gives_one_line_and_caches_nothing(tmp_path, smal
     high = make_checkpoint(tmp_path / "high", seed=2, hidden_size=128, intermediate_size=512, vocab_size=2048)
     cache = MergeCache(small_tmpfs / "merges")
     with pytest.raises(UserError) as err:
-        cache.get([MergeSpec.alpha(low, high, 0.5)], progress=False)
+        cache.get([Merge.at_alpha(low, high, 0.5)], progress=False)
     assert "\n" not in str(err.value) and "no space left" in str(err.value)
     assert cache.entries() == []
     assert list((small_tmpfs / "merges").iterdir()) == []  # no partial folder either
@@ -55,9 +55,9 @@ def test_merge_into_a_full_disk_gives_one_line_and_caches_nothing(tmp_path, smal
 KILLABLE_MERGE = textwrap.dedent("""
     import sys
     from backend.merge.cache import MergeCache
-    from backend.merge.spec import MergeSpec
+    from backend.merge.spec import Merge
     root, low, high = sys.argv[1:]
-    MergeCache(root).get([MergeSpec.alpha(low, high, 1.5)], progress=False, chunk_elems=256)
+    MergeCache(root).get([Merge.at_alpha(low, high, 1.5)], progress=False, chunk_elems=256)
 """)
 
 
@@ -77,7 +77,7 @@ def test_merge_killed_mid_write_is_never_used_and_rebuilt_whole(tmp_path):
     cache = MergeCache(root)
     assert cache.entries() == [] and list(root.glob(".*.partial-*"))  # half-written, hidden, unused
 
-    spec = MergeSpec.alpha(low, high, 1.5)
+    spec = Merge.at_alpha(low, high, 1.5)
     (folder,) = cache.get([spec], progress=False)
     assert list(root.glob(".*.partial-*")) == []  # the dead merge's folder is gone
     merged = load_file(folder / "model.safetensors")

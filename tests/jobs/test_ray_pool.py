@@ -62,7 +62,7 @@ def reference(endpoints, tmp_path_factory):
 
 def test_local_cluster_listens_on_loopback_only(monkeypatch, endpoints, tmp_path):
     from backend.errors import UserError
-    from backend.merge.spec import MergeSpec
+    from backend.merge.spec import Merge
     from backend.sweep.executors import connect_ray
     from backend.sweep.pool import RayExecutor
 
@@ -84,7 +84,7 @@ def test_local_cluster_listens_on_loopback_only(monkeypatch, endpoints, tmp_path
             RayExecutor("transformers", gpus=2)
         monkeypatch.setenv("FLAB_CACHE", str(tmp_path / "cache"))
         with pytest.raises(UserError, match="missing") as err:
-            RayExecutor("transformers").merge([MergeSpec.alpha(endpoints[0], str(tmp_path / "missing"), 0.5)])
+            RayExecutor("transformers").merge([Merge.at_alpha(endpoints[0], str(tmp_path / "missing"), 0.5)])
         assert "\n" not in str(err.value) and "ray::" not in str(err.value)
     finally:
         ray.shutdown()

@@ -11,7 +11,7 @@ import pytest
 from backend.errors import UserError
 from backend.lab.tiny import make_tiny_checkpoint
 from backend.merge.cache import MergeCache
-from backend.merge.spec import MergeSpec
+from backend.merge.spec import Merge
 from backend.problems.build import build_builtin
 from backend.records import Job
 from backend.specs import validate_spec
@@ -33,7 +33,7 @@ def endpoints(tmp_path):
 def test_a_changed_chat_template_is_a_new_merge(endpoints, tmp_path):
     low, high, template = endpoints
     cache = MergeCache(tmp_path / "cache")
-    spec = MergeSpec.alpha(low, high, 1.5)
+    spec = Merge.at_alpha(low, high, 1.5)
     (first,) = cache.get([spec], progress=False)
     assert cache.get([spec], progress=False) == [first]  # nothing changed: served from the cache
     for folder in (low, high):
@@ -58,13 +58,13 @@ def test_named_chat_templates_are_copied_and_keyed(endpoints, tmp_path):
         (Path(folder) / "additional_chat_templates").mkdir()
         (Path(folder) / "additional_chat_templates" / "tool_use.jinja").write_text("{{ 'tools' }}")
     cache = MergeCache(tmp_path / "cache")
-    (first,) = cache.get([MergeSpec.alpha(low, high, 0.5)], progress=False)
+    (first,) = cache.get([Merge.at_alpha(low, high, 0.5)], progress=False)
     assert AutoTokenizer.from_pretrained(first).chat_template == {"default": template, "tool_use": "{{ 'tools' }}"}
     (Path(high) / "additional_chat_templates" / "tool_use.jinja").write_text("{{ 'other' }}")
     with pytest.raises(UserError, match=r"different tokenizers \(chat template\)"):
         validate_spec(SweepSpec, {"low": low, "high": high, "alphas": "0,1"})
     (Path(low) / "additional_chat_templates" / "tool_use.jinja").write_text("{{ 'other' }}")
-    (second,) = cache.get([MergeSpec.alpha(low, high, 0.5)], progress=False)
+    (second,) = cache.get([Merge.at_alpha(low, high, 0.5)], progress=False)
     assert second != first and (second / "additional_chat_templates" / "tool_use.jinja").read_text() == "{{ 'other' }}"
 
 
@@ -76,7 +76,7 @@ def test_a_legacy_chat_template_json_is_copied(endpoints, tmp_path):
     low, high, template = endpoints
     for folder in (low, high):
         (Path(folder) / "chat_template.json").write_text(json.dumps({"chat_template": template}))
-    (merged,) = MergeCache(tmp_path / "cache").get([MergeSpec.alpha(low, high, 0.5)], progress=False)
+    (merged,) = MergeCache(tmp_path / "cache").get([Merge.at_alpha(low, high, 0.5)], progress=False)
     assert json.loads((merged / "chat_template.json").read_text()) == {"chat_template": template}
     assert has_chat_template(merged)
 

@@ -27,11 +27,11 @@ def test_a_live_switch_and_a_merged_folder_share_one_row_written_once(pair, tmp_
     disk merge of the same spec gets; registering the merged folder afterwards keeps the row as it was."""
     from backend.merge import checkpoints
     from backend.merge.cache import MergeCache, register_live_switch, register_merged
-    from backend.merge.spec import MergeSpec
+    from backend.merge.spec import Merge
     from backend.records import Checkpoint
 
     low, high = (str(p) for p in pair())
-    spec = MergeSpec.alpha(low, high, 1.5)
+    spec = Merge.at_alpha(low, high, 1.5)
     live = register_live_switch(store, low, high, spec)
     ends = [checkpoints.ensure_registered(store, p).id for p in (low, high)]
     assert (live.path, live.kind, live.label, live.alpha) == (f"live:{low}|{high}", "merged", "α=1.5", 1.5)

@@ -11,7 +11,7 @@ from backend.errors import UserError
 from backend.merge.cache import MergeCache, register_merged
 from backend.merge.engine import merge, sweep
 from backend.merge.live import LiveAlphaSwitch
-from backend.merge.spec import MergeSpec, from_mergekit_yaml, to_mergekit_yaml
+from backend.merge.spec import Merge, from_mergekit_yaml, to_mergekit_yaml
 from backend.records import Checkpoint as CheckpointRow
 from tests.conftest import run_cli
 from tests.merge.conftest import make_checkpoint
@@ -50,7 +50,7 @@ def test_exact_values_against_torch(pair, tmp_path, arch, sharded):
     if sharded:
         assert (low / "model.safetensors.index.json").exists()
     for alpha in ALPHAS:
-        out = merge(MergeSpec.alpha(low, high, alpha), tmp_path / f"a{alpha}", progress=False, shard_bytes=30_000).out
+        out = merge(Merge.at_alpha(low, high, alpha), tmp_path / f"a{alpha}", progress=False, shard_bytes=30_000).out
         got, want = tensors(out), reference(lo, hi, alpha)
         assert got.keys() == want.keys()
         for name in want:
@@ -64,11 +64,20 @@ def test_exact_values_against_torch(pair, tmp_path, arch, sharded):
 
 def test_output_is_sharded_with_index_provenance_and_loadable(pair, tmp_path):
     low, high = pair()
-    out = merge(MergeSpec.alpha(low, high, 1.5), tmp_path / "out", progress=False, shard_bytes=30_000).out
+    out = merge(Merge.at_alpha(low, high, 1.5), tmp_path / "out", progress=False, shard_bytes=30_000).out
     index = json.loads((out / "model.safetensors.index.json").read_text())
     assert len(set(index["weight_map"].values())) > 1
     record = json.loads((out / "merge.json").read_text())
-    assert record["spec"]["weights"] == [-0.5, 1.5] and len(record["inputs"][0]["hash"]) == 64
+    assert len(record["inputs"][0]["hash"]) == 64
+    # the merge's record holds α once, beside the weights it gives
+    assert record["spec"] == {
+        "models": [str(low), str(high)],
+        "weights": [-0.5, 1.5],
+        "method": "linear",
+        "dtype": "auto",
+        "allow_nonfinite": False,
+        "alpha": 1.5,
+    }
     from safetensors import safe_open
 
     with safe_open(next(out.glob("model-00001-*.safetensors")), "pt") as f:
@@ -83,9 +92,9 @@ def test_output_is_sharded_with_index_provenance_and_loadable(pair, tmp_path):
 def test_one_pass_sweep_equals_single_merges(pair, tmp_path):
     low, high = pair(sharded=True)
     alphas = [-0.5, 0.5, 1.5]
-    swept = sweep([MergeSpec.alpha(low, high, a) for a in alphas], [tmp_path / f"s{a}" for a in alphas], progress=False)
+    swept = sweep([Merge.at_alpha(low, high, a) for a in alphas], [tmp_path / f"s{a}" for a in alphas], progress=False)
     for a, result in zip(alphas, swept, strict=True):
-        single = merge(MergeSpec.alpha(low, high, a), tmp_path / f"m{a}", progress=False).out
+        single = merge(Merge.at_alpha(low, high, a), tmp_path / f"m{a}", progress=False).out
         got, want = tensors(result.out), tensors(single)
         assert all(torch.equal(got[n], want[n]) for n in want)
 
@@ -93,13 +102,13 @@ def test_one_pass_sweep_equals_single_merges(pair, tmp_path):
 def test_weights_not_summing_to_one_warn_but_merge(pair, tmp_path):
     low, high = pair()
     with pytest.warns(UserWarning, match="sum to 1.5"):
-        spec = MergeSpec([str(low), str(high)], [1.0, 0.5])
+        spec = Merge([str(low), str(high)], [1.0, 0.5])
     assert merge(spec, tmp_path / "o", progress=False).out.exists()
 
 
 def test_float32_dtype_override(pair, tmp_path):
     low, high = pair()
-    out = merge(MergeSpec.alpha(low, high, 0.5, dtype="float32"), tmp_path / "o", progress=False).out
+    out = merge(Merge.at_alpha(low, high, 0.5, dtype="float32"), tmp_path / "o", progress=False).out
     assert {t.dtype for t in tensors(out).values()} == {torch.float32}
     source, merged = (json.loads((f / "config.json").read_text()) for f in (low, out))
     assert source["dtype"] != "float32" and merged["dtype"] == "float32"  # the config now says what the weights are
@@ -108,7 +117,7 @@ def test_float32_dtype_override(pair, tmp_path):
 def test_tied_embeddings(pair, tmp_path):
     low, high = pair(tie=True)
     assert "lm_head.weight" not in tensors(low)
-    out = merge(MergeSpec.alpha(low, high, 2.0), tmp_path / "o", progress=False).out
+    out = merge(Merge.at_alpha(low, high, 2.0), tmp_path / "o", progress=False).out
     model = AutoModelForCausalLM.from_pretrained(out)
     assert model.lm_head.weight.data_ptr() == model.model.embed_tokens.weight.data_ptr()
 
@@ -121,7 +130,7 @@ def test_error_shape_mismatch(tmp_path):
     low = make_checkpoint(tmp_path / "low", seed=1)
     wide = make_checkpoint(tmp_path / "wide", seed=3, intermediate_size=48)
     with pytest.raises(UserError, match=r"tensor model\.layers\.0\.mlp\.\w+_proj\.weight: shape \[\d+, \d+\]") as info:
-        merge(MergeSpec.alpha(low, wide, 0.5), tmp_path / "out", progress=False)
+        merge(Merge.at_alpha(low, wide, 0.5), tmp_path / "out", progress=False)
     assert "\n" not in str(info.value) and _no_output(tmp_path, "out")
 
 
@@ -131,7 +140,7 @@ def test_error_missing_tensor(pair, tmp_path):
     del state["model.layers.1.self_attn.q_proj.weight"]
     save_file(state, high / "model.safetensors", metadata={"format": "pt"})
     with pytest.raises(UserError, match=r"high is missing tensor model\.layers\.1\.self_attn\.q_proj\.weight"):
-        merge(MergeSpec.alpha(low, high, 0.5), tmp_path / "out", progress=False)
+        merge(Merge.at_alpha(low, high, 0.5), tmp_path / "out", progress=False)
     assert _no_output(tmp_path, "out")
 
 
@@ -139,7 +148,7 @@ def test_error_architecture_mismatch(tmp_path):
     q = make_checkpoint(tmp_path / "q", "qwen2", 1)
     ll = make_checkpoint(tmp_path / "l", "llama", 2)
     with pytest.raises(UserError, match=r"architecture mismatch: .* is 'qwen2', .* is 'llama'"):
-        merge(MergeSpec.alpha(q, ll, 0.5), tmp_path / "out", progress=False)
+        merge(Merge.at_alpha(q, ll, 0.5), tmp_path / "out", progress=False)
     assert _no_output(tmp_path, "out")
 
 
@@ -149,16 +158,16 @@ def test_error_truncated_file(pair, tmp_path):
     with open(f, "r+b") as fh:
         fh.truncate(os.path.getsize(f) - 1000)
     with pytest.raises(UserError, match="truncated"):
-        merge(MergeSpec.alpha(low, high, 0.5), tmp_path / "out", progress=False)
+        merge(Merge.at_alpha(low, high, 0.5), tmp_path / "out", progress=False)
     assert _no_output(tmp_path, "out")
 
 
 def test_error_overflow_names_the_tensor_and_leaves_nothing(pair, tmp_path):
     low, high = pair(dtype=torch.float16)
     with pytest.raises(UserError, match=r"makes tensor .+ non-finite .*--allow-nonfinite"):
-        merge(MergeSpec.alpha(low, high, 1e5), tmp_path / "out", progress=False)
+        merge(Merge.at_alpha(low, high, 1e5), tmp_path / "out", progress=False)
     assert _no_output(tmp_path, "out")
-    kept = merge(MergeSpec.alpha(low, high, 1e5, allow_nonfinite=True), tmp_path / "kept", progress=False)
+    kept = merge(Merge.at_alpha(low, high, 1e5, allow_nonfinite=True), tmp_path / "kept", progress=False)
     assert kept.nonfinite and json.loads((kept.out / "merge.json").read_text())["nonfinite_tensors"] == kept.nonfinite
 
 
@@ -173,25 +182,25 @@ def test_non_float_tensors_copied_if_identical_else_error(tmp_path):
     ids = torch.arange(6, dtype=torch.int64)
     a = _write_folder(tmp_path / "a", {"w": torch.ones(3), "ids": ids})
     b = _write_folder(tmp_path / "b", {"w": torch.zeros(3), "ids": ids.clone()})
-    out = tensors(merge(MergeSpec.alpha(a, b, 0.5), tmp_path / "o", progress=False).out)
+    out = tensors(merge(Merge.at_alpha(a, b, 0.5), tmp_path / "o", progress=False).out)
     assert torch.equal(out["ids"], ids) and torch.equal(out["w"], torch.full((3,), 0.5))
     c = _write_folder(tmp_path / "c", {"w": torch.zeros(3), "ids": ids + 1})
     with pytest.raises(UserError, match="non-float tensor ids differs"):
-        merge(MergeSpec.alpha(a, c, 0.5), tmp_path / "o2", progress=False)
+        merge(Merge.at_alpha(a, c, 0.5), tmp_path / "o2", progress=False)
 
 
 def test_large_tensor_is_processed_in_chunks(tmp_path):
     big = torch.randn(1000, 37)
     a = _write_folder(tmp_path / "a", {"w": big.to(torch.bfloat16)})
     b = _write_folder(tmp_path / "b", {"w": (-big).to(torch.bfloat16)})
-    out = tensors(merge(MergeSpec.alpha(a, b, 1.25), tmp_path / "o", chunk_elems=999, progress=False).out)
+    out = tensors(merge(Merge.at_alpha(a, b, 1.25), tmp_path / "o", chunk_elems=999, progress=False).out)
     want = reference({"w": big.to(torch.bfloat16)}, {"w": (-big).to(torch.bfloat16)}, 1.25)
     assert torch.equal(out["w"], want["w"])
 
 
 def test_mergekit_round_trip(pair):
     low, high = pair()
-    spec = MergeSpec.alpha(low, high, -0.5, dtype="bfloat16")
+    spec = Merge.at_alpha(low, high, -0.5, dtype="bfloat16")
     text = to_mergekit_yaml(spec)
     assert "merge_method: linear" in text and "normalize: false" in text and "dtype: float32" in text
     back = from_mergekit_yaml(text)
@@ -208,7 +217,7 @@ def test_live_switch_matches_loading_from_disk(pair, tmp_path):
     for alpha in (-0.5, 0.5, 1.5):
         switch.set_alpha(alpha)
         disk = AutoModelForCausalLM.from_pretrained(
-            merge(MergeSpec.alpha(low, high, alpha), tmp_path / f"d{alpha}", progress=False).out
+            merge(Merge.at_alpha(low, high, alpha), tmp_path / f"d{alpha}", progress=False).out
         )
         # the switch uses the merge engine's own float32 arithmetic: the weights are bit for bit equal
         live_weights, disk_weights = model.state_dict(), disk.state_dict()
@@ -225,7 +234,7 @@ def test_live_switch_matches_loading_from_disk(pair, tmp_path):
 def test_cache_reuses_and_evicts_lru(pair, tmp_path, db_path):
     low, high = pair()
     cache = MergeCache(tmp_path / "cache", budget_bytes=10**9)
-    specs = [MergeSpec.alpha(low, high, a) for a in (0.5, 1.5)]
+    specs = [Merge.at_alpha(low, high, a) for a in (0.5, 1.5)]
     first = cache.get(specs, progress=False)
     stamp = [(p / "model.safetensors").stat().st_mtime_ns for p in first]
     again = cache.get(specs, progress=False)
@@ -233,14 +242,14 @@ def test_cache_reuses_and_evicts_lru(pair, tmp_path, db_path):
     one = max(s for _, s, _ in cache.entries())
     (first[1] / ".last_used").touch()  # α=1.5 is now more recently used than α=0.5
     small = MergeCache(tmp_path / "cache", budget_bytes=int(one * 2.5))
-    third = small.get([MergeSpec.alpha(low, high, 2.0)], progress=False)
+    third = small.get([Merge.at_alpha(low, high, 2.0)], progress=False)
     left = {d.name for _, _, d in small.entries()}
     assert left == {first[1].name, third[0].name}  # the least recently used (α=0.5) went
 
     from backend.store import Store
 
     store = Store(db_path)
-    row = register_merged(store, third[0], MergeSpec.alpha(low, high, 2.0))
+    row = register_merged(store, third[0], Merge.at_alpha(low, high, 2.0))
     back = store.get(CheckpointRow, row.id)
     assert (back.kind, back.alpha, back.label) == ("merged", 2.0, "α=2")
     assert store.get(CheckpointRow, back.low_id).path == str(low)
@@ -276,4 +285,4 @@ def test_no_warning_for_alpha_form(pair):
     low, high = pair()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        MergeSpec.alpha(low, high, 2.5)
+        Merge.at_alpha(low, high, 2.5)

@@ -16,7 +16,7 @@ from backend.merge import methods
 from backend.merge.cache import merge_key
 from backend.merge.engine import merge
 from backend.merge.live import LiveAlphaSwitch, blended, load_endpoints
-from backend.merge.spec import MergeSpec, from_mergekit_yaml, to_mergekit_yaml
+from backend.merge.spec import Merge, from_mergekit_yaml, to_mergekit_yaml
 from tests.merge.conftest import make_checkpoint
 from tests.merge.test_merge import reference as linear_reference
 from tests.merge.test_merge import tensors
@@ -53,11 +53,11 @@ def test_registry_holds_the_files_of_the_package_and_specs_refuse_other_names(pa
     assert methods.names() == ("linear", "task_arithmetic")
     low, high = pair()
     with pytest.raises(UserError, match="unknown merge method 'slerp'; choose one of linear, task_arithmetic"):
-        MergeSpec([str(low), str(high)], [0.5, 0.5], "slerp")
+        Merge([str(low), str(high)], [0.5, 0.5], "slerp")
     with pytest.raises(UserError, match="unknown merge method"):
         LiveAlphaSwitch(AutoModelForCausalLM.from_pretrained(low), low, high, method="slerp")
     with pytest.raises(UserError, match="base, whose weight must be 0"):
-        MergeSpec([str(low), str(high)], [0.5, 0.5], "task_arithmetic")
+        Merge([str(low), str(high)], [0.5, 0.5], "task_arithmetic")
 
 
 @pytest.mark.parametrize("method", ["linear", "task_arithmetic"])
@@ -69,7 +69,7 @@ def test_each_method_against_torch_and_live_switches_bit_equal(pair, tmp_path, m
     switch = LiveAlphaSwitch(model, low, high, method=method)
     endpoints = load_endpoints(low, high)
     for alpha in ALPHAS:
-        out = merge(MergeSpec.alpha(low, high, alpha, method), tmp_path / f"{alpha}", progress=False).out
+        out = merge(Merge.at_alpha(low, high, alpha, method), tmp_path / f"{alpha}", progress=False).out
         got = tensors(out)
         assert_same(got, REFERENCES[method](lo, hi, alpha), (method, alpha))
         assert json.loads((out / "merge.json").read_text())["spec"]["method"] == method
@@ -84,7 +84,7 @@ def test_each_method_against_torch_and_live_switches_bit_equal(pair, tmp_path, m
 def test_task_vector_form_is_task_arithmetic(tmp_path):
     base = make_checkpoint(tmp_path / "base", seed=0)
     a, b = make_checkpoint(tmp_path / "a", seed=1), make_checkpoint(tmp_path / "b", seed=2)
-    spec = MergeSpec.task_vectors(base, [a, b], [0.7, 0.6])
+    spec = Merge.task_vectors(base, [a, b], [0.7, 0.6])
     assert (spec.method, spec.weights) == ("task_arithmetic", [0.0, 0.7, 0.6])
     got = tensors(merge(spec, tmp_path / "tv", progress=False).out)
     assert_same(got, task_arithmetic_reference(tensors(base), [tensors(a), tensors(b)], [0.7, 0.6]), "tv")
@@ -100,10 +100,10 @@ def test_merge_key_names_the_method_and_keeps_linear_keys(pair):
     low, high = (str(p) for p in pair())
     hashes = ["a" * 64, "b" * 64]
     with pytest.warns(UserWarning, match="sum to 0.5"):
-        linear = MergeSpec([low, high], [0.0, 0.5])
+        linear = Merge([low, high], [0.0, 0.5])
     before_methods = {"inputs": hashes, "weights": [0.0, 0.5], "dtype": "auto"}  # the key's payload until now
     assert merge_key(hashes, linear) == hashlib.sha256(json.dumps(before_methods, sort_keys=True).encode()).hexdigest()
-    assert merge_key(hashes, MergeSpec([low, high], [0.0, 0.5], "task_arithmetic")) != merge_key(hashes, linear)
+    assert merge_key(hashes, Merge([low, high], [0.0, 0.5], "task_arithmetic")) != merge_key(hashes, linear)
 
 
 CLAMPED = '''
@@ -145,7 +145,7 @@ def test_a_third_method_is_a_module(pair, tmp_path, clamped_method):
     switch = LiveAlphaSwitch(model, low, high, method=clamped_method)
     for alpha in (-0.5, 1.5):
         got = tensors(
-            merge(MergeSpec.alpha(low, high, alpha, clamped_method), tmp_path / f"{alpha}", progress=False).out
+            merge(Merge.at_alpha(low, high, alpha, clamped_method), tmp_path / f"{alpha}", progress=False).out
         )
         want = {n: torch.add(lo[n].float(), (hi[n].float() - lo[n].float()).clamp(-0.1, 0.1), alpha=alpha)
                 .to(lo[n].dtype) for n in lo}  # fmt: skip

@@ -23,7 +23,7 @@ def as_f32(t: torch.Tensor, tmp: torch.Tensor) -> torch.Tensor:
 
 
 class MergeMethod(ABC):
-    name: ClassVar[str]  # the value of MergeSpec.method
+    name: ClassVar[str]  # the value of Merge.method
     formula: ClassVar[str]  # one line, for docs and errors
     mergekit_name: ClassVar[str | None] = None  # mergekit's merge_method with the same formula, if any
 
