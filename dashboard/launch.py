@@ -6,7 +6,6 @@ runner cannot read)."""
 import streamlit as st
 
 from backend.errors import FieldError, UserError
-from backend.grading.limits import LimitOverrides, SandboxChoice
 from backend.jobs import runner
 from backend.merge.grid import parse_alpha_grid
 from backend.problems.ccplus import CCPlusFilter
@@ -15,7 +14,7 @@ from backend.problems.lcb import LCBFilter
 from backend.rl.spec import RLSpec
 from backend.specs import extra, form_label, help_text, ordered_fields, under_current_names, validate_spec
 from backend.sweep import origin
-from backend.sweep.spec import EvalSpec, RunOptions, SweepSpec
+from backend.sweep.spec import EvalSpec, SweepSpec
 from backend.vocab import ImportSource, choices
 from dashboard import data
 from dashboard.form import UNSET, field_error, forget_error, remember_error, spec_widgets, widget
@@ -23,8 +22,10 @@ from dashboard.form import UNSET, field_error, forget_error, remember_error, spe
 SOURCES = {"builtin": "our tiered benchmark", "lcb": "LiveCodeBench (JSONL)", "ccplus": "CodeContests+ (Parquet)"}
 FILTERS = {"lcb": LCBFilter, "ccplus": CCPlusFilter}
 PAGE_FIELDS = ("low", "high", "alphas", "bench", "problems")  # the sweep fields this page lays out itself
-JUDGING = {*SandboxChoice.model_fields, *LimitOverrides.model_fields}
-RUNNING = {*RunOptions.model_fields, "live_switch", "switch_endpoints"} - JUDGING
+# the form's groups, by field name (a spec's fields are declared flat, one file per command)
+JUDGING = {"backend", "time_limit_s", "memory_limit_mb"}
+RUNNING = {"engine", "executor", "ray_address", "gpu_busy", "gpus", "tensor_parallel_size", "live_switch",
+           "switch_endpoints"}  # fmt: skip
 GROUPS = (
     ("Sampling", None),
     ("Where it runs: engine, executor, GPUs", RUNNING),
