@@ -53,8 +53,9 @@ class Lease:
             os.environ[VISIBLE] = self.previous
 
 
-def lease_gpus(folder: Path, count: int, wait: bool, label: str = "", pool: list[str] | None = None,
-               poll_s: float = 2.0) -> Lease:  # fmt: skip
+def lease_gpus(
+    folder: Path, count: int, wait: bool, label: str = "", pool: list[str] | None = None, poll_s: float = 2.0
+) -> Lease:
     """Take `count` free GPUs of the node's pool (ALL_FREE: every free one) and export them as
     CUDA_VISIBLE_DEVICES; a pool with too few free waits (wait) or is refused in one line naming
     the holders."""
@@ -81,7 +82,8 @@ def lease_gpus(folder: Path, count: int, wait: bool, label: str = "", pool: list
             f.close()
         if not wait:
             raise UserError(
-                f"the job needs {count if count != ALL_FREE else 'at least 1'} GPU(s) and only {len(held)} of this node's "
+                f"the job needs {count if count != ALL_FREE else 'at least 1'} GPU(s) and only {len(held)} "
+                f"of this node's "
                 f"{len(pool)} are free "
                 f"({holders(folder, pool)}); start it with --gpu-busy wait, or when one ends"
             )

@@ -60,8 +60,10 @@ def resolve_checkpoint(ref: str) -> Path:
     repo, revision = parsed
     folder = _snapshot(repo, "model", revision, CHECKPOINT_FILES)
     if not any(folder.glob("*.safetensors")):
-        raise UserError(f"{ref}: the hub repo has no .safetensors weights; convert its weights to safetensors "
-                        "(or pick a revision that has them)")  # fmt: skip
+        raise UserError(
+            f"{ref}: the hub repo has no .safetensors weights; convert its weights to safetensors "
+            "(or pick a revision that has them)"
+        )
     return folder
 
 
@@ -152,16 +154,20 @@ def _snapshot(repo: str, repo_type: str, revision: str | None, patterns: list[st
             ) from None
         raise UserError(f"{name} is a gated repo: accept its terms on its hub page, then set HF_TOKEN") from None
     except RepositoryNotFoundError:
-        raise UserError(f"no {repo_type} repo {repo!r} on {constants.ENDPOINT}{no_folder} "
-                        "(a private repo needs HF_TOKEN)") from None  # fmt: skip
+        raise UserError(
+            f"no {repo_type} repo {repo!r} on {constants.ENDPOINT}{no_folder} (a private repo needs HF_TOKEN)"
+        ) from None
     except RevisionNotFoundError:
         raise UserError(f"{repo} has no revision {revision!r} (a branch, tag or commit)") from None
     except LocalEntryNotFoundError:  # offline, or the hub unreachable, and nothing cached
         if constants.HF_HUB_OFFLINE:
-            raise UserError(f"{name} is not in the hub cache ({constants.HF_HUB_CACHE}) and HF_HUB_OFFLINE is set; "
-                            "download it once online") from None  # fmt: skip
-        raise UserError(f"{name} is not in the hub cache{no_folder}, and {constants.ENDPOINT} cannot be "
-                        "reached") from None  # fmt: skip
+            raise UserError(
+                f"{name} is not in the hub cache ({constants.HF_HUB_CACHE}) and HF_HUB_OFFLINE is set; "
+                "download it once online"
+            ) from None
+        raise UserError(
+            f"{name} is not in the hub cache{no_folder}, and {constants.ENDPOINT} cannot be reached"
+        ) from None
     except HfHubHTTPError as exc:
         raise UserError(f"{name}: the hub answered {exc.response.status_code}; try again later") from None
     if not Path(folder).is_dir():  # nothing matched: snapshot_download names a folder it never made

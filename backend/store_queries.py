@@ -145,7 +145,7 @@ class AnalysisQueries:
             {SAMPLES_JOIN}
             WHERE {" AND ".join(filters)}
             GROUP BY e.checkpoint_id, e.problem_id
-        """  # fmt: skip
+        """
         with self.connect(read_only=True) as con:
             return pl.from_arrow(con.sql(sql, params=params).to_arrow_table())
 
@@ -175,6 +175,6 @@ class AnalysisQueries:
             FROM counted
             LEFT JOIN checkpoints c ON c.id = counted.checkpoint_id
             ORDER BY c.alpha NULLS LAST, coalesce(c.label, counted.checkpoint_id)
-        """  # fmt: skip
+        """
         with self.connect(read_only=True) as con:
             return pl.from_arrow(con.sql(sql, params=params).to_arrow_table())

@@ -48,8 +48,18 @@ def build(store: Store) -> list[float]:
             for i, a in enumerate(alphas)
         ]
     )
-    store.put([Problem(id=f"syn/p{p:04d}", bench="syn", title=f"p{p}", statement="-", difficulty=("easy", "medium", "hard")[p % 3])
-               for p in range(PROBLEMS)])  # fmt: skip
+    store.put(
+        [
+            Problem(
+                id=f"syn/p{p:04d}",
+                bench="syn",
+                title=f"p{p}",
+                statement="-",
+                difficulty=("easy", "medium", "hard")[p % 3],
+            )
+            for p in range(PROBLEMS)
+        ]
+    )
     rng = np.random.default_rng(0)
     for i, a in enumerate(alphas):
         skill = rng.beta(1.2, 2.0, PROBLEMS)[:, None]
@@ -58,13 +68,18 @@ def build(store: Store) -> list[float]:
         outcome = np.where(
             u < skill, 0, np.where(u < skill + (1 - skill) * 0.9 * opt_share, 1, np.where(u < 0.97, 2, 3))
         )
-        store.put_arrow(Evaluation, pa.table({
-            "experiment_id": pa.array([EXP] * PROBLEMS * SAMPLES),
-            "checkpoint_id": pa.array([f"c{i:02d}"] * PROBLEMS * SAMPLES),
-            "problem_id": pa.array(np.repeat([f"syn/p{p:04d}" for p in range(PROBLEMS)], SAMPLES)),
-            "sample_idx": pa.array(np.tile(np.arange(SAMPLES, dtype=np.int32), PROBLEMS)),
-            "outcome": pa.array(CLASSES[outcome.ravel()]),
-        }))  # fmt: skip
+        store.put_arrow(
+            Evaluation,
+            pa.table(
+                {
+                    "experiment_id": pa.array([EXP] * PROBLEMS * SAMPLES),
+                    "checkpoint_id": pa.array([f"c{i:02d}"] * PROBLEMS * SAMPLES),
+                    "problem_id": pa.array(np.repeat([f"syn/p{p:04d}" for p in range(PROBLEMS)], SAMPLES)),
+                    "sample_idx": pa.array(np.tile(np.arange(SAMPLES, dtype=np.int32), PROBLEMS)),
+                    "outcome": pa.array(CLASSES[outcome.ravel()]),
+                }
+            ),
+        )
     return alphas
 
 

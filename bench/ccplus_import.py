@@ -38,12 +38,21 @@ def write_shard(path: Path, gb: float) -> int:
                 {"code": os.urandom(CODE_BYTES // 2).hex(), "language": "py3" if k % 2 else "cpp"}
                 for k in range(SUBMISSIONS)
             ]
-            rows.append({
-                "id": f"{i}A", "title": f"P{i}", "description": "x" * 2000, "time_limit": 2000, "memory_limit": 256,
-                "test_cases": [{"input": f"{k}\n", "output": f"{k}\n"} for k in range(30)], "checker": None,
-                "true_positive_rate": 1.0, "true_negative_rate": 1.0,
-                "correct_submissions": subs[: SUBMISSIONS // 2], "incorrect_submissions": subs[SUBMISSIONS // 2 :],
-            })  # fmt: skip
+            rows.append(
+                {
+                    "id": f"{i}A",
+                    "title": f"P{i}",
+                    "description": "x" * 2000,
+                    "time_limit": 2000,
+                    "memory_limit": 256,
+                    "test_cases": [{"input": f"{k}\n", "output": f"{k}\n"} for k in range(30)],
+                    "checker": None,
+                    "true_positive_rate": 1.0,
+                    "true_negative_rate": 1.0,
+                    "correct_submissions": subs[: SUBMISSIONS // 2],
+                    "incorrect_submissions": subs[SUBMISSIONS // 2 :],
+                }
+            )
         table = pa.Table.from_pylist(rows)
         writer = writer or pq.ParquetWriter(path, table.schema)
         writer.write_table(table)
@@ -85,8 +94,10 @@ def main() -> None:
         shard = Path(tmp) / "train-00000-of-00001.parquet"
         t = time.perf_counter()
         problems = write_shard(shard, args.gb)
-        print(f"generated {shard.stat().st_size / (1 << 30):.2f} GB, {problems} problems x {SUBMISSIONS} submissions "
-              f"in {time.perf_counter() - t:.0f} s")  # fmt: skip
+        print(
+            f"generated {shard.stat().st_size / (1 << 30):.2f} GB, {problems} problems x {SUBMISSIONS} submissions "
+            f"in {time.perf_counter() - t:.0f} s"
+        )
         for name in BODIES:
             if name.startswith("baseline") and not args.baseline:
                 continue

@@ -71,8 +71,10 @@ def main() -> None:
     print(f"median of {args.runs} runs each, interleaved; ratios are to `{base}` measured in this run")
     print(f"{'command':<16} {'wall':>8} {'ratio':>7} {'cpu':>8} {'ratio':>7}")
     for name in runs:
-        print(f"{name:<16} {wall[name] * 1000:6.0f}ms {wall[name] / wall[base]:6.1f}x "
-              f"{cpu[name] * 1000:6.0f}ms {cpu[name] / cpu[base]:6.1f}x")  # fmt: skip
+        print(
+            f"{name:<16} {wall[name] * 1000:6.0f}ms {wall[name] / wall[base]:6.1f}x "
+            f"{cpu[name] * 1000:6.0f}ms {cpu[name] / cpu[base]:6.1f}x"
+        )
 
 
 if __name__ == "__main__":

@@ -152,8 +152,16 @@ SELECT $exp AS experiment_id, printf('c%02d', c) AS checkpoint_id, printf('syn/p
                     ELSE first_failing_tier - 1 END::INTEGER AS highest_tier_passed
 FROM judged
 """
-COLUMNS = ["experiment_id", "checkpoint_id", "problem_id", "sample_idx", "outcome", "verdict",
-           "first_failing_tier", "highest_tier_passed"]  # fmt: skip
+COLUMNS = [
+    "experiment_id",
+    "checkpoint_id",
+    "problem_id",
+    "sample_idx",
+    "outcome",
+    "verdict",
+    "first_failing_tier",
+    "highest_tier_passed",
+]
 
 
 def build(db: Path, rows: int, experiments: int) -> None:
@@ -176,14 +184,26 @@ def build(db: Path, rows: int, experiments: int) -> None:
             for i, a in enumerate(alphas)
         ]
     )
-    store.put([Problem(id=f"syn/p{p:05d}", bench="syn", title=f"p{p}", statement="-", difficulty=("easy", "medium", "hard")[p % 3])
-               for p in range(problems)])  # fmt: skip
+    store.put(
+        [
+            Problem(
+                id=f"syn/p{p:05d}",
+                bench="syn",
+                title=f"p{p}",
+                statement="-",
+                difficulty=("easy", "medium", "hard")[p % 3],
+            )
+            for p in range(problems)
+        ]
+    )
     select = ROWS.format(samples=SAMPLES, checkpoints=CKPTS)
     for exp in experiment_ids(experiments):
         store.put([Experiment(id=exp, kind="sweep", name=f"synthetic {exp}", note="SYNTHETIC: timing only")])
         with store.transaction() as con:
-            con.execute(_insert("INSERT", "evaluations", COLUMNS, f"({select})"),
-                        {"exp": exp, "problems": problems, "alphas": alphas})  # fmt: skip
+            con.execute(
+                _insert("INSERT", "evaluations", COLUMNS, f"({select})"),
+                {"exp": exp, "problems": problems, "alphas": alphas},
+            )
 
 
 def baseline_tree(rev: str) -> Path:
@@ -211,8 +231,13 @@ def row_groups(profile: dict) -> tuple[int, int]:
 
 def view_build(tree: Path, db: Path, exp: str) -> dict:
     with tempfile.NamedTemporaryFile(suffix=".json") as profile:
-        out = subprocess.run([sys.executable, "-c", VIEW, str(db), exp, profile.name], cwd=tree, check=True,
-                             capture_output=True, text=True).stdout  # fmt: skip
+        out = subprocess.run(
+            [sys.executable, "-c", VIEW, str(db), exp, profile.name],
+            cwd=tree,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
     result = json.loads(out.strip().splitlines()[-1])
     result["row_groups"] = row_groups(result.pop("profile"))
     return result
@@ -281,7 +306,9 @@ def browser_page(profile: Path | None = None):
     """A page in a fresh Chromium, with a new profile or with `profile` (a returning browser)."""
     from playwright.sync_api import sync_playwright
 
-    options = dict(executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])  # fmt: skip
+    options = dict(
+        executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+    )
     viewport = {"width": 1400, "height": 1000}
     with sync_playwright() as p:
         if profile:
@@ -328,8 +355,13 @@ def loop_ms() -> float:
 def floor_figures(db: Path, exp: str, out: Path) -> Path:
     """This tree's Frontier figures of `exp`, as the page draws them, written into `out` (the floor's folder)."""
     out.mkdir(parents=True, exist_ok=True)
-    subprocess.run([sys.executable, "-c", FIGURES, str(db), exp, str(out)], cwd=ROOT, check=True, capture_output=True,
-                   env={**os.environ, "FLAB_DB": str(db)})  # fmt: skip
+    subprocess.run(
+        [sys.executable, "-c", FIGURES, str(db), exp, str(out)],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        env={**os.environ, "FLAB_DB": str(db)},
+    )
     return out
 
 
@@ -351,8 +383,14 @@ def first_render(
         page.goto(url if floor else f"{url}/frontier?exp={exp}")
         settle(page, plots)  # every chart drawn: this tree's Frontier has four, the baseline's three
         render = time.perf_counter() - start
-        return dict(render=render, server_cpu=tree_cpu(server) - server0,
-                    browser_cpu=tree_cpu(me, "chromium") - browser0, started=started, load=load, speed=speed)  # fmt: skip
+        return dict(
+            render=render,
+            server_cpu=tree_cpu(server) - server0,
+            browser_cpu=tree_cpu(me, "chromium") - browser0,
+            started=started,
+            load=load,
+            speed=speed,
+        )
 
 
 def page_renders(db: Path, exp: str) -> list[tuple[str, float, float]]:
@@ -407,8 +445,11 @@ def main() -> None:
     for name, (tree, _) in trees.items():
         v = view_build(tree, db, exp)
         stamp = f" (its stamp query included: {v['stamp']:.2f} s)" if v["stamp"] else ""
-        print(f"  {name:<28} outcome query {v['query']:5.2f} s, row groups read {v['row_groups'][0]} of "
-              f"{v['row_groups'][1]}; view build {v['view']:5.2f} s{stamp} (target < 5 s)", flush=True)  # fmt: skip
+        print(
+            f"  {name:<28} outcome query {v['query']:5.2f} s, row groups read {v['row_groups'][0]} of "
+            f"{v['row_groups'][1]}; view build {v['view']:5.2f} s{stamp} (target < 5 s)",
+            flush=True,
+        )
     with tempfile.TemporaryDirectory(prefix="flab-bench-") as folder:
         runs = {name: functools.partial(first_render, tree, db, exp, charts) for name, (tree, charts) in trees.items()}
         if not args.no_browser:
@@ -424,9 +465,12 @@ def main() -> None:
                 r = run()
                 renders[name].append(r["render"])
                 target = "" if name == FLOOR else " (target < 3 s)"
-                print(f"  {name:<28} Frontier first render {r['render']:5.2f} s{target}; CPU during it: "
-                      f"Chromium {r['browser_cpu']:5.2f} s, server {r['server_cpu']:5.2f} s; server start "
-                      f"{r['started']:5.2f} s; load average {r['load']:.1f}, loop {r['speed']:.0f} ms", flush=True)  # fmt: skip
+                print(
+                    f"  {name:<28} Frontier first render {r['render']:5.2f} s{target}; CPU during it: "
+                    f"Chromium {r['browser_cpu']:5.2f} s, server {r['server_cpu']:5.2f} s; server start "
+                    f"{r['started']:5.2f} s; load average {r['load']:.1f}, loop {r['speed']:.0f} ms",
+                    flush=True,
+                )
     for name, times in renders.items():
         if times:
             print(f"  {name:<28} median first render {statistics.median(times):5.2f} s over {len(times)} rounds")

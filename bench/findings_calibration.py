@@ -73,34 +73,38 @@ class Test:
     planted_world: str
 
 
+ABOVE_0 = "95 % t over problems (bootstrap se), lower > 0"
+EXCLUDES_0 = "95 % t over problems (bootstrap se), excludes 0"
 # fmt: off
 TESTS = [
-    Test("F1 optimization failures fall", "opt(0) − opt(1), mean share over problems", "95 % t over problems (bootstrap se), lower > 0",
+    Test("F1 optimization failures fall", "opt(0) − opt(1), mean share over problems", ABOVE_0,
          "identical", 0.025, "identical", "frontier+churn"),
-    Test("F1 correctness failures rise", "corr(1) − corr(0)", "95 % t over problems (bootstrap se), lower > 0", "identical", 0.025,
+    Test("F1 correctness failures rise", "corr(1) − corr(0)", ABOVE_0, "identical", 0.025,
          "identical", "frontier+churn"),
     Test("F1 solve rate flat", "solve(1) − solve(0)", "90 % t over problems inside ±0.10 (TOST)",
          "true difference +0.10 (at the margin)", 0.05, "solve+margin", "identical"),
-    Test("F2 opt share more extreme at α=−0.5", "opt/(opt+corr) at −0.5 minus at 0", "95 % t over problems (bootstrap se), lower > 0",
+    Test("F2 opt share more extreme at α=−0.5", "opt/(opt+corr) at −0.5 minus at 0", ABOVE_0,
          "share stops at the endpoint", 0.025, "f2-null", "f2-planted"),
-    Test("F2 opt share more extreme at α=1.5", "at 1 minus at 1.5", "95 % t over problems (bootstrap se), lower > 0",
+    Test("F2 opt share more extreme at α=1.5", "at 1 minus at 1.5", ABOVE_0,
          "share stops at the endpoint", 0.025, "f2-null", "f2-planted"),
     Test("F2 solve not worse at α=−0.5", "solve(−0.5) − solve(0)", "90 % t over problems, lower > −0.10",
          "true difference −0.10 (at the margin)", 0.05, "f2-null", "f2-planted"),
     Test("F2 solve not worse at α=1.5", "solve(1.5) − solve(1)", "90 % t over problems, lower > −0.10",
          "true difference −0.10 (at the margin)", 0.05, "f2-null", "f2-planted"),
-    Test("F3 churn", "union − best single, cross-fitted halves, minus the null mean", "above the no-churn null's 95th pct",
+    Test("F3 churn", "union − best single, cross-fitted halves, minus the null mean",
+         "above the no-churn null's 95th pct",
          "identical (no churn)", 0.05, "identical", "frontier+churn"),
     *[Test(f"gain table, {pool}, k={k}" + (" (= F4)" if k == F4_K else ""), "pool − per-k best single, cross-fitted",
            "estimate ± t·bootstrap sd (re-chosen per replicate), lower > 0", "identical", 0.025, "identical",
            "frontier+churn") for pool in ("all interpolated", "interpolated + extrapolated") for k in range(1, 8)],
-    Test("trend slope, optimization share", "least-squares slope on α", "95 % t over problems (bootstrap se), excludes 0",
+    Test("trend slope, optimization share", "least-squares slope on α", EXCLUDES_0,
          "identical", 0.05, "identical", "frontier+churn"),
-    Test("trend slope, correctness share", "least-squares slope on α", "95 % t over problems (bootstrap se), excludes 0",
+    Test("trend slope, correctness share", "least-squares slope on α", EXCLUDES_0,
          "identical", 0.05, "identical", "frontier+churn"),
     Test("recovery: off the curve", "distance to the interpolation polyline", "above its parametric null's 95th pct",
          "checkpoint drawn from α=0.5's rates", 0.05, "f2-null", "f2-planted"),
-    Test("churn excess (union_excess)", "union − best single − null mean", "95 % parametric (null) interval, excludes 0",
+    Test("churn excess (union_excess)", "union − best single − null mean",
+         "95 % parametric (null) interval, excludes 0",
          "identical (no churn)", 0.05, "identical", "frontier+churn"),
 ]
 # fmt: on
@@ -124,8 +128,10 @@ def world(kind: str, problems: int, rng: np.random.Generator) -> Outcomes:
         if kind == "f2-null":
             solve = solve - 0.10 * ((a < 0) | (a > 1))
         mid = int(np.flatnonzero(ALPHAS == 0.5)[0])
-        independent = np.stack([solve[:, mid], (1 - solve[:, mid]) * opt_share[0, mid],
-                                (1 - solve[:, mid]) * (1 - opt_share[0, mid])], axis=-1)  # fmt: skip
+        independent = np.stack(
+            [solve[:, mid], (1 - solve[:, mid]) * opt_share[0, mid], (1 - solve[:, mid]) * (1 - opt_share[0, mid])],
+            axis=-1,
+        )
         if kind == "f2-planted":  # off the curve, perpendicular to it: fewer solved, more of both failures
             independent = independent + np.array([-2 * OFF_CURVE, OFF_CURVE, OFF_CURVE])
     probs = np.stack([solve, (1 - solve) * opt_share, (1 - solve) * (1 - opt_share)], axis=-1)
@@ -136,10 +142,15 @@ def world(kind: str, problems: int, rng: np.random.Generator) -> Outcomes:
     counts = rng.multinomial(N, probs)
     names = [f"p{i}" for i in range(problems)]
     kinds = [point_kind("merged" if x is not None else "trained", x) for x in alphas]
-    classes = {"correct": counts[..., 0], "optimization_failure": counts[..., 1],
-               "correctness_failure": counts[..., 2], "format_failure": np.zeros_like(counts[..., 0])}  # fmt: skip
-    return Outcomes(names, names, [None] * problems, labels, labels, alphas, kinds, np.full(counts.shape[:2], N),
-                    classes)  # fmt: skip
+    classes = {
+        "correct": counts[..., 0],
+        "optimization_failure": counts[..., 1],
+        "correctness_failure": counts[..., 2],
+        "format_failure": np.zeros_like(counts[..., 0]),
+    }
+    return Outcomes(
+        names, names, [None] * problems, labels, labels, alphas, kinds, np.full(counts.shape[:2], N), classes
+    )
 
 
 def evaluate(kind: str, problems: int, seed: int, null_replicates: int = 500) -> dict[str, bool | None]:
@@ -205,8 +216,12 @@ def run(runs: int, workers: int, sizes=SIZES, progress=print, null_replicates: i
             if p in sizes and seed not in done_seeds:
                 results[kind, p].append(out)
                 done_seeds.add(seed)
-    jobs = [(kind, p, 1_000_003 * i + 7919 * p + 31 * k, null_replicates) for i in range(runs)
-            for k, kind in enumerate(kinds) for p in sizes]  # fmt: skip
+    jobs = [
+        (kind, p, 1_000_003 * i + 7919 * p + 31 * k, null_replicates)
+        for i in range(runs)
+        for k, kind in enumerate(kinds)
+        for p in sizes
+    ]
     jobs = [j for j in jobs if j[2] not in done_seeds]
     start = time.monotonic()
     with (
@@ -287,14 +302,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=1000, help="worlds per kind and size (null and planted)")
     parser.add_argument("--quick", action="store_true", help="100 worlds per kind and size")
     parser.add_argument("--workers", type=int, default=2, help="processes")
-    parser.add_argument("--null-replicates", type=int, default=500,
-                        help="no-churn sweeps per F3 test and churn excess (the tool's default: 500)")  # fmt: skip
+    parser.add_argument(
+        "--null-replicates",
+        type=int,
+        default=500,
+        help="no-churn sweeps per F3 test and churn excess (the tool's default: 500)",
+    )
     parser.add_argument("--log", type=Path, help="append each world's result here (JSON lines); resume from it")
     args = parser.parse_args(argv)
     runs = 100 if args.quick else args.runs
     start = time.monotonic()
-    print(f"findings calibration: {runs} worlds per kind and size, {SIZES} problems, n = {N}, {args.workers} workers, "
-          f"{args.null_replicates} no-churn sweeps per F3 and churn-excess test")  # fmt: skip
+    print(
+        f"findings calibration: {runs} worlds per kind and size, {SIZES} problems, n = {N}, {args.workers} workers, "
+        f"{args.null_replicates} no-churn sweeps per F3 and churn-excess test"
+    )
     results = run(runs, args.workers, null_replicates=args.null_replicates, log=args.log)
     text, above = table(results)
     print(text)

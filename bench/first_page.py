@@ -78,8 +78,11 @@ def main() -> None:
                 speed = loop_ms()
                 render, started = first_page(tree, db, args.charts)
                 times[name].append(render)
-                print(f"  round {r + 1} {name:<18} first page {render:5.2f} s (server start {started:5.2f} s); "
-                      f"load average {os.getloadavg()[0]:.1f}, loop {speed:.0f} ms", flush=True)  # fmt: skip
+                print(
+                    f"  round {r + 1} {name:<18} first page {render:5.2f} s (server start {started:5.2f} s); "
+                    f"load average {os.getloadavg()[0]:.1f}, loop {speed:.0f} ms",
+                    flush=True,
+                )
     medians = {name: statistics.median(t) for name, t in times.items()}
     for name, median in medians.items():
         print(f"{name:<20} median first page {median:5.2f} s over {args.rounds} rounds (target < 3 s)")

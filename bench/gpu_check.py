@@ -52,11 +52,17 @@ def build_pair(root: Path, shapes: dict) -> tuple[str, str, int]:
     for name, seed in (("low", 1), ("high", 2)):
         torch.manual_seed(seed)
         config = Qwen2Config(
-            vocab_size=len(tokenizer), hidden_size=shapes["hidden"], intermediate_size=shapes["intermediate"],
-            num_hidden_layers=shapes["layers"], num_attention_heads=shapes["heads"],
-            num_key_value_heads=shapes["kv_heads"], max_position_embeddings=2048,
-            bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
-        )  # fmt: skip
+            vocab_size=len(tokenizer),
+            hidden_size=shapes["hidden"],
+            intermediate_size=shapes["intermediate"],
+            num_hidden_layers=shapes["layers"],
+            num_attention_heads=shapes["heads"],
+            num_key_value_heads=shapes["kv_heads"],
+            max_position_embeddings=2048,
+            bos_token_id=tokenizer.bos_token_id,
+            eos_token_id=tokenizer.eos_token_id,
+            pad_token_id=tokenizer.pad_token_id,
+        )
         model = Qwen2ForCausalLM(config).to(torch.bfloat16)
         folder = root / name
         model.save_pretrained(folder)
@@ -118,8 +124,13 @@ def check_switch(low: str, high: str, root: Path, device: str) -> dict:
     hosted, _ = timed(lambda: [t.sum() for a in alphas for _, t in blended(host, a, device=target)])
     pairs = zip(blended(host, 1.5, device=target), blended(switch.endpoints, 1.5), strict=True)
     same = all(torch.equal(a, b) for (_, a), (_, b) in pairs)
-    return {"per_switch_s": per, "load_merged_s": load, "switch_over_load": per / load,
-            "host_endpoints_per_blend_s": hosted / len(alphas), "host_blend_identical": same}  # fmt: skip
+    return {
+        "per_switch_s": per,
+        "load_merged_s": load,
+        "switch_over_load": per / load,
+        "host_endpoints_per_blend_s": hosted / len(alphas),
+        "host_blend_identical": same,
+    }
 
 
 def check_rl(low: str, root: Path, steps: int) -> dict:
@@ -131,8 +142,17 @@ def check_rl(low: str, root: Path, steps: int) -> dict:
 
     store = Store(root / "rl.duckdb")
     build_builtin(store, only=["max-subarray", "count-pairs-sum"], progress=False)
-    spec = RLSpec(base=low, output_dir=str(root / "rl"), reward="R_3", bench="builtin", steps=steps, num_generations=4,
-                  per_device_train_batch_size=4, max_completion_length=128, save_steps=steps)  # fmt: skip
+    spec = RLSpec(
+        base=low,
+        output_dir=str(root / "rl"),
+        reward="R_3",
+        bench="builtin",
+        steps=steps,
+        num_generations=4,
+        per_device_train_batch_size=4,
+        max_completion_length=128,
+        save_steps=steps,
+    )
     seconds, exp = timed(lambda: run_rl(store, spec, progress=False))
     rewards = [m.value for m in store.select(Metric, {"experiment_id": exp}) if m.name == "reward_mean"]
     return {"steps": steps, "seconds": seconds, "per_step_s": seconds / steps, "reward_mean_logged": rewards}
@@ -166,8 +186,13 @@ def check_vllm(low: str, high: str, root: Path, alphas=(-0.5, 0.5, 1.5)) -> dict
         loaded = VLLMEngine(str(folder), max_model_len=512, worker_extension_cls=EXTENSION)
         identical[f"{a:g}"] = loaded.llm.collective_rpc("flab_weights_digest")[0] == switched[a]
         loaded.close()
-    return {"tokens": tokens, "per_switch_s": sum(seconds) / len(seconds), "switch_s": seconds,
-            "identical_to_merged_folder": identical, "engines_in_a_row": 1 + len(alphas)}  # fmt: skip
+    return {
+        "tokens": tokens,
+        "per_switch_s": sum(seconds) / len(seconds),
+        "switch_s": seconds,
+        "identical_to_merged_folder": identical,
+        "engines_in_a_row": 1 + len(alphas),
+    }
 
 
 def main() -> None:
@@ -183,8 +208,11 @@ def main() -> None:
         from bench.gpu_check_rl import main as rl_main
 
         return rl_main(args)
-    report = {"date": dt.date.today().isoformat(), "device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else platform.processor(),
-              "torch": torch.__version__}  # fmt: skip
+    report = {
+        "date": dt.date.today().isoformat(),
+        "device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else platform.processor(),
+        "torch": torch.__version__,
+    }
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         low, high, params = build_pair(root, TINY if args.tiny else SHAPES)

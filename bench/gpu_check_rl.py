@@ -39,8 +39,10 @@ PROMPTS = 16
 
 def rows() -> list[dict]:
     """Plain prompts in the job's dataset layout (backend/rl/task.py's rows)."""
-    return [{"prompt": f"Problem {i}: read n and print n * {i + 2}.\n\nSolution:\n", "problem_id": f"p{i}",
-             "repair": False} for i in range(PROMPTS)]  # fmt: skip
+    return [
+        {"prompt": f"Problem {i}: read n and print n * {i + 2}.\n\nSolution:\n", "problem_id": f"p{i}", "repair": False}
+        for i in range(PROMPTS)
+    ]
 
 
 def length_reward(prompts, completions, **kw) -> list[float]:
@@ -61,9 +63,18 @@ def grpo(low: str, out: Path, device: str, steps: int, tiny: bool, **fields) -> 
 
     cuda = device.startswith("cuda")
     group = 4 if tiny else 8
-    spec = RLSpec(base=low, output_dir=str(out), steps=steps, num_generations=group, per_device_train_batch_size=group,
-                  max_completion_length=8 if tiny else 64, save_steps=max(1, steps // 2), gpus=1 if cuda else 0,
-                  prompt_format="plain", **fields)  # fmt: skip
+    spec = RLSpec(
+        base=low,
+        output_dir=str(out),
+        steps=steps,
+        num_generations=group,
+        per_device_train_batch_size=group,
+        max_completion_length=8 if tiny else 64,
+        save_steps=max(1, steps // 2),
+        gpus=1 if cuda else 0,
+        prompt_format="plain",
+        **fields,
+    )
     logged: list[dict] = []
 
     class Log(TrainerCallback):
@@ -79,11 +90,21 @@ def grpo(low: str, out: Path, device: str, steps: int, tiny: bool, **fields) -> 
             plan = check_memory(ModelShape.of(low), setup)
             report["memory_plan_gib"] = {k: round(v / 2**30, 3) for k, v in plan.per_gpu.items()}
             torch.cuda.reset_peak_memory_stats()
-        trainer = grpo_trainer(Task(spec, "plain", {}, rows()), [length_reward], {"use_vllm": False}, use_cpu=not cuda,
-                               progress=False, callbacks=[Log()])  # fmt: skip
+        trainer = grpo_trainer(
+            Task(spec, "plain", {}, rows()),
+            [length_reward],
+            {"use_vllm": False},
+            use_cpu=not cuda,
+            progress=False,
+            callbacks=[Log()],
+        )
         trainer.remove_callback(PrinterCallback)  # a dict per step would push the summary out of a short log
-        report |= {"n_gpu": trainer.args.n_gpu, "bf16": trainer.args.bf16, **flags,
-                   "param_dtype": str(next(trainer.model.parameters()).dtype)}  # fmt: skip
+        report |= {
+            "n_gpu": trainer.args.n_gpu,
+            "bf16": trainer.args.bf16,
+            **flags,
+            "param_dtype": str(next(trainer.model.parameters()).dtype),
+        }
         seconds, step = gpu_check.timed(lambda: train(trainer, spec))
         report |= {"steps": step, "seconds": seconds, "per_step_s": seconds / step, "logged": logged[-3:]}
         if cuda:
@@ -107,8 +128,12 @@ def worth(low: str, final: Path) -> dict:
     shutil.copytree(final, as_bf16)
     cast_checkpoint(as_bf16, "BF16")
     fp32, bf16 = inspect(low, final), inspect(low, as_bf16)
-    return {"fp32_vs_base": fp32, "bf16_save_keeps": update_survival(low, final, "BF16"),
-            "bf16_vs_base": bf16, "bf16_verdict": verdict(bf16)}  # fmt: skip
+    return {
+        "fp32_vs_base": fp32,
+        "bf16_save_keeps": update_survival(low, final, "BF16"),
+        "bf16_vs_base": bf16,
+        "bf16_verdict": verdict(bf16),
+    }
 
 
 def lora(low: str, root: Path, device: str, tiny: bool) -> dict:
@@ -157,15 +182,19 @@ def summary(name: str, part: dict) -> str:
     if "error" in part:
         return f"{name}: ERROR {part['error']}"
     if name in ("rl", "lora"):
-        return (f"{name}: {part['steps']} steps, {part['per_step_s']:.2f} s/step, n_gpu {part['n_gpu']}, "
-                f"bf16 {part['bf16']}, checkpointing {part['gradient_checkpointing']}, params {part['param_dtype']}, "
-                f"peak {part.get('peak_allocated_gib', 0):.2f} GiB, plan {part.get('memory_plan_gib')}")  # fmt: skip
+        return (
+            f"{name}: {part['steps']} steps, {part['per_step_s']:.2f} s/step, n_gpu {part['n_gpu']}, "
+            f"bf16 {part['bf16']}, checkpointing {part['gradient_checkpointing']}, params {part['param_dtype']}, "
+            f"peak {part.get('peak_allocated_gib', 0):.2f} GiB, plan {part.get('memory_plan_gib')}"
+        )
     if name == "update_worth":
         kept, fp32, bf16 = part["bf16_save_keeps"], part["fp32_vs_base"], part["bf16_vs_base"]
-        return (f"update_worth: fp32 save differs from the base in {fp32['share_differ']:.2%} of weights "
-                f"(relative norm {fp32['relative_norm']:.2e}); a bf16 save keeps {kept['update_kept_share']:.2%} "
-                f"of the moved weights (norm ratio {kept['update_norm_ratio']:.3f}); bf16 copy: "
-                f"{bf16['share_differ']:.2%} differ, {bf16['one_ulp_of_differing']:.0%} of those by one ulp")  # fmt: skip
+        return (
+            f"update_worth: fp32 save differs from the base in {fp32['share_differ']:.2%} of weights "
+            f"(relative norm {fp32['relative_norm']:.2e}); a bf16 save keeps {kept['update_kept_share']:.2%} "
+            f"of the moved weights (norm ratio {kept['update_norm_ratio']:.3f}); bf16 copy: "
+            f"{bf16['share_differ']:.2%} differ, {bf16['one_ulp_of_differing']:.0%} of those by one ulp"
+        )
     return f"{name}: {json.dumps(part)}"
 
 

@@ -85,8 +85,10 @@ def report(store: Store, manifest: dict, rejudge: bool = False) -> None:
     print(
         f"lab build {manifest['fingerprint']}: {manifest['timings_s']['total'] / 60:.1f} min on {manifest['machine']}"
     )
-    print("broken programs (CE, NameError, UnboundLocalError) per α on the held-in problems — target ≤ 15 % for α in "
-          "[−0.5, 1.5]; held-out problems (never trained on) apart:")  # fmt: skip
+    print(
+        "broken programs (CE, NameError, UnboundLocalError) per α on the held-in problems — target ≤ 15 % for α in "
+        "[−0.5, 1.5]; held-out problems (never trained on) apart:"
+    )
     worst = 0.0
     for alpha in sorted({alphas[e.checkpoint_id] for e in evals} - {None}):
         mine = [e for e in evals if alphas[e.checkpoint_id] == alpha and e.problem_id in held_in]
@@ -96,7 +98,8 @@ def report(store: Store, manifest: dict, rejudge: bool = False) -> None:
             worst = max(worst, share)
         apart = f"   held-out broken {sum(map(broken, unseen)) / len(unseen):6.1%}" if unseen else ""
         print(
-            f"  {alpha_label(alpha, spaced=True):>9}: broken {share:6.1%}   brute-force-style {brute.get(alpha, 0.0):6.1%}{apart}"
+            f"  {alpha_label(alpha, spaced=True):>9}: broken {share:6.1%}   "
+            f"brute-force-style {brute.get(alpha, 0.0):6.1%}{apart}"
         )
     sft = manifest["sft_checkpoint"]
     solved = {e.problem_id for e in evals if e.checkpoint_id == sft and e.outcome == "correct"}
@@ -138,8 +141,10 @@ def confusion_targets(store: Store, manifest: dict) -> None:
         print(f"  {point(row)}: {row['share']:6.1%} of {row['samples']}{mark}")
     shares = confusion_shares(store, manifest["sweep_experiment"], held_out) if held_out else None
     if shares is not None and len(shares):
-        print("  held-out problems, reported apart: " + ", ".join(
-            f"{point(r)} {r['share']:.1%}" for r in shares.iter_rows(named=True)))  # fmt: skip
+        print(
+            "  held-out problems, reported apart: "
+            + ", ".join(f"{point(r)} {r['share']:.1%}" for r in shares.iter_rows(named=True))
+        )
 
 
 def point(row: dict) -> str:
@@ -167,8 +172,10 @@ def title_diagnostics(store: Store, manifest: dict, evals: list[Evaluation]) -> 
         if not c:
             continue  # an endpoint checkpoint: swept through its α, not by itself
         right, wrong = c[True, False] + c[True, True], c[False, False] + c[False, True]
-        print(f"  {label}: {right / (right + wrong):6.1%} restated   broken {c[True, True] / max(right, 1):6.1%} / "
-              f"{c[False, True] / max(wrong, 1):6.1%}")  # fmt: skip
+        print(
+            f"  {label}: {right / (right + wrong):6.1%} restated   broken {c[True, True] / max(right, 1):6.1%} / "
+            f"{c[False, True] / max(wrong, 1):6.1%}"
+        )
 
 
 def separation_targets(manifest: dict, evals: list[Evaluation]) -> None:
@@ -176,8 +183,10 @@ def separation_targets(manifest: dict, evals: list[Evaluation]) -> None:
     if separating is None:
         print("separating problems: not measured (this build judged every problem under one CPU limit)")
         return
-    print(f"separating problems: {len(separating)} of {len(manifest['problems'])} "
-          f"(target ≥ 12: {'met' if len(separating) >= 12 else 'NOT met'})")  # fmt: skip
+    print(
+        f"separating problems: {len(separating)} of {len(manifest['problems'])} "
+        f"(target ≥ 12: {'met' if len(separating) >= 12 else 'NOT met'})"
+    )
     chosen = set(separating)
     per_cell = Counter((e.problem_id, e.checkpoint_id) for e in evals if e.problem_id in chosen)
     n = min(per_cell.values(), default=0)
@@ -198,14 +207,19 @@ def first_failing_tiers(store: Store, manifest: dict, evals: list[Evaluation]) -
     if not top:
         print("first failing tier of the failing held-in samples: none ran a failing test")
         return
-    print("first failing tier of the failing held-in samples, every α, by SFT style (R_3 scores a sample 0 iff it first "
-          "fails at tier ≤ 3; R_inf scores every failing sample 0):")  # fmt: skip
+    print(
+        "first failing tier of the failing held-in samples, every α, by SFT style (R_3 scores a sample 0 iff it first "
+        "fails at tier ≤ 3; R_inf scores every failing sample 0):"
+    )
     print("  style       " + "".join(f"tier {t:<4}" for t in range(1, top + 1)) + "  tier ≤ 3 (both 0)   R_3 pays")
     for style in (s for s in STYLES if s in tiers):
         c, total = tiers[style], sum(tiers[style].values())
         low = sum(n for t, n in c.items() if t <= 3)
-        print(f"  {style:<11} " + "".join(f"{c[t]:<9}" for t in range(1, top + 1))
-              + f"  {low:>5} of {total:<5} ({low / total:5.1%})   {total - low:>5}")  # fmt: skip
+        print(
+            f"  {style:<11} "
+            + "".join(f"{c[t]:<9}" for t in range(1, top + 1))
+            + f"  {low:>5} of {total:<5} ({low / total:5.1%})   {total - low:>5}"
+        )
 
 
 def program_tiers(manifest: dict, rejudge: bool) -> None:
@@ -217,24 +231,32 @@ def program_tiers(manifest: dict, rejudge: bool) -> None:
     source = "recorded by the build"
     if any("brute_first_fail_tier" not in r for r in reports.values()):
         if not rejudge:
-            print("first failing tier of each program: not recorded by this build (run with --rejudge to judge the "
-                  "builtin programs now, under its recorded limits)")  # fmt: skip
+            print(
+                "first failing tier of each program: not recorded by this build (run with --rejudge to judge the "
+                "builtin programs now, under its recorded limits)"
+            )
             return
         reports, source = rejudged(manifest), "judged now under the build's recorded limits (not recorded by it)"
-    print(f"first failing tier per problem, brute force / buggy-fast variants, and which reward tells each variant "
-          f"from the brute force ({source}):")  # fmt: skip
+    print(
+        f"first failing tier per problem, brute force / buggy-fast variants, and which reward tells each variant "
+        f"from the brute force ({source}):"
+    )
     told, separating = Counter(), set(manifest.get("separating") or [])
     for pid, r in sorted(reports.items()):
         by = {reward: told_apart(r, reward) for reward in ("R_3", "R_inf")}
         told.update({reward: sum(v) for reward, v in by.items()})
         told["variants"] += len(r["buggy_first_fail_tiers"])
         tiers = ", ".join("-" if t is None else str(t) for t in r["buggy_first_fail_tiers"])
-        print(f"  {pid:<34} {r['brute_first_fail_tier'] or '-'} / {tiers:<10} R_3: "
-              f"{' '.join('yes' if t else 'no' for t in by['R_3']):<12} R_inf: "
-              f"{' '.join('yes' if t else 'no' for t in by['R_inf'])}"
-              f"{'' if pid in separating else '   (not separating)'}")  # fmt: skip
-    print(f"  variants told from the brute force: R_3 {told['R_3']} of {told['variants']}, R_inf {told['R_inf']} of "
-          f"{told['variants']}")  # fmt: skip
+        print(
+            f"  {pid:<34} {r['brute_first_fail_tier'] or '-'} / {tiers:<10} R_3: "
+            f"{' '.join('yes' if t else 'no' for t in by['R_3']):<12} R_inf: "
+            f"{' '.join('yes' if t else 'no' for t in by['R_inf'])}"
+            f"{'' if pid in separating else '   (not separating)'}"
+        )
+    print(
+        f"  variants told from the brute force: R_3 {told['R_3']} of {told['variants']}, R_inf {told['R_inf']} of "
+        f"{told['variants']}"
+    )
 
 
 def rejudged(manifest: dict) -> dict[str, dict]:
@@ -257,12 +279,16 @@ def withheld_tests(store: Store, manifest: dict, evals: list[Evaluation]) -> Non
     withheld = set(manifest["withheld"])
     per_cell = Counter((e.problem_id, e.checkpoint_id) for e in evals if e.problem_id in withheld)
     n = min(per_cell.values(), default=0)
-    print(f"withheld set: {len(withheld)} problems, kept set {len(manifest['kept'])}; samples per α on each "
-          f"withheld problem: at least {n} (target ≥ 16: {'met' if n >= 16 else 'NOT met'})")  # fmt: skip
+    print(
+        f"withheld set: {len(withheld)} problems, kept set {len(manifest['kept'])}; samples per α on each "
+        f"withheld problem: at least {n} (target ≥ 16: {'met' if n >= 16 else 'NOT met'})"
+    )
     print("pre-registered tests (needed effect +0.1; T1 on the withheld set, the kept set's parts in brackets):")
     for row in preregistered_tests(store.outcome_counts(manifest["sweep_experiment"]), manifest):
-        print(f"  {row['test']} {row['set']}: {row['what']}: {row['status']}; {fmt(row['statistic'])} "
-              f"[{fmt(row['ci_low'])}, {fmt(row['ci_high'])}]")  # fmt: skip
+        print(
+            f"  {row['test']} {row['set']}: {row['what']}: {row['status']}; {fmt(row['statistic'])} "
+            f"[{fmt(row['ci_low'])}, {fmt(row['ci_high'])}]"
+        )
 
 
 def fmt(value: float | None) -> str:

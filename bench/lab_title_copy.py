@@ -83,9 +83,11 @@ def main() -> None:
         if p is not q and share_a_word(p.title, q.title)
     ]
     swapped = sum(restates(*pair) for pair in pairs)
-    print(f"{args.checkpoint}: real titles restated exactly {len(prompts) - len(missed)} of {len(prompts)}; "
-          f"made-up titles copied exactly {copied} of {MADE_UP}; another real title sharing a word with the "
-          f"statement's own restated exactly {swapped} of {len(pairs)} (greedy)")  # fmt: skip
+    print(
+        f"{args.checkpoint}: real titles restated exactly {len(prompts) - len(missed)} of {len(prompts)}; "
+        f"made-up titles copied exactly {copied} of {MADE_UP}; another real title sharing a word with the "
+        f"statement's own restated exactly {swapped} of {len(pairs)} (greedy)"
+    )
     print("  real titles missed: " + ", ".join(missed))
 
 

@@ -44,9 +44,15 @@ def build_checkpoint(folder: Path, layers: int, seed: int, shard_bytes: int = 40
     from transformers import AutoModelForCausalLM, Qwen2Config
 
     config = Qwen2Config(
-        vocab_size=151936, hidden_size=896, intermediate_size=4864, num_hidden_layers=layers,
-        num_attention_heads=14, num_key_value_heads=2, tie_word_embeddings=True, torch_dtype="bfloat16",
-    )  # fmt: skip
+        vocab_size=151936,
+        hidden_size=896,
+        intermediate_size=4864,
+        num_hidden_layers=layers,
+        num_attention_heads=14,
+        num_key_value_heads=2,
+        tie_word_embeddings=True,
+        torch_dtype="bfloat16",
+    )
     with torch.device("meta"):
         shapes = {k: v.shape for k, v in AutoModelForCausalLM.from_config(config).state_dict().items()}
     folder.mkdir(parents=True)
@@ -108,8 +114,12 @@ def switch_vs_load(low: Path, high: Path, merged: Path) -> tuple[float, float]:
     """Seconds per α switch inside a loaded transformers model, and seconds to load the merged
     folder from disk instead, every weight touched (page cache warm: both read nothing cold)."""
     root = str(Path(__file__).resolve().parent.parent)
-    out = subprocess.run([sys.executable, "-c", SWITCH, str(low), str(high), str(merged), root], check=True,
-                         capture_output=True, text=True).stdout.split()  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", SWITCH, str(low), str(high), str(merged), root],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
     return float(out[-2]), float(out[-1])
 
 

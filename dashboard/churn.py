@@ -15,8 +15,14 @@ NOISE_WORDS = {
     "within": "within sampling noise: this churn does **not exceed** noise.",
     "below": "fewer than sampling noise gives: the solved sets move together **more** than noise alone would let them.",
 }
-FLIP_COLUMNS = {"from": "from", "to": "to", "gained": "gained", "expected_gained": "gained, expected from noise",
-                "lost": "lost", "expected_lost": "lost, expected from noise"}  # fmt: skip
+FLIP_COLUMNS = {
+    "from": "from",
+    "to": "to",
+    "gained": "gained",
+    "expected_gained": "gained, expected from noise",
+    "lost": "lost",
+    "expected_lost": "lost, expected from noise",
+}
 
 exp, f, v = controls.page_header("Per-problem churn")
 o = v.outcomes
@@ -34,8 +40,10 @@ if points:  # a clicked cell opens the samples view of that problem at the α cl
     view.put("problem", points[0]["y"])
     view.put("alpha", clicked)
     view.put("vs", low if clicked == high else high)
-    st.switch_page("dashboard/problem.py", query_params={"exp": exp, "problem": points[0]["y"], "alpha": clicked,
-                                                     "vs": view.get("vs")})  # fmt: skip
+    st.switch_page(
+        "dashboard/problem.py",
+        query_params={"exp": exp, "problem": points[0]["y"], "alpha": clicked, "vs": view.get("vs")},
+    )
 
 stats = v.churn(sel.solved_at)
 excess = stats["union_excess"]
@@ -47,8 +55,9 @@ c3.metric(f"best single ({stats['best_single']['label']})", stats["best_single"]
 c4.metric("flips expected from noise alone", f"{stats['total_flips_expected']:.1f}")
 st.markdown(
     f"**Churn against sampling noise.** {stats['total_flips']} flips between neighbouring α, where "
-    f"{stats['total_flips_expected']:.1f} are expected from sampling noise alone: a no-churn model (every α moves every "
-    f"problem's log-odds alike, fitted to these counts) simulated {stats['null_replicates']} times. The union solves "
+    f"{stats['total_flips_expected']:.1f} are expected from sampling noise alone: a no-churn model (every α moves "
+    f"every problem's log-odds alike, fitted to these counts) simulated {stats['null_replicates']} times. "
+    "The union solves "
     f"{stats['union_solved'] - stats['best_single']['solved']} more problems than the best single; beyond that model "
     f"{excess['estimate']:+.1f} [{excess['lo']:+.1f}, {excess['hi']:+.1f}] (95 %): "
     + NOISE_WORDS[noise_verdict(excess)]
@@ -62,10 +71,18 @@ if flipping:
         + view.link(problem=r["problem_id"], alpha=written(r["alpha_solved"]), vs=written(r["alpha_unsolved"]))
         for r in flipping
     ]
-    st.dataframe(table.drop(columns=["alpha_solved", "alpha_unsolved"]), hide_index=True, width="stretch",
-                 column_config={"samples": st.column_config.LinkColumn("samples view", display_text="compare solved vs unsolved")})  # fmt: skip
-    st.caption("Sortable by any column. A row's link opens the samples view at the first flip: an α where the problem "
-               "is solved next to one where it is not.")  # fmt: skip
+    st.dataframe(
+        table.drop(columns=["alpha_solved", "alpha_unsolved"]),
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "samples": st.column_config.LinkColumn("samples view", display_text="compare solved vs unsolved")
+        },
+    )
+    st.caption(
+        "Sortable by any column. A row's link opens the samples view at the first flip: an α where the problem "
+        "is solved next to one where it is not."
+    )
 else:
     st.info("No problem changes between solved and unsolved along α at this threshold.")
 st.subheader("Flips between neighbouring α, observed and expected from noise")

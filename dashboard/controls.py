@@ -33,8 +33,9 @@ def experiment_picker() -> str | None:
     if wanted and wanted not in ids:  # a stale or mistyped link: say so rather than switch silently
         st.warning(f"No experiment {wanted!r} with results in this database; showing the newest instead.")
     names = dict(zip(frame["id"], frame["name"], strict=True))
-    exp = view.bound(st.sidebar.selectbox, "exp", "Experiment", ids, default=ids[0],
-                     format_func=lambda i: f"{names[i]}  ({i})")  # fmt: skip
+    exp = view.bound(
+        st.sidebar.selectbox, "exp", "Experiment", ids, default=ids[0], format_func=lambda i: f"{names[i]}  ({i})"
+    )
     note = frame.set_index("id").loc[exp, "note"]
     if isinstance(note, str) and note.strip():  # a missing note is NaN or None in the frame
         st.sidebar.caption(f"**What this shows:** {note}")
@@ -66,21 +67,31 @@ def opt_min_tier() -> int | None:
     """The Frontier's rule for time-outs on tiny inputs (AnalysisSpec.opt_min_tier, `analyze
     --opt-min-tier`): a TLE/MLE whose first failing test is below this tier counts as a
     correctness failure; none, the default, counts every TLE/MLE as an optimization failure."""
-    value = view.bound(st.sidebar.selectbox, "tier", "Time-outs below tier count as wrong", ["none", *"234567"],
-                       default="none", help="Tier k: an input shorter than 10^k characters. A program that runs out "
-                       "of time on a 60-character input loops or is wrong; it is not slow at scale.")  # fmt: skip
+    value = view.bound(
+        st.sidebar.selectbox,
+        "tier",
+        "Time-outs below tier count as wrong",
+        ["none", *"234567"],
+        default="none",
+        help="Tier k: an input shorter than 10^k characters. A program that runs out "
+        "of time on a 60-character input loops or is wrong; it is not slow at scale.",
+    )
     return None if value == "none" else int(value)
 
 
 def tier_rule(tier: int | None) -> str:
     """The rule a page's failure shares use for time-outs on tiny inputs, in words."""
     if tier is None:
-        return ("Every time or memory failure counts as an optimization failure here, whatever the tier of its first "
-                "failing test (the sidebar's tier rule, `analyze --opt-min-tier T`, counts those below tier T as "
-                "correctness failures).")  # fmt: skip
-    return (f"A time or memory failure whose first failing test is below tier {tier} (an input shorter than "
-            f"10^{tier - 1} characters) counts as a correctness failure here, as `analyze --opt-min-tier {tier}` "
-            "counts it; the tier table (opened below) still lists every time-out by its tier.")  # fmt: skip
+        return (
+            "Every time or memory failure counts as an optimization failure here, whatever the tier of its first "
+            "failing test (the sidebar's tier rule, `analyze --opt-min-tier T`, counts those below tier T as "
+            "correctness failures)."
+        )
+    return (
+        f"A time or memory failure whose first failing test is below tier {tier} (an input shorter than "
+        f"10^{tier - 1} characters) counts as a correctness failure here, as `analyze --opt-min-tier {tier}` "
+        "counts it; the tier table (opened below) still lists every time-out by its tier."
+    )
 
 
 def sandbox_errors_line(v: ExperimentView) -> str | None:
@@ -89,18 +100,29 @@ def sandbox_errors_line(v: ExperimentView) -> str | None:
     if not errors["sandbox_errors"].sum():
         return None
     each = ", ".join(f"{label}: {n}" for label, n in zip(errors["label"], errors["sandbox_errors"], strict=True))
-    return (f"{errors['sandbox_errors'].sum()} samples were sandbox errors (the judge's fault, not the program's) and "
-            f"are left out of every number here ({each}); `analyze frontier --json` lists them as `sandbox_errors`.")  # fmt: skip
+    return (
+        f"{errors['sandbox_errors'].sum()} samples were sandbox errors (the judge's fault, not the program's) and "
+        f"are left out of every number here ({each}); `analyze frontier --json` lists them as `sandbox_errors`."
+    )
 
 
 def solved_at() -> float:
     """The one "solved" control: a problem is solved by a checkpoint when at least this share of
     its samples is correct. Every page that counts solved problems reads it from here."""
     view.put("solved", f"{_solved_state():g}")
-    return view.bound(st.sidebar.slider, "solved", "Solved = solve rate at least", default=SOLVED_AT, to_text=lambda v: f"{v:g}",
-                      from_text=float, min_value=0.05, max_value=1.0, step=0.05,
-                      help=f"Default {SOLVED_AT:.0%}: most samples correct. Counts of solved problems on "
-                           "every page use this; the lab's findings use the default.")  # fmt: skip
+    return view.bound(
+        st.sidebar.slider,
+        "solved",
+        "Solved = solve rate at least",
+        default=SOLVED_AT,
+        to_text=lambda v: f"{v:g}",
+        from_text=float,
+        min_value=0.05,
+        max_value=1.0,
+        step=0.05,
+        help=f"Default {SOLVED_AT:.0%}: most samples correct. Counts of solved problems on "
+        "every page use this; the lab's findings use the default.",
+    )
 
 
 def _solved_state() -> float:
@@ -112,8 +134,14 @@ def _solved_state() -> float:
 
 
 def averaging() -> str:
-    return view.bound(st.sidebar.radio, "avg", "Averaging", ["per_problem", "per_sample"], default="per_problem",
-                      format_func=lambda a: "per problem, then averaged" if a == "per_problem" else "pooled over samples")  # fmt: skip
+    return view.bound(
+        st.sidebar.radio,
+        "avg",
+        "Averaging",
+        ["per_problem", "per_sample"],
+        default="per_problem",
+        format_func=lambda a: "per problem, then averaged" if a == "per_problem" else "pooled over samples",
+    )
 
 
 def overlay_picker(exp: str) -> list[str]:
@@ -123,29 +151,51 @@ def overlay_picker(exp: str) -> list[str]:
     if not ids:
         return []
     names = dict(zip(frame["id"], frame["name"], strict=True))
-    return view.bound(st.sidebar.multiselect, "with", "Overlay experiments", ids, default=[],
-                      to_text=",".join, from_text=lambda s: [i for i in s.split(",") if i in ids],
-                      format_func=lambda i: f"{names[i]}  ({i})",
-                      help="Draw other experiments on the same axes: other endpoint pairs, benchmarks or settings.")  # fmt: skip
+    return view.bound(
+        st.sidebar.multiselect,
+        "with",
+        "Overlay experiments",
+        ids,
+        default=[],
+        to_text=",".join,
+        from_text=lambda s: [i for i in s.split(",") if i in ids],
+        format_func=lambda i: f"{names[i]}  ({i})",
+        help="Draw other experiments on the same axes: other endpoint pairs, benchmarks or settings.",
+    )
 
 
 def stacked() -> bool:
     """The outcome chart as stacked fractions (?stack=on) rather than one panel per class with its CI."""
-    return view.bound(st.sidebar.toggle, "stack", "Outcome chart: stacked (no CIs)", default=False,
-                      to_text=lambda on: "on" if on else "", from_text=lambda s: s == "on")  # fmt: skip
+    return view.bound(
+        st.sidebar.toggle,
+        "stack",
+        "Outcome chart: stacked (no CIs)",
+        default=False,
+        to_text=lambda on: "on" if on else "",
+        from_text=lambda s: s == "on",
+    )
 
 
 def ordering() -> str:
-    return view.bound(st.sidebar.radio, "order", "Row order", list(ORDERINGS), default="difficulty",
-                      format_func=ORDERINGS.get)  # fmt: skip
+    return view.bound(
+        st.sidebar.radio, "order", "Row order", list(ORDERINGS), default="difficulty", format_func=ORDERINGS.get
+    )
 
 
 def grid_page(problems: int, rows: int) -> int:
     pages = max(1, -(-problems // rows))
     if pages == 1:
         return 1
-    return view.bound(st.sidebar.number_input, "grid", f"Grid page (of {pages}, {rows} problems each)", default=1,
-                      to_text=str, from_text=int, min_value=1, max_value=pages)  # fmt: skip
+    return view.bound(
+        st.sidebar.number_input,
+        "grid",
+        f"Grid page (of {pages}, {rows} problems each)",
+        default=1,
+        to_text=str,
+        from_text=int,
+        min_value=1,
+        max_value=pages,
+    )
 
 
 def passk_checkpoints(v: ExperimentView) -> list[str]:
@@ -153,9 +203,16 @@ def passk_checkpoints(v: ExperimentView) -> list[str]:
     each checkpoint the gain table names as the best single at some k."""
     o = v.outcomes
     labels = dict(zip(o.checkpoints, o.labels, strict=True))
-    return view.bound(st.multiselect, "ck", "Checkpoints", o.checkpoints, default=passk_defaults(v),
-                      to_text=lambda cs: ",".join(cs) or NONE, from_text=lambda s: [c for c in s.split(",") if c in o.checkpoints],
-                      format_func=labels.get)  # fmt: skip
+    return view.bound(
+        st.multiselect,
+        "ck",
+        "Checkpoints",
+        o.checkpoints,
+        default=passk_defaults(v),
+        to_text=lambda cs: ",".join(cs) or NONE,
+        from_text=lambda s: [c for c in s.split(",") if c in o.checkpoints],
+        format_func=labels.get,
+    )
 
 
 NONE = "none"  # ?ck=none: every single curve deselected (an empty value would mean "the default")
@@ -164,9 +221,16 @@ NONE = "none"  # ?ck=none: every single curve deselected (an empty value would m
 def custom_pool(v: ExperimentView) -> list[str]:
     o = v.outcomes
     labels = dict(zip(o.checkpoints, o.labels, strict=True))
-    return view.bound(st.multiselect, "pool", "Pool builder: a custom ensemble", o.checkpoints, default=[],
-                      to_text=",".join, from_text=lambda s: [c for c in s.split(",") if c in o.checkpoints],
-                      format_func=labels.get)  # fmt: skip
+    return view.bound(
+        st.multiselect,
+        "pool",
+        "Pool builder: a custom ensemble",
+        o.checkpoints,
+        default=[],
+        to_text=",".join,
+        from_text=lambda s: [c for c in s.split(",") if c in o.checkpoints],
+        format_func=labels.get,
+    )
 
 
 def selection(exp: str, f: SampleFilter) -> Selection:
@@ -175,11 +239,17 @@ def selection(exp: str, f: SampleFilter) -> Selection:
     ck = view.get("ck")
     overlays = [i for i in (view.get("with") or "").split(",") if i and i != exp]
     return Selection(
-        exp=exp, filters=f, solved_at=_solved_state(), averaging=view.get("avg") or "per_problem",
-        overlays=tuple(overlays), ordering=view.get("order") or "difficulty", grid_page=int(view.get("grid") or 1),
+        exp=exp,
+        filters=f,
+        solved_at=_solved_state(),
+        averaging=view.get("avg") or "per_problem",
+        overlays=tuple(overlays),
+        ordering=view.get("order") or "difficulty",
+        grid_page=int(view.get("grid") or 1),
         checkpoints=None if ck is None else tuple(c for c in ck.split(",") if c),
-        custom=tuple(c for c in (view.get("pool") or "").split(",") if c), stacked=view.get("stack") == "on",
-    )  # fmt: skip
+        custom=tuple(c for c in (view.get("pool") or "").split(",") if c),
+        stacked=view.get("stack") == "on",
+    )
 
 
 def snapshot(v: ExperimentView) -> str:

@@ -129,8 +129,15 @@ def warm_up() -> None:
         if newest is None:
             return
         v = experiment_view(newest[0])
-        steps = (v.findings, lambda: v.frontier("per_problem"), lambda: v.order("difficulty"),
-                 lambda: v.churn(SOLVED_AT), v.pools, v.tiers, lambda: v.format_causes("per_problem"))  # fmt: skip
+        steps = (
+            v.findings,
+            lambda: v.frontier("per_problem"),
+            lambda: v.order("difficulty"),
+            lambda: v.churn(SOLVED_AT),
+            v.pools,
+            v.tiers,
+            lambda: v.format_causes("per_problem"),
+        )
         for step in steps:
             if _exiting.is_set():
                 return
@@ -159,8 +166,10 @@ def metrics(experiment_id: str) -> pl.DataFrame:
 @st.cache_data(ttl=5, show_spinner=False)
 def _metrics(path: str, experiment_id: str) -> pl.DataFrame:
     rows = _store(path).select(Metric, {"experiment_id": experiment_id})
-    return pl.DataFrame([dataclasses.asdict(m) for m in rows], schema={"experiment_id": pl.String, "step": pl.Int64,
-                                                                       "name": pl.String, "value": pl.Float64})  # fmt: skip
+    return pl.DataFrame(
+        [dataclasses.asdict(m) for m in rows],
+        schema={"experiment_id": pl.String, "step": pl.Int64, "name": pl.String, "value": pl.Float64},
+    )
 
 
 def lab_experiment() -> str | None:

@@ -76,8 +76,9 @@ class ExperimentView:
         from backend.analysis.provenance import from_store
 
         choices = asdict(self.filters) | {"solved_at": solved_at, "averaging": averaging}
-        return self._part(("provenance", solved_at, averaging), lambda: from_store(self._store(), self.experiment,
-                                                                                   **choices))  # fmt: skip
+        return self._part(
+            ("provenance", solved_at, averaging), lambda: from_store(self._store(), self.experiment, **choices)
+        )
 
     def frontier(self, averaging: str = "per_problem") -> pl.DataFrame:
         return self._part(("frontier", averaging), lambda: frontier_table(self.outcomes, averaging))

@@ -67,9 +67,11 @@ def figure_bytes(fig: go.Figure, fmt: str, scale: float | None = None) -> bytes:
     _use_debian_chromium()
     with _engine_lock:  # a figure with its own size keeps it: the scatter's labels are placed for that size
         return fig.to_image(
-            format=fmt, width=fig.layout.width or 1000, height=fig.layout.height or 600,
+            format=fmt,
+            width=fig.layout.width or 1000,
+            height=fig.layout.height or 600,
             scale=(scale or 2) if fmt == "png" else 1,
-        )  # fmt: skip
+        )
 
 
 def paper_bytes(fig: go.Figure, fmt: str) -> bytes:
@@ -199,9 +201,12 @@ def all_figures_zip(v: ExperimentView, sel: Selection) -> None:
 
     built = all_figures(v, sel)
     bar = st.progress(0.0, text="Rendering every figure in five formats…")
-    payload = figures_zip({name: fig for name, (fig, _) in built.items()}, data={name: t for name, (_, t) in built.items()},
-                          provenance=provenance(v, sel),
-                          progress=lambda done, total: bar.progress(done / total, text=f"Rendered {done} of {total} files…"))  # fmt: skip
+    payload = figures_zip(
+        {name: fig for name, (fig, _) in built.items()},
+        data={name: t for name, (_, t) in built.items()},
+        provenance=provenance(v, sel),
+        progress=lambda done, total: bar.progress(done / total, text=f"Rendered {done} of {total} files…"),
+    )
     bar.progress(1.0, text=f"{len(built)} figures and their data in {len(payload) / 1e6:.1f} MB")
     st.download_button("Download the zip", payload, f"{sel.exp}-figures.zip", "application/zip", key="zip-download")
 
@@ -214,5 +219,6 @@ def samples_download(exp: str, f: SampleFilter, problems: list[str]) -> None:
 
     payload = samples_jsonl(data.open_store(), exp, problems, f.setting)
     count = payload.count(b"\n")
-    st.download_button(f"Download {count} samples", payload, f"{exp}-samples.jsonl", "application/jsonl",
-                       key="jsonl-download")  # fmt: skip
+    st.download_button(
+        f"Download {count} samples", payload, f"{exp}-samples.jsonl", "application/jsonl", key="jsonl-download"
+    )

@@ -94,8 +94,15 @@ def churn_rows(v: ExperimentView, sel: Selection) -> list[str]:
 def churn_figure(v: ExperimentView, sel: Selection) -> tuple[go.Figure, pl.DataFrame]:
     o = v.outcomes
     index = [o.problems.index(p) for p in churn_rows(v, sel)]
-    fig = churn_heatmap(solve_rates(o)[index], [o.problems[i] for i in index], [o.titles[i] for i in index], o.labels,
-                        o.correct[index], o.n[index], experiment=data.experiment_label(sel.exp))  # fmt: skip
+    fig = churn_heatmap(
+        solve_rates(o)[index],
+        [o.problems[i] for i in index],
+        [o.titles[i] for i in index],
+        o.labels,
+        o.correct[index],
+        o.n[index],
+        experiment=data.experiment_label(sel.exp),
+    )
     return with_provenance(fig, provenance(v, sel)), solve_matrix(o)
 
 
@@ -110,8 +117,12 @@ def passk_curves(v: ExperimentView, sel: Selection) -> pl.DataFrame:
     """The pass@k page's curves: chosen checkpoints and multi-member pools of one experiment, or,
     with overlays, every experiment's pools with an `experiment` column."""
     if sel.overlays:
-        parts = [pl.concat([w.bands(_pools(w.pools())), w.held_out_best(_pools(w.pools()))], how="diagonal_relaxed")
-                 .with_columns(pl.lit(label).alias("experiment")) for label, w in views(v, sel).items()]  # fmt: skip
+        parts = [
+            pl.concat(
+                [w.bands(_pools(w.pools())), w.held_out_best(_pools(w.pools()))], how="diagonal_relaxed"
+            ).with_columns(pl.lit(label).alias("experiment"))
+            for label, w in views(v, sel).items()
+        ]
         return pl.concat(parts)
     o = v.outcomes
     wanted = passk_defaults(v) if sel.checkpoints is None else sel.checkpoints

@@ -55,8 +55,14 @@ def _input(container, name: str, field: FieldInfo, key: str, value):
     if choices:
         options = [None, *choices] if optional else list(choices)
         index = options.index(default) if default in options else 0
-        return container.selectbox(label, options, index=index, key=key, help=help_,
-                                   format_func=lambda v: none_word or "none" if v is None else str(v))  # fmt: skip
+        return container.selectbox(
+            label,
+            options,
+            index=index,
+            key=key,
+            help=help_,
+            format_func=lambda v: none_word or "none" if v is None else str(v),
+        )
     if base is bool:
         return container.checkbox(label, value=bool(default), key=key, help=help_)
     if base in (int, float):
@@ -76,17 +82,29 @@ def _number(container, base, label, field, default, optional, none_word, key, he
     # replace a typed 0 with the minimum and launch that.
     b = bounds(field)
     if optional:  # 0 stands for None: "(0 = all)"
-        value = container.number_input(f"{label} (0 = {none_word or 'none'})", min_value=base(0),
-                                       max_value=base(b["le"]) if "le" in b else None,
-                                       value=base(default or 0), key=key, help=help_)  # fmt: skip
+        value = container.number_input(
+            f"{label} (0 = {none_word or 'none'})",
+            min_value=base(0),
+            max_value=base(b["le"]) if "le" in b else None,
+            value=base(default or 0),
+            key=key,
+            help=help_,
+        )
         return value or None
     step = 1 if base is int else (0.01 if abs(default or 0) >= 0.01 or not default else float(default))
     fmt = "%.2e" if base is float and default and abs(default) < 1e-3 else None
     return container.number_input(label, value=base(default), step=base(step), key=key, help=help_, format=fmt)
 
 
-def spec_widgets(model: type[BaseModel], key: str, only: list[str] | None = None, skip: tuple[str, ...] = (),
-                 columns: int = 4, values: dict | None = None, form: str | None = None) -> dict:  # fmt: skip
+def spec_widgets(
+    model: type[BaseModel],
+    key: str,
+    only: list[str] | None = None,
+    skip: tuple[str, ...] = (),
+    columns: int = 4,
+    values: dict | None = None,
+    form: str | None = None,
+) -> dict:
     """Widgets for the spec's form fields in `columns` columns: {field: value}, showing `values`
     (a stored spec) where given and `form`'s launch errors at their fields. `only` picks and orders
     fields; fields marked form=False, and those in `skip`, are left to the page."""
@@ -94,5 +112,7 @@ def spec_widgets(model: type[BaseModel], key: str, only: list[str] | None = None
     fields = dict(ordered_fields(model))
     names = only or [n for n, f in fields.items() if extra(f).get("form", True) is not False and n not in skip]
     cols = st.columns(columns)
-    return {name: widget(cols[i % columns], name, fields[name], f"{key}-{name}", values.get(name, UNSET), form)
-            for i, name in enumerate(names)}  # fmt: skip
+    return {
+        name: widget(cols[i % columns], name, fields[name], f"{key}-{name}", values.get(name, UNSET), form)
+        for i, name in enumerate(names)
+    }

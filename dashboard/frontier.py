@@ -62,8 +62,9 @@ def recovery_and_trend() -> None:
     if recovered:
         st.caption(
             "**Does interpolation recover the checkpoints that are not merged?** Distance from each checkpoint "
-            "evaluated as it is (the SFT start of both endpoints, or another run) to the interpolation curve (endpoints "
-            "and interpolated α, in order) in (optimization, correctness) failure shares; dotted on the scatter. "
+            "evaluated as it is (the SFT start of both endpoints, or another run) to the interpolation curve "
+            "(endpoints and interpolated α, in order) in (optimization, correctness) failure shares; dotted on the "
+            "scatter. "
             "*status*: **shows** (off the curve) when the distance is above the 95th percentile of distances of "
             "checkpoints drawn from the nearest curve point's own rates (`p_value`); otherwise **does not show** when "
             "its 95% CI (bias-corrected, so it can reach 0) stays inside the `margin` — on the curve — and "

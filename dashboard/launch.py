@@ -24,8 +24,16 @@ FILTERS = {"lcb": LCBFilter, "ccplus": CCPlusFilter}
 PAGE_FIELDS = ("low", "high", "alphas", "bench", "problems")  # the sweep fields this page lays out itself
 # the form's groups, by field name (a spec's fields are declared flat, one file per command)
 JUDGING = {"backend", "time_limit_s", "memory_limit_mb"}
-RUNNING = {"engine", "executor", "ray_address", "gpu_busy", "gpus", "tensor_parallel_size", "live_switch",
-           "switch_endpoints"}  # fmt: skip
+RUNNING = {
+    "engine",
+    "executor",
+    "ray_address",
+    "gpu_busy",
+    "gpus",
+    "tensor_parallel_size",
+    "live_switch",
+    "switch_endpoints",
+}
 GROUPS = (
     ("Sampling", None),
     ("Where it runs: engine, executor, GPUs", RUNNING),
@@ -49,9 +57,14 @@ def checkpoint_field(model, name: str, key: str, form: str, value: str | None = 
     options = ["(type a path)", *registered]
     index = options.index(value) if value in registered else 0
     pick = st.selectbox(label, options, index=index, key=f"{key}-pick", format_func=lambda p: registered.get(p, p))
-    typed = st.text_input(f"{label}: path", "" if index or not value else value, key=f"{key}-path",
-                          placeholder="/path/to/checkpoint or org/name[@revision]", disabled=pick != options[0],
-                          help="Closed while a registered checkpoint is picked above: pick “(type a path)” to type one.")  # fmt: skip
+    typed = st.text_input(
+        f"{label}: path",
+        "" if index or not value else value,
+        key=f"{key}-path",
+        placeholder="/path/to/checkpoint or org/name[@revision]",
+        disabled=pick != options[0],
+        help="Closed while a registered checkpoint is picked above: pick “(type a path)” to type one.",
+    )
     chosen = typed.strip() if pick == options[0] else pick
     field_error(st, form, name)
     return chosen
@@ -62,10 +75,14 @@ def start_from(model) -> tuple[str, dict]:
     picking another one redraws every widget with its values; the stored spec, {} for the defaults)."""
     kind = model.model_fields["kind"].default  # the job kind, as the spec declares it
     stored = {e.id: e for e in origin.startable(store, kind)}
-    pick = st.selectbox("Start from experiment", ["", *stored], key=f"{kind}-start",
-                        format_func=lambda i: f"{stored[i].name} ({i})" if i else "(the spec's defaults)",
-                        help="Pre-fills every field from the spec stored with that experiment, its recipe "
-                             "included; the name is yours to give.")  # fmt: skip
+    pick = st.selectbox(
+        "Start from experiment",
+        ["", *stored],
+        key=f"{kind}-start",
+        format_func=lambda i: f"{stored[i].name} ({i})" if i else "(the spec's defaults)",
+        help="Pre-fills every field from the spec stored with that experiment, its recipe "
+        "included; the name is yours to give.",
+    )
     return (f"{pick}/" if pick else ""), (under_current_names(model, stored[pick].spec) if pick else {})
 
 
@@ -97,16 +114,25 @@ def problem_fields(key: str, form: str, spec: dict, measured) -> dict:
         st.caption(f"Benchmark and problems: those of **{measured.name}**, where these checkpoints were measured.")
     if wanted not in benches:
         st.warning(f"Problem set {wanted!r} is not in this database; import it (Import problems) or choose another.")
-    bench = st.selectbox(form_label("bench", SweepSpec.model_fields["bench"]), benches,
-                         index=benches.index(wanted) if wanted in benches else 0, key=f"{key}-bench-{wanted}",
-                         format_func=lambda b: f"{b} ({count(len(index.get(b, [])), 'problem')})",
-                         help=help_text(SweepSpec.model_fields["bench"]))  # fmt: skip
+    bench = st.selectbox(
+        form_label("bench", SweepSpec.model_fields["bench"]),
+        benches,
+        index=benches.index(wanted) if wanted in benches else 0,
+        key=f"{key}-bench-{wanted}",
+        format_func=lambda b: f"{b} ({count(len(index.get(b, [])), 'problem')})",
+        help=help_text(SweepSpec.model_fields["bench"]),
+    )
     field_error(st, form, "bench")
     titles = {pid: f"{pid}: {title}" + (f" ({diff})" if diff else "") for pid, title, diff in index.get(bench, [])}
     chosen = [p for p in source.get("problems") or [] if p in titles] if bench == wanted else []
-    problems = st.multiselect("Problems (none picked: every problem of the set)", list(titles), default=chosen,
-                              format_func=titles.get, key=f"{key}-problems-{bench}-{measured.id if measured else ''}",
-                              help=help_text(SweepSpec.model_fields["problems"]))  # fmt: skip
+    problems = st.multiselect(
+        "Problems (none picked: every problem of the set)",
+        list(titles),
+        default=chosen,
+        format_func=titles.get,
+        key=f"{key}-problems-{bench}-{measured.id if measured else ''}",
+        help=help_text(SweepSpec.model_fields["problems"]),
+    )
     field_error(st, form, "problems")
     return {"bench": bench, "problems": problems}
 
@@ -134,8 +160,10 @@ def launch_size(points: int | None, chosen: dict, options: dict) -> str:
     if points is None:
         return "Samples this launch runs: fix the fields above first."
     total = points * problems * options["n"]
-    return (f"This launch samples {count(points, 'checkpoint')} × {count(problems, 'problem')} × "
-            f"{options['n']} samples per problem = **{total:,} samples**, each judged in the sandbox.")  # fmt: skip
+    return (
+        f"This launch samples {count(points, 'checkpoint')} × {count(problems, 'problem')} × "
+        f"{options['n']} samples per problem = **{total:,} samples**, each judged in the sandbox."
+    )
 
 
 def sweep_points(grid: str, carried: dict) -> int | None:
@@ -150,12 +178,22 @@ def carried_fields(model, stored: dict) -> dict:
     """The stored spec's set fields that have no widget here (form=False: e.g. a sweep's independent
     checkpoints, an eval's Ray address): shown, and launched as stored."""
     fields = model.model_fields
-    carried = {k: v for k, v in stored.items() if v not in (None, [], "") and k in fields
-               and extra(fields[k]).get("form", True) is False and extra(fields[k]).get("cli", True)}  # fmt: skip
+    carried = {
+        k: v
+        for k, v in stored.items()
+        if v not in (None, [], "")
+        and k in fields
+        and extra(fields[k]).get("form", True) is False
+        and extra(fields[k]).get("cli", True)
+    }
     if carried:
-        st.caption("Also from the stored spec: " + "; ".join(
-            f"{form_label(k, model.model_fields[k])}: {', '.join(map(str, v)) if isinstance(v, list) else v}"
-            for k, v in carried.items()))  # fmt: skip
+        st.caption(
+            "Also from the stored spec: "
+            + "; ".join(
+                f"{form_label(k, model.model_fields[k])}: {', '.join(map(str, v)) if isinstance(v, list) else v}"
+                for k, v in carried.items()
+            )
+        )
     return carried
 
 
@@ -192,8 +230,9 @@ with sweep_tab:  # no st.form: the benchmark and problem choices follow the endp
         name: checkpoint_field(SweepSpec, name, f"{prefix}{name}", "sweep", stored.get(name))
         for name in ("low", "high")
     }
-    grid = widget(st, "alphas", SweepSpec.model_fields["alphas"], f"{prefix}sweep-alphas", stored.get("alphas", UNSET),
-                  "sweep")  # fmt: skip
+    grid = widget(
+        st, "alphas", SweepSpec.model_fields["alphas"], f"{prefix}sweep-alphas", stored.get("alphas", UNSET), "sweep"
+    )
     measured = measured_for(stored, list(ends.values()))
     chosen = problem_fields(f"{prefix}sweep", "sweep", stored, measured)
     options = grouped_options(SweepSpec, *recipe(f"{prefix}sweep", stored, measured), (*PAGE_FIELDS, "name"), "sweep")
@@ -204,12 +243,19 @@ with sweep_tab:  # no st.form: the benchmark and problem choices follow the endp
 with eval_tab:  # no st.form either: the benchmark follows the checkpoints as they are typed
     prefix, stored = start_from(EvalSpec)
     title = widget(st, "name", EvalSpec.model_fields["name"], f"{prefix}eval-name", None, "eval")
-    paths = widget(st, "checkpoints", EvalSpec.model_fields["checkpoints"], f"{prefix}eval-checkpoints",
-                   stored.get("checkpoints", UNSET), "eval")  # fmt: skip
+    paths = widget(
+        st,
+        "checkpoints",
+        EvalSpec.model_fields["checkpoints"],
+        f"{prefix}eval-checkpoints",
+        stored.get("checkpoints", UNSET),
+        "eval",
+    )
     measured = measured_for(stored, paths)
     chosen = problem_fields(f"{prefix}eval", "eval", stored, measured)
-    options = grouped_options(EvalSpec, *recipe(f"{prefix}eval", stored, measured),
-                              ("checkpoints", "bench", "problems", "name"), "eval")  # fmt: skip
+    options = grouped_options(
+        EvalSpec, *recipe(f"{prefix}eval", stored, measured), ("checkpoints", "bench", "problems", "name"), "eval"
+    )
     carried = carried_fields(EvalSpec, stored)
     st.info(launch_size(len(paths) or None, chosen, options))
     if st.button("Launch eval", type="primary", key="eval-launch"):

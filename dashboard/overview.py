@@ -64,8 +64,8 @@ if not experiments.empty and (exp := controls.experiment_picker()):
 def lab_styles_chart(experiment: str) -> None:
     st.plotly_chart(style_shares(data.lab_styles(experiment)), key="styles")
     st.caption(
-        f"Why the endpoints differ: θ_low is trained with a lenient reward (R_k, small k), which brute force passes, and "
-        f"θ_high with R_inf. Each sample is matched to the nearest of its problem's SFT programs (reference, brute "
+        "Why the endpoints differ: θ_low is trained with a lenient reward (R_k, small k), which brute force passes, "
+        f"and θ_high with R_inf. Each sample is matched to the nearest of its problem's SFT programs (reference, brute "
         f"force, buggy-fast) by token similarity with its own names folded together; below {MATCH:.0%} similarity it "
         f"resembles none (`backend/lab/styles.py`). Bars: bootstrap 95 % CIs over problems; grey: extrapolation."
     )
@@ -83,8 +83,9 @@ if lab_experiment:
     )
     # computed when opened: matching every sample against its problem's SFT programs takes a fresh
     # server 27 s of a 30 s first page on the loaded 2-core development machine (bench/first_page.py)
-    controls.on_open("Which SFT program each sample resembles, along α", "open-styles",
-                     lambda: lab_styles_chart(lab_experiment))  # fmt: skip
+    controls.on_open(
+        "Which SFT program each sample resembles, along α", "open-styles", lambda: lab_styles_chart(lab_experiment)
+    )
     if tests := data.lab_tests(lab_experiment):
         st.subheader("Miniature lab: its pre-registered test, withheld against kept references")
         st.table(pd.DataFrame(preregistered_rows(tests)).set_index("test"))

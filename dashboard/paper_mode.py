@@ -35,9 +35,17 @@ def paper_figure(fig: go.Figure) -> go.Figure:
         height=round(height_in * PX_PER_IN),
         font=dict(size=FONT_PX, family="Helvetica, Arial, sans-serif"),
         margin=dict(l=46, r=8, t=22 if panels > 1 else 14, b=36),
-        legend=dict(orientation="h", x=0, y=-0.3, yanchor="top", font=dict(size=FONT_PX - 1), tracegroupgap=0,
-                    itemwidth=30, title=dict(side="top", font=dict(size=FONT_PX - 1))),
-    )  # fmt: skip
+        legend=dict(
+            orientation="h",
+            x=0,
+            y=-0.3,
+            yanchor="top",
+            font=dict(size=FONT_PX - 1),
+            tracegroupgap=0,
+            itemwidth=30,
+            title=dict(side="top", font=dict(size=FONT_PX - 1)),
+        ),
+    )
     if any(getattr(t.marker, "showscale", False) for t in out.data if hasattr(t, "marker")):
         _scatter_for_print(out)
     out.update_annotations(font_size=FONT_PX)
@@ -55,8 +63,12 @@ def paper_figure(fig: go.Figure) -> go.Figure:
 def _scatter_for_print(fig: go.Figure) -> None:
     """The frontier scatter: square, its α colour bar kept (room on the right), its point labels left
     out (they are placed in pixels for the page's size; the colour bar and the shapes say α and kind)."""
-    fig.update_layout(height=round(WIDTH_IN * PX_PER_IN), margin_r=44, margin_t=8,
-                      annotations=[a for a in fig.layout.annotations if not a.showarrow])  # fmt: skip
+    fig.update_layout(
+        height=round(WIDTH_IN * PX_PER_IN),
+        margin_r=44,
+        margin_t=8,
+        annotations=[a for a in fig.layout.annotations if not a.showarrow],
+    )
     fig.update_traces(
         selector=lambda t: getattr(t.marker, "showscale", False),
         marker_colorbar=dict(thickness=8, x=1.02, title_font_size=FONT_PX, tickfont_size=FONT_PX - 1),

@@ -11,9 +11,12 @@ from backend.alpha import alpha_label
 from backend.analysis.ensembles import BEST
 from dashboard.plots import COLORS, LAYOUT, MAX_BANDS, NAMES, _band, _rgba, best_single_name, mark_alpha_axis
 
-RECOVERY_WORDS = {"shows": "off the curve", "does_not_show": "on the curve within the margin",
-                  "underpowered": "underpowered: neither off the curve nor shown within the margin",
-                  "not_tested": "not tested"}  # fmt: skip
+RECOVERY_WORDS = {
+    "shows": "off the curve",
+    "does_not_show": "on the curve within the margin",
+    "underpowered": "underpowered: neither off the curve nor shown within the margin",
+    "not_tested": "not tested",
+}
 
 
 def _ci(r: dict) -> str:
@@ -25,14 +28,20 @@ def recovery_overlay(fig: go.Figure, rows: list[dict]) -> go.Figure:
     from each independent checkpoint to the nearest point of the interpolation curve, its distance,
     CI and status (recovery.recovery) on hover."""
     for r in rows:
-        fig.add_trace(go.Scatter(
-            x=[r["correctness_share"], r["nearest_correctness_share"]],
-            y=[r["optimization_share"], r["nearest_optimization_share"]], mode="lines",
-            line=dict(color="#CC79A7", width=1.5, dash="dot"), name=f"{r['label']}: distance to interpolation",
-            hovertemplate=(f"{r['label']}: {r['distance']:.3f} from the interpolation curve ({_ci(r)}), "
-                           f"nearest at {alpha_label(round(r['nearest_alpha'], 2))}; {RECOVERY_WORDS[r['status']]}"
-                           "<extra></extra>"),
-        ))  # fmt: skip
+        fig.add_trace(
+            go.Scatter(
+                x=[r["correctness_share"], r["nearest_correctness_share"]],
+                y=[r["optimization_share"], r["nearest_optimization_share"]],
+                mode="lines",
+                line=dict(color="#CC79A7", width=1.5, dash="dot"),
+                name=f"{r['label']}: distance to interpolation",
+                hovertemplate=(
+                    f"{r['label']}: {r['distance']:.3f} from the interpolation curve ({_ci(r)}), "
+                    f"nearest at {alpha_label(round(r['nearest_alpha'], 2))}; {RECOVERY_WORDS[r['status']]}"
+                    "<extra></extra>"
+                ),
+            )
+        )
     return fig
 
 
@@ -44,18 +53,38 @@ def trend_bands(result: dict, title: str = "Failure shares along α, with simult
         if not rows:
             continue
         alphas = [b["alpha"] for b in rows]
-        fig.add_trace(go.Scatter(
-            x=alphas + alphas[::-1], y=[b["band_hi"] for b in rows] + [b["band_lo"] for b in rows][::-1],
-            mode="lines", fill="toself", fillcolor=_rgba(COLORS[cls], 0.2), line=dict(width=0), hoverinfo="skip",
-            name=f"{NAMES[cls]}: simultaneous 95% band",
-        ))  # fmt: skip
-        fig.add_trace(go.Scatter(x=alphas, y=[b["share"] for b in rows], mode="lines+markers", name=NAMES[cls],
-                                 line=dict(color=COLORS[cls])))  # fmt: skip
+        fig.add_trace(
+            go.Scatter(
+                x=alphas + alphas[::-1],
+                y=[b["band_hi"] for b in rows] + [b["band_lo"] for b in rows][::-1],
+                mode="lines",
+                fill="toself",
+                fillcolor=_rgba(COLORS[cls], 0.2),
+                line=dict(width=0),
+                hoverinfo="skip",
+                name=f"{NAMES[cls]}: simultaneous 95% band",
+            )
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=alphas,
+                y=[b["share"] for b in rows],
+                mode="lines+markers",
+                name=NAMES[cls],
+                line=dict(color=COLORS[cls]),
+            )
+        )
     mark_alpha_axis(fig, [b["alpha"] for b in result["bands"]])
     # the legend below, as on the other Frontier charts: on the right, its four long names took 370 px
     # of the width, leaving the plot 90 px wide in a 540 px column
-    fig.update_layout(title=title, xaxis_title="α", yaxis_title="share of samples", yaxis_tickformat=".0%",
-                      legend=dict(orientation="h", y=-0.25), **LAYOUT)  # fmt: skip
+    fig.update_layout(
+        title=title,
+        xaxis_title="α",
+        yaxis_title="share of samples",
+        yaxis_tickformat=".0%",
+        legend=dict(orientation="h", y=-0.25),
+        **LAYOUT,
+    )
     return fig
 
 
@@ -73,27 +102,62 @@ def gain_curves(gains, title: str = "Gain over the best single at each k, with 9
     for i, pool in enumerate(pools):
         rows = gains.filter(gains["pool"] == pool).sort("k")
         k, color, shown = rows["k"].to_list(), palette[i % len(palette)], i < MAX_BANDS
-        fig.add_trace(_band(k, rows["gain_lo"].to_list(), rows["gain_hi"].to_list(), color, name=f"{pool}: 95% CI",
-                            legendgroup=pool if shown else f"{pool}: band", showlegend=not shown,
-                            visible=True if shown else "legendonly"))  # fmt: skip
-        fig.add_trace(go.Scatter(x=k, y=rows["gain"].to_list(), mode="lines+markers", name=pool, legendgroup=pool,
-                                 line=dict(color=color), customdata=rows.select(BASELINE, "gain_lo", "gain_hi").rows(),
-                                 hovertemplate=f"{pool}<br>k=%{{x}} · gain %{{y:+.3f}} [%{{customdata[1]:+.3f}}, "
-                                               "%{customdata[2]:+.3f}] over %{customdata[0]}<extra></extra>"))  # fmt: skip
+        fig.add_trace(
+            _band(
+                k,
+                rows["gain_lo"].to_list(),
+                rows["gain_hi"].to_list(),
+                color,
+                name=f"{pool}: 95% CI",
+                legendgroup=pool if shown else f"{pool}: band",
+                showlegend=not shown,
+                visible=True if shown else "legendonly",
+            )
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=k,
+                y=rows["gain"].to_list(),
+                mode="lines+markers",
+                name=pool,
+                legendgroup=pool,
+                line=dict(color=color),
+                customdata=rows.select(BASELINE, "gain_lo", "gain_hi").rows(),
+                hovertemplate=f"{pool}<br>k=%{{x}} · gain %{{y:+.3f}} [%{{customdata[1]:+.3f}}, "
+                "%{customdata[2]:+.3f}] over %{customdata[0]}<extra></extra>",
+            )
+        )
     best = gains.filter(gains["pool"] == BEST).sort("k")
     if len(best):  # the zero line is the best single itself: named, each k's checkpoint on hover
-        fig.add_trace(go.Scatter(x=best["k"], y=[0.0] * len(best), mode="lines+markers",
-                                 name=best_single_name(best["k"].to_list(), best[BASELINE].to_list()),
-                                 line=dict(color="#000000", width=1.5, dash="dash"), marker=dict(size=4),
-                                 customdata=best[BASELINE].to_list(),
-                                 hovertemplate="k=%{x}: the best single is %{customdata}<extra></extra>"))  # fmt: skip
-    fig.update_layout(title=title, xaxis_title="k (samples)", yaxis_title="pass@k − best single's pass@k",
-                      legend=dict(orientation="h", y=-0.2, yanchor="top"), **LAYOUT)  # fmt: skip
+        fig.add_trace(
+            go.Scatter(
+                x=best["k"],
+                y=[0.0] * len(best),
+                mode="lines+markers",
+                name=best_single_name(best["k"].to_list(), best[BASELINE].to_list()),
+                line=dict(color="#000000", width=1.5, dash="dash"),
+                marker=dict(size=4),
+                customdata=best[BASELINE].to_list(),
+                hovertemplate="k=%{x}: the best single is %{customdata}<extra></extra>",
+            )
+        )
+    fig.update_layout(
+        title=title,
+        xaxis_title="k (samples)",
+        yaxis_title="pass@k − best single's pass@k",
+        legend=dict(orientation="h", y=-0.2, yanchor="top"),
+        **LAYOUT,
+    )
     return fig
 
 
-STYLE_NAMES = {"brute": "brute-force-style", "reference": "reference-style", "buggy": "buggy-fast-style",
-               "other": "like no SFT program", "no program": "no program"}  # fmt: skip
+STYLE_NAMES = {
+    "brute": "brute-force-style",
+    "reference": "reference-style",
+    "buggy": "buggy-fast-style",
+    "other": "like no SFT program",
+    "no program": "no program",
+}
 STYLE_COLORS = {
     "brute": "#E69F00",
     "reference": "#009E73",
@@ -111,12 +175,31 @@ def style_shares(frame: pl.DataFrame, title: str = "Which SFT program each sampl
         part = frame.filter(pl.col("style") == style)
         bars = None
         if "share_lo" in part.columns:
-            bars = dict(type="data", array=(part["share_hi"] - part["share"]).to_list(),
-                        arrayminus=(part["share"] - part["share_lo"]).to_list(), thickness=1, width=3)  # fmt: skip
-        fig.add_trace(go.Scatter(x=part["alpha"], y=part["share"], mode="lines+markers", name=name, error_y=bars,
-                                 line={"color": STYLE_COLORS[style]}))  # fmt: skip
+            bars = dict(
+                type="data",
+                array=(part["share_hi"] - part["share"]).to_list(),
+                arrayminus=(part["share"] - part["share_lo"]).to_list(),
+                thickness=1,
+                width=3,
+            )
+        fig.add_trace(
+            go.Scatter(
+                x=part["alpha"],
+                y=part["share"],
+                mode="lines+markers",
+                name=name,
+                error_y=bars,
+                line={"color": STYLE_COLORS[style]},
+            )
+        )
     mark_alpha_axis(fig, frame["alpha"].to_list())
-    fig.update_layout(title=title + "<br><sup>Bars: bootstrap 95% CI over problems; grey: extrapolation</sup>",
-                      xaxis_title="α", yaxis_title="share of samples", yaxis_tickformat=".0%",
-                      yaxis_range=[0, 1.02], legend={"orientation": "h", "y": -0.25}, **LAYOUT)  # fmt: skip
+    fig.update_layout(
+        title=title + "<br><sup>Bars: bootstrap 95% CI over problems; grey: extrapolation</sup>",
+        xaxis_title="α",
+        yaxis_title="share of samples",
+        yaxis_tickformat=".0%",
+        yaxis_range=[0, 1.02],
+        legend={"orientation": "h", "y": -0.25},
+        **LAYOUT,
+    )
     return fig

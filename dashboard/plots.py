@@ -41,8 +41,9 @@ ENDPOINT_LINE = dict(color="#555555", width=1.2, dash="dot")  # simple_white's d
 EXTRAPOLATED = dict(fillcolor="#000000", opacity=0.07, line_width=0, layer="below")
 
 
-def mark_alpha_axis(fig: go.Figure, alphas: list[float], row: int | None = None, col: int | None = None,
-                    label: bool = True) -> None:  # fmt: skip
+def mark_alpha_axis(
+    fig: go.Figure, alphas: list[float], row: int | None = None, col: int | None = None, label: bool = True
+) -> None:
     """The structure of an α axis: a dotted line at each endpoint (α = 0 and α = 1) and a grey shade
     over the extrapolated region (α < 0 and α > 1), under the traces so no colour changes over it."""
     where = dict(row=row, col=col) if row else {}
@@ -54,9 +55,17 @@ def mark_alpha_axis(fig: go.Figure, alphas: list[float], row: int | None = None,
     for x in (0, 1):
         fig.add_vline(x=x, line=ENDPOINT_LINE, **where)
     if label and (lo < 0 or hi > 1):  # above the plotting area, where it cannot cover the data
-        fig.add_annotation(x=hi if hi > 1 else lo, xref="x", y=1.0, yref="paper", yanchor="bottom",
-                           xanchor="right" if hi > 1 else "left", text="shaded: extrapolation", showarrow=False,
-                           font=dict(size=11, color="#555555"))  # fmt: skip
+        fig.add_annotation(
+            x=hi if hi > 1 else lo,
+            xref="x",
+            y=1.0,
+            yref="paper",
+            yanchor="bottom",
+            xanchor="right" if hi > 1 else "left",
+            text="shaded: extrapolation",
+            showarrow=False,
+            font=dict(size=11, color="#555555"),
+        )
 
 
 EXPERIMENT_COLORS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000"]
@@ -90,8 +99,11 @@ def with_provenance(fig: go.Figure, prov) -> go.Figure:
     # panels' own titles, which sit above their plots)
     panels = "xaxis2" in fig.layout.to_plotly_json()
     below = max(top, TITLE_LINE * (title.count("<br>") + 2) + (24 if panels else 0))
-    fig.update_layout(title=dict(text=title, y=1, yref="container", yanchor="top", pad_t=10), margin_t=below,
-                      meta={"provenance": prov.fields()})  # fmt: skip
+    fig.update_layout(
+        title=dict(text=title, y=1, yref="container", yanchor="top", pad_t=10),
+        margin_t=below,
+        meta={"provenance": prov.fields()},
+    )
     if fig.layout.height and fig.layout.width:  # a figure of its own size (the scatter's labels are placed
         fig.update_layout(height=fig.layout.height + below - top)  # in pixels) keeps its plot area: it grows
     return fig
@@ -122,8 +134,14 @@ def outcome_fractions(
     if stacked:
         return _stacked_fractions(tables, title, experiment)
     series = _series(tables)
-    fig = make_subplots(rows=2, cols=2, shared_xaxes=True, subplot_titles=[NAMES[c].split(" (")[0] for c in CLASSES],
-                        vertical_spacing=0.14, horizontal_spacing=0.1)  # fmt: skip
+    fig = make_subplots(
+        rows=2,
+        cols=2,
+        shared_xaxes=True,
+        subplot_titles=[NAMES[c].split(" (")[0] for c in CLASSES],
+        vertical_spacing=0.14,
+        horizontal_spacing=0.1,
+    )
     alphas: list[float] = []
     for i, (name, table) in enumerate(series.items()):
         t = table.filter(pl.col("alpha").is_not_null()).sort("alpha")
@@ -135,16 +153,39 @@ def outcome_fractions(
             label = name or NAMES[cls]
             if f"{cls}_lo" in t.columns:
                 x = t["alpha"].to_list()
-                fig.add_trace(go.Scatter(x=x + x[::-1], y=t[f"{cls}_hi"].to_list() + t[f"{cls}_lo"].to_list()[::-1],
-                                         mode="lines", fill="toself", fillcolor=_rgba(color, 0.2), line=dict(width=0),
-                                         hoverinfo="skip", name=f"{label}: 95% CI", legendgroup=label,
-                                         showlegend=False), row=row + 1, col=col + 1)  # fmt: skip
+                fig.add_trace(
+                    go.Scatter(
+                        x=x + x[::-1],
+                        y=t[f"{cls}_hi"].to_list() + t[f"{cls}_lo"].to_list()[::-1],
+                        mode="lines",
+                        fill="toself",
+                        fillcolor=_rgba(color, 0.2),
+                        line=dict(width=0),
+                        hoverinfo="skip",
+                        name=f"{label}: 95% CI",
+                        legendgroup=label,
+                        showlegend=False,
+                    ),
+                    row=row + 1,
+                    col=col + 1,
+                )
             template = "α=%{customdata[0]}<br>%{y:.1%}" + HOVER_CI if hover else "α=%{x}<br>%{y:.1%}"
-            fig.add_trace(go.Scatter(x=t["alpha"], y=t[cls], name=label, mode="lines+markers", legendgroup=label,
-                                     line=dict(color=color), marker=dict(size=5), showlegend=bool(name) and j == 0,
-                                     customdata=_hover_data(t, cls) if hover else None,
-                                     hovertemplate=template + "<extra>" + (f"{name}: " if name else "") + NAMES[cls]
-                                     + "</extra>"), row=row + 1, col=col + 1)  # fmt: skip
+            fig.add_trace(
+                go.Scatter(
+                    x=t["alpha"],
+                    y=t[cls],
+                    name=label,
+                    mode="lines+markers",
+                    legendgroup=label,
+                    line=dict(color=color),
+                    marker=dict(size=5),
+                    showlegend=bool(name) and j == 0,
+                    customdata=_hover_data(t, cls) if hover else None,
+                    hovertemplate=template + "<extra>" + (f"{name}: " if name else "") + NAMES[cls] + "</extra>",
+                ),
+                row=row + 1,
+                col=col + 1,
+            )
     for j in range(4):
         mark_alpha_axis(fig, alphas, row=j // 2 + 1, col=j % 2 + 1, label=False)
     fig.update_yaxes(tickformat=".0%", rangemode="tozero")
@@ -152,8 +193,12 @@ def outcome_fractions(
     fig.update_xaxes(title_text="α", row=2)
     fig.update_annotations(font_size=13)
     sub = "Shaded band: bootstrap 95% CI over problems; grey: extrapolation (α < 0 or α > 1)"
-    fig.update_layout(title=_titled(title, experiment) + f"<br><sup>{sub}</sup>", height=620,
-                      legend=dict(orientation="h", y=-0.12), **{**LAYOUT, "margin": {**LAYOUT["margin"], "t": 110}})  # fmt: skip
+    fig.update_layout(
+        title=_titled(title, experiment) + f"<br><sup>{sub}</sup>",
+        height=620,
+        legend=dict(orientation="h", y=-0.12),
+        **{**LAYOUT, "margin": {**LAYOUT["margin"], "t": 110}},
+    )
     return fig
 
 
@@ -170,17 +215,32 @@ def _stacked_fractions(tables: Tables, title: str, experiment: str | None) -> go
         hover = "n_samples" in t.columns
         for cls in CLASSES:
             template = "α=%{customdata[0]}<br>%{y:.1%}" + HOVER_CI if hover else "α=%{x}<br>%{y:.1%}"
-            fig.add_trace(go.Scatter(x=t["alpha"], y=t[cls], name=NAMES[cls], stackgroup=f"s{col}", mode="lines+markers",
-                                     line=dict(color=COLORS[cls]), legendgroup=cls, showlegend=col == 1,
-                                     customdata=_hover_data(t, cls) if hover else None,
-                                     hovertemplate=template + "<extra>" + NAMES[cls] + "</extra>"), row=1, col=col)  # fmt: skip
+            fig.add_trace(
+                go.Scatter(
+                    x=t["alpha"],
+                    y=t[cls],
+                    name=NAMES[cls],
+                    stackgroup=f"s{col}",
+                    mode="lines+markers",
+                    line=dict(color=COLORS[cls]),
+                    legendgroup=cls,
+                    showlegend=col == 1,
+                    customdata=_hover_data(t, cls) if hover else None,
+                    hovertemplate=template + "<extra>" + NAMES[cls] + "</extra>",
+                ),
+                row=1,
+                col=col,
+            )
         mark_alpha_axis(fig, t["alpha"].to_list(), row=1, col=col, label=col == 1)
     fig.update_yaxes(range=[0, 1.0], tickformat=".0%")
     fig.update_yaxes(title_text="fraction of samples", row=1, col=1)
     fig.update_xaxes(title_text="α  (θ_α = α·θ_high + (1−α)·θ_low)" if len(series) == 1 else "α")
     sub = "Stacked fractions without CIs (the panel view draws them); grey: extrapolation"
-    fig.update_layout(title=_titled(title, experiment) + f"<br><sup>{sub}</sup>", legend=dict(orientation="h", y=-0.25),
-                      **{**LAYOUT, "margin": {**LAYOUT["margin"], "t": 100}})  # fmt: skip
+    fig.update_layout(
+        title=_titled(title, experiment) + f"<br><sup>{sub}</sup>",
+        legend=dict(orientation="h", y=-0.25),
+        **{**LAYOUT, "margin": {**LAYOUT["margin"], "t": 100}},
+    )
     if len(series) > 1:  # room for the experiments' names above their panels
         fig.update_annotations(font_size=12)
         fig.update_layout(margin={**LAYOUT["margin"], "t": 150})
@@ -208,21 +268,49 @@ def solve_rate(tables: Tables, experiment: str | None = None) -> go.Figure:
     for i, (name, table) in enumerate(series.items()):
         t = table.filter(pl.col("alpha").is_not_null()).sort("alpha")
         color = COLORS["correct"] if len(series) == 1 else EXPERIMENT_COLORS[i % len(EXPERIMENT_COLORS)]
-        fig.add_trace(go.Scatter(x=list(t["alpha"]) + list(t["alpha"])[::-1], y=list(t["solve_rate_hi"]) + list(t["solve_rate_lo"])[::-1],
-                                 mode="lines", fill="toself", fillcolor=_rgba(color, 0.18), line=dict(width=0), hoverinfo="skip",
-                                 name=f"{name}: 95% CI" if name else "95% CI", legendgroup=name))  # fmt: skip
-        fig.add_trace(go.Scatter(x=t["alpha"], y=t["solve_rate"], mode="lines+markers", legendgroup=name,
-                                 name=name or "solve rate", line=dict(color=color),
-                                 customdata=_hover_data(t, "solve_rate") if "n_samples" in t.columns else None,
-                                 hovertemplate=(f"{name}<br>" if name else "") + "α=%{customdata[0]}<br>solve rate %{y:.1%}" + HOVER_CI
-                                 + "<extra></extra>" if "n_samples" in t.columns else None))  # fmt: skip
+        fig.add_trace(
+            go.Scatter(
+                x=list(t["alpha"]) + list(t["alpha"])[::-1],
+                y=list(t["solve_rate_hi"]) + list(t["solve_rate_lo"])[::-1],
+                mode="lines",
+                fill="toself",
+                fillcolor=_rgba(color, 0.18),
+                line=dict(width=0),
+                hoverinfo="skip",
+                name=f"{name}: 95% CI" if name else "95% CI",
+                legendgroup=name,
+            )
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=t["alpha"],
+                y=t["solve_rate"],
+                mode="lines+markers",
+                legendgroup=name,
+                name=name or "solve rate",
+                line=dict(color=color),
+                customdata=_hover_data(t, "solve_rate") if "n_samples" in t.columns else None,
+                hovertemplate=(f"{name}<br>" if name else "")
+                + "α=%{customdata[0]}<br>solve rate %{y:.1%}"
+                + HOVER_CI
+                + "<extra></extra>"
+                if "n_samples" in t.columns
+                else None,
+            )
+        )
         top += t["solve_rate_hi"].to_list()
         alphas += t["alpha"].to_list()
     mark_alpha_axis(fig, alphas)
     fig.update_yaxes(range=[0, min(1.0, max(top) * 1.15)])
     title = _titled("Solve rate along α (bootstrap 95% CI over problems)", experiment) + f"<br><sup>{SOLVE_RATE}</sup>"
-    fig.update_layout(title=title, xaxis_title="α", yaxis_title="solve rate (pass@1)", yaxis_tickformat=".0%",
-                      legend=dict(orientation="h", y=-0.25), **{**LAYOUT, "margin": {**LAYOUT["margin"], "t": 120}})  # fmt: skip
+    fig.update_layout(
+        title=title,
+        xaxis_title="α",
+        yaxis_title="solve rate (pass@1)",
+        yaxis_tickformat=".0%",
+        legend=dict(orientation="h", y=-0.25),
+        **{**LAYOUT, "margin": {**LAYOUT["margin"], "t": 120}},
+    )
     return fig
 
 
@@ -248,16 +336,33 @@ def churn_heatmap(
     hover = [f"{titles[p]}<br>{labels[c]}: {correct[p, c]}/{n[p, c]} correct" for p in range(P) for c in range(C)]
     height = max(400, 22 * P + 160)
     size = max(6, min(40, int(min((height - 160) / max(P, 1), 700 / max(C, 1)) * 0.9)))
-    fig = go.Figure(go.Scatter(
-        x=xs, y=ys, mode="markers", text=hover, hovertemplate="%{text}<extra></extra>",
-        marker=dict(symbol="square", size=size, color=np.nan_to_num(rates, nan=0.0).ravel(), colorscale="Viridis",
-                    cmin=0, cmax=1, colorbar=dict(title="solve rate"), line=dict(width=0)),
-    ))  # fmt: skip
+    fig = go.Figure(
+        go.Scatter(
+            x=xs,
+            y=ys,
+            mode="markers",
+            text=hover,
+            hovertemplate="%{text}<extra></extra>",
+            marker=dict(
+                symbol="square",
+                size=size,
+                color=np.nan_to_num(rates, nan=0.0).ravel(),
+                colorscale="Viridis",
+                cmin=0,
+                cmax=1,
+                colorbar=dict(title="solve rate"),
+                line=dict(width=0),
+            ),
+        )
+    )
     # every column labelled, along the top: the grid is taller than a screen, its bottom axis out of sight
-    fig.update_layout(title=_titled("Per-problem solve rate along α (click a cell to open the problem)", experiment),
-                      yaxis=dict(autorange="reversed", type="category"),
-                      xaxis=dict(type="category", side="top", tickangle=-45, dtick=1), height=height,
-                      **{**LAYOUT, "margin": dict(l=60, r=20, t=150, b=30)})  # fmt: skip
+    fig.update_layout(
+        title=_titled("Per-problem solve rate along α (click a cell to open the problem)", experiment),
+        yaxis=dict(autorange="reversed", type="category"),
+        xaxis=dict(type="category", side="top", tickangle=-45, dtick=1),
+        height=height,
+        **{**LAYOUT, "margin": dict(l=60, r=20, t=150, b=30)},
+    )
     return fig
 
 
@@ -279,18 +384,34 @@ def best_single_name(ks: list[int], checkpoints: list[str]) -> str:
 def _band(x: list, lo: list, hi: list, color: str, **kwargs) -> go.Scatter:
     """A CI band whose edges are drawn in its curve's colour: where bands overlap, their fills mix
     into one tint, and the edges still say which band ends where."""
-    return go.Scatter(x=x + x[::-1], y=hi + lo[::-1], mode="lines", fill="toself", fillcolor=_rgba(color, 0.1),
-                      line=dict(width=0.8, color=_rgba(color, 0.6), dash="dot"), hoverinfo="skip", **kwargs)  # fmt: skip
+    return go.Scatter(
+        x=x + x[::-1],
+        y=hi + lo[::-1],
+        mode="lines",
+        fill="toself",
+        fillcolor=_rgba(color, 0.1),
+        line=dict(width=0.8, color=_rgba(color, 0.6), dash="dot"),
+        hoverinfo="skip",
+        **kwargs,
+    )
 
 
 def _best_single_curve(fig: go.Figure, best: pl.DataFrame) -> list[float]:
     """The per-k best single (the gain table's baseline): black, dashed, each point naming its checkpoint."""
     best = best.sort("k")
     name = best_single_name(best["k"].to_list(), best["checkpoint"].to_list())
-    fig.add_trace(go.Scatter(x=best["k"], y=best["pass_at_k"], mode="lines+markers", name=name,
-                             line=dict(color="#000000", dash="dash", width=1.5), marker=dict(size=5),
-                             customdata=best["checkpoint"].to_list(),
-                             hovertemplate="best single at k=%{x}: %{customdata} · pass@k %{y:.1%}<extra></extra>"))  # fmt: skip
+    fig.add_trace(
+        go.Scatter(
+            x=best["k"],
+            y=best["pass_at_k"],
+            mode="lines+markers",
+            name=name,
+            line=dict(color="#000000", dash="dash", width=1.5),
+            marker=dict(size=5),
+            customdata=best["checkpoint"].to_list(),
+            hovertemplate="best single at k=%{x}: %{customdata} · pass@k %{y:.1%}<extra></extra>",
+        )
+    )
     return best["pass_at_k"].to_list()
 
 
@@ -315,29 +436,53 @@ def passk_figure(curves: pl.DataFrame, experiment: str | None = None, best: pl.D
             band = "lo" in c.columns and c["lo"].null_count() == 0
             if band:  # past MAX_BANDS a band waits in the legend: six overlapping ones were unreadable
                 shown = (bands := bands + 1) <= MAX_BANDS
-                fig.add_trace(_band(list(c["k"]), list(c["lo"]), list(c["hi"]), color, name=f"{name}: 95% CI",
-                                    legendgroup=name if shown else f"{name}: band", showlegend=not shown,
-                                    visible=True if shown else "legendonly"))  # fmt: skip
+                fig.add_trace(
+                    _band(
+                        list(c["k"]),
+                        list(c["lo"]),
+                        list(c["hi"]),
+                        color,
+                        name=f"{name}: 95% CI",
+                        legendgroup=name if shown else f"{name}: band",
+                        showlegend=not shown,
+                        visible=True if shown else "legendonly",
+                    )
+                )
                 values += c["lo"].to_list() + c["hi"].to_list()
             values += c["pass_at_k"].to_list()
-            fig.add_trace(go.Scatter(x=c["k"], y=c["pass_at_k"], mode="lines", name=name, legendgroup=name,
-                                     line=dict(color=color, dash=DASHES[l_i % len(DASHES)] if by_exp else "solid"),
-                                     customdata=_passk_hover(c, band), hovertemplate=_PASSK_HOVER))  # fmt: skip
+            fig.add_trace(
+                go.Scatter(
+                    x=c["k"],
+                    y=c["pass_at_k"],
+                    mode="lines",
+                    name=name,
+                    legendgroup=name,
+                    line=dict(color=color, dash=DASHES[l_i % len(DASHES)] if by_exp else "solid"),
+                    customdata=_passk_hover(c, band),
+                    hovertemplate=_PASSK_HOVER,
+                )
+            )
     if best is not None and len(best):
         values += _best_single_curve(fig, best)
     top = int(curves["k"].max()) if len(curves) else 1
     ticks = [k for k in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000) if k <= top] or [1]
     values = [v for v in values if v is not None and v == v]
-    fig.update_layout(title=_titled("pass@k (unbiased estimator, mean over problems, 95% CI bands)", experiment),
-                      xaxis_title="k", yaxis_title="pass@k",
-                      xaxis=dict(type="log", tickvals=ticks, ticktext=[str(k) for k in ticks]),  # whole k only
-                      yaxis=dict(tickformat=".0%", range=fitted_range(values or [0.0], min_span=0.05)),
-                      legend=dict(orientation="h", y=-0.2, yanchor="top"), **LAYOUT)  # fmt: skip
+    fig.update_layout(
+        title=_titled("pass@k (unbiased estimator, mean over problems, 95% CI bands)", experiment),
+        xaxis_title="k",
+        yaxis_title="pass@k",
+        xaxis=dict(type="log", tickvals=ticks, ticktext=[str(k) for k in ticks]),  # whole k only
+        yaxis=dict(tickformat=".0%", range=fitted_range(values or [0.0], min_span=0.05)),
+        legend=dict(orientation="h", y=-0.2, yanchor="top"),
+        **LAYOUT,
+    )
     return fig
 
 
-_PASSK_HOVER = ("%{customdata[0]}<br>k=%{x} · pass@k %{y:.1%}<br>95% CI %{customdata[1]}"
-                " · n=%{customdata[2]} problems%{customdata[3]}<extra></extra>")  # fmt: skip
+_PASSK_HOVER = (
+    "%{customdata[0]}<br>k=%{x} · pass@k %{y:.1%}<br>95% CI %{customdata[1]}"
+    " · n=%{customdata[2]} problems%{customdata[3]}<extra></extra>"
+)
 
 
 def _passk_hover(c: pl.DataFrame, band: bool) -> list[list]:
@@ -369,20 +514,43 @@ def training_curves(metrics: pl.DataFrame) -> dict[str, go.Figure]:
         fig = go.Figure()
         for column, name in present.items():
             color = (colors or {}).get(column)
-            fig.add_trace(go.Scatter(x=wide["step"], y=wide[column], mode="lines+markers", name=name,
-                                     line=dict(color=color) if color else None, marker=dict(size=4)))  # fmt: skip
+            fig.add_trace(
+                go.Scatter(
+                    x=wide["step"],
+                    y=wide[column],
+                    mode="lines+markers",
+                    name=name,
+                    line=dict(color=color) if color else None,
+                    marker=dict(size=4),
+                )
+            )
         fig.update_layout(title=title, xaxis_title="step", yaxis_title=y, **LAYOUT)
         if pct:
             fig.update_layout(yaxis_tickformat=".0%", yaxis_range=[0, 1])
         figures[key] = fig
 
     lines("reward", "Mean reward per step", {"reward_mean": "reward (sandbox)"}, y="mean reward")
-    lines("outcomes", "Outcome classes of the step's completions", {f"frac_{c}": NAMES[c] for c in CLASSES},
-          {f"frac_{c}": COLORS[c] for c in CLASSES}, pct=True, y="fraction of completions")  # fmt: skip
+    lines(
+        "outcomes",
+        "Outcome classes of the step's completions",
+        {f"frac_{c}": NAMES[c] for c in CLASSES},
+        {f"frac_{c}": COLORS[c] for c in CLASSES},
+        pct=True,
+        y="fraction of completions",
+    )
     tiers = {c: c.removeprefix("pass_") for c in wide.columns if c.startswith("pass_R_")}
-    lines("pass_per_tier", "Pass rate per R_k (tests with input < 10^k characters; 100% when a problem has none)",
-          tiers, pct=True, y="completions passing R_k")  # fmt: skip
+    lines(
+        "pass_per_tier",
+        "Pass rate per R_k (tests with input < 10^k characters; 100% when a problem has none)",
+        tiers,
+        pct=True,
+        y="completions passing R_k",
+    )
     lines("kl", "KL to the reference policy", {"kl": "KL"}, y="KL (nats)")
-    lines("length", "Completion length (tokens)", {"completions/mean_length": "mean", "completions/max_length": "max"},
-          y="tokens")  # fmt: skip
+    lines(
+        "length",
+        "Completion length (tokens)",
+        {"completions/mean_length": "mean", "completions/max_length": "max"},
+        y="tokens",
+    )
     return figures

@@ -15,8 +15,14 @@ v = controls.load_view(exp)
 if v is None:
     st.stop()
 o = v.outcomes
-pid = view.bound(st.selectbox, "problem", "Problem", o.problems, default=o.problems[0],
-                 format_func=lambda p: f"{o.titles[o.problems.index(p)]}  ({p})")  # fmt: skip
+pid = view.bound(
+    st.selectbox,
+    "problem",
+    "Problem",
+    o.problems,
+    default=o.problems[0],
+    format_func=lambda p: f"{o.titles[o.problems.index(p)]}  ({p})",
+)
 problem, tests = data.problem(pid)
 heading.title(problem.title if problem and problem.title else pid)
 if problem is None:
@@ -33,8 +39,13 @@ with st.expander("Statement", expanded=False):
 
 p = o.problems.index(pid)
 with st.expander("Outcomes per checkpoint", expanded=False):
-    st.dataframe(pd.DataFrame({"checkpoint": o.labels, "α": o.alphas, **{k: v[p] for k, v in o.counts.items()}, "samples": o.n[p]}),
-                 hide_index=True, width="stretch")  # fmt: skip
+    st.dataframe(
+        pd.DataFrame(
+            {"checkpoint": o.labels, "α": o.alphas, **{k: v[p] for k, v in o.counts.items()}, "samples": o.n[p]}
+        ),
+        hide_index=True,
+        width="stretch",
+    )
 
 samples, evals = data.problem_samples(exp, pid)
 samples_view(o, problem, samples, evals, tests)

@@ -47,8 +47,14 @@ def samples_view(
     sides = []
     for col, key, default in zip(st.columns(2), ("alpha", "vs"), (low, high), strict=True):
         with col:
-            name = view.bound(st.selectbox, key, "α" if key == "alpha" else "compared with α", names, default=default,
-                              format_func=shown.get)  # fmt: skip
+            name = view.bound(
+                st.selectbox,
+                key,
+                "α" if key == "alpha" else "compared with α",
+                names,
+                default=default,
+                format_func=shown.get,
+            )
             ckpt = o.checkpoints[names.index(name)]
             mine = sorted((s for s in samples if s.checkpoint_id == ckpt), key=lambda s: s.sample_idx)
             if not mine:
@@ -56,8 +62,12 @@ def samples_view(
                 sides.append((name, None))
                 continue
             by_idx = {s.sample_idx: s for s in mine}
-            idx = st.selectbox("Sample", list(by_idx), key=f"sample-{key}-{ckpt}",
-                               format_func=lambda i, c=ckpt: f"sample {i}: {_outcome(by_key.get((c, i)))}")  # fmt: skip
+            idx = st.selectbox(
+                "Sample",
+                list(by_idx),
+                key=f"sample-{key}-{ckpt}",
+                format_func=lambda i, c=ckpt: f"sample {i}: {_outcome(by_key.get((c, i)))}",
+            )
             sample = by_idx[idx]
             one_sample(sample, by_key.get((ckpt, sample.sample_idx)), problem, {t.idx: t for t in tests})
             sides.append((name, sample))
@@ -99,8 +109,10 @@ def one_sample(s: Sample, e: Evaluation | None, problem: Problem, tests: dict[in
             # which otherwise covered the last row on a narrow column
             height = min(LADDER_ROW * (len(rows) + 1) + SCROLLBAR + 3, 600)
             st.dataframe(styled, hide_index=True, width="stretch", row_height=LADDER_ROW, height=height)
-            st.caption(f"Tests in ascending input length; time limit {problem.time_limit_s:g} s, memory "
-                       f"{problem.memory_limit_mb} MB. Judging stops at the first failure: later tests are {NOT_RUN}.")  # fmt: skip
+            st.caption(
+                f"Tests in ascending input length; time limit {problem.time_limit_s:g} s, memory "
+                f"{problem.memory_limit_mb} MB. Judging stops at the first failure: later tests are {NOT_RUN}."
+            )
         failed = first_failure(e.test_results)
         if failed and failed.detail:
             with st.expander("Failure detail: the checker's message or the end of stderr (traceback)"):
@@ -128,5 +140,10 @@ def failing_input(test: Test, key: str) -> None:
     with st.expander(f"Input of the first failing test (test {test.idx}, {test.input_len:,} characters)"):
         cut = test.input[:INPUT_SHOWN]
         st.code(cut + ("\n…" if len(test.input) > INPUT_SHOWN else ""), language="text")
-        st.download_button("Download the whole input", test.input, f"{test.problem_id.replace('/', '_')}-test{test.idx}.in",
-                           "text/plain", key=f"input-{key}-{test.idx}")  # fmt: skip
+        st.download_button(
+            "Download the whole input",
+            test.input,
+            f"{test.problem_id.replace('/', '_')}-test{test.idx}.in",
+            "text/plain",
+            key=f"input-{key}-{test.idx}",
+        )

@@ -63,11 +63,14 @@ def failure_scatter(tables: Tables, experiment: str | None = None) -> go.Figure:
         title=_titled("The correctness–efficiency frontier (95% CIs over problems)", experiment),
         xaxis=dict(title="correctness failures (fraction of samples)", tickformat=".0%", range=area.x_range),
         yaxis=dict(title="optimization failures (fraction of samples)", tickformat=".0%", range=area.y_range),
-        legend=dict(orientation="h", x=0, y=-62 / area.plot_height, yanchor="top",
-                    title=dict(text=SHAPES + "<br>", side="top")),
-        **{**LAYOUT, "margin": {**margin, "autoexpand": False}}, width=area.width, height=area.height,
+        legend=dict(
+            orientation="h", x=0, y=-62 / area.plot_height, yanchor="top", title=dict(text=SHAPES + "<br>", side="top")
+        ),
+        **{**LAYOUT, "margin": {**margin, "autoexpand": False}},
+        width=area.width,
+        height=area.height,
         annotations=label_annotations(points, area),
-    )  # fmt: skip
+    )
     return fig
 
 
@@ -83,23 +86,38 @@ def _points(part: pl.DataFrame, is_merged: bool, single: bool, name: str, color:
     if single and is_merged:
         alphas = part["alpha"].to_list()
         lo, hi = min(alphas), max(alphas)
-        marker = dict(size=12, color=alphas, colorscale=ALPHA_SCALE, cmin=lo, cmax=hi if hi > lo else lo + 1,
-                      showscale=True, colorbar=dict(title="α", x=1.02, xanchor="left", y=0.5, len=1.0, thickness=18),
-                      symbol=symbols, line=outline)  # fmt: skip
+        marker = dict(
+            size=12,
+            color=alphas,
+            colorscale=ALPHA_SCALE,
+            cmin=lo,
+            cmax=hi if hi > lo else lo + 1,
+            showscale=True,
+            colorbar=dict(title="α", x=1.02, xanchor="left", y=0.5, len=1.0, thickness=18),
+            symbol=symbols,
+            line=outline,
+        )
     else:
         marker = dict(size=12 if is_merged else 13, color=color, symbol=symbols, line=outline)
     # not "independently trained": the SFT checkpoint is the shared start of both endpoints
-    label = ("merged (α)" if is_merged else "not merged (evaluated as is)") if single else (
-        name if is_merged else f"{name}: not merged")  # fmt: skip
+    label = (
+        ("merged (α)" if is_merged else "not merged (evaluated as is)")
+        if single
+        else (name if is_merged else f"{name}: not merged")
+    )
     return go.Scatter(
-        x=part["correctness_failure"].to_list(), y=part["optimization_failure"].to_list(),
+        x=part["correctness_failure"].to_list(),
+        y=part["optimization_failure"].to_list(),
         mode="markers+lines" if is_merged else "markers",
-        name=label, marker=marker, legendgroup=name, customdata=_scatter_hover(part),
+        name=label,
+        marker=marker,
+        legendgroup=name,
+        customdata=_scatter_hover(part),
         line=dict(color="#bbbbbb" if single else color, width=1),
         hovertemplate=(f"{name}<br>" if name else "") + "α=%{customdata[0]} · n=%{customdata[1]} samples<br>"
-                      "correctness failures %{x:.1%} (95% CI %{customdata[2]:.1%}–%{customdata[3]:.1%})<br>"
-                      "optimization failures %{y:.1%} (95% CI %{customdata[4]:.1%}–%{customdata[5]:.1%})<extra></extra>",
-    )  # fmt: skip
+        "correctness failures %{x:.1%} (95% CI %{customdata[2]:.1%}–%{customdata[3]:.1%})<br>"
+        "optimization failures %{y:.1%} (95% CI %{customdata[4]:.1%}–%{customdata[5]:.1%})<extra></extra>",
+    )
 
 
 def _ci_bars(fig: go.Figure, part: pl.DataFrame, colors: list[str], group: str) -> None:
@@ -109,12 +127,22 @@ def _ci_bars(fig: go.Figure, part: pl.DataFrame, colors: list[str], group: str) 
     for r, color in zip(part.iter_rows(named=True), colors, strict=True):
         x, y = r["correctness_failure"], r["optimization_failure"]
         bar = dict(type="data", symmetric=False, color=_faded(color), thickness=1.5, width=CAP)
-        fig.add_trace(go.Scatter(
-            x=[x], y=[y], mode="markers", marker=dict(opacity=0), hoverinfo="skip", showlegend=False,
-            legendgroup=group, name=f"{r['label']}: 95% CI",
-            error_x=bar | dict(array=[r["correctness_failure_hi"] - x], arrayminus=[x - r["correctness_failure_lo"]]),
-            error_y=bar | dict(array=[r["optimization_failure_hi"] - y], arrayminus=[y - r["optimization_failure_lo"]]),
-        ))  # fmt: skip
+        fig.add_trace(
+            go.Scatter(
+                x=[x],
+                y=[y],
+                mode="markers",
+                marker=dict(opacity=0),
+                hoverinfo="skip",
+                showlegend=False,
+                legendgroup=group,
+                name=f"{r['label']}: 95% CI",
+                error_x=bar
+                | dict(array=[r["correctness_failure_hi"] - x], arrayminus=[x - r["correctness_failure_lo"]]),
+                error_y=bar
+                | dict(array=[r["optimization_failure_hi"] - y], arrayminus=[y - r["optimization_failure_lo"]]),
+            )
+        )
 
 
 def _faded(color: str) -> str:
@@ -134,10 +162,13 @@ def _scatter_hover(t: pl.DataFrame) -> list[list]:
     cols = ["correctness_failure_lo", "correctness_failure_hi", "optimization_failure_lo", "optimization_failure_hi"]
     have = all(c in t.columns for c in [*cols, "n_samples"])
     return [
-        [alpha_text(r["alpha"]) if r["alpha"] is not None else r["label"], r["n_samples"] if have else "?",
-         *((r[c] for c in cols) if have else (float("nan"),) * 4)]
+        [
+            alpha_text(r["alpha"]) if r["alpha"] is not None else r["label"],
+            r["n_samples"] if have else "?",
+            *((r[c] for c in cols) if have else (float("nan"),) * 4),
+        ]
         for r in t.iter_rows(named=True)
-    ]  # fmt: skip
+    ]
 
 
 @dataclass(frozen=True)
@@ -159,8 +190,16 @@ def _labelled(part: pl.DataFrame, is_merged: bool) -> list[Point]:
     for r in part.iter_rows(named=True):
         x, y = r["correctness_failure"], r["optimization_failure"]
         text = alpha_label(r["alpha"]) if is_merged else r["label"]
-        ends = (r["correctness_failure_lo"], r["correctness_failure_hi"], r["optimization_failure_lo"],
-                r["optimization_failure_hi"]) if have else (x, x, y, y)  # fmt: skip
+        ends = (
+            (
+                r["correctness_failure_lo"],
+                r["correctness_failure_hi"],
+                r["optimization_failure_lo"],
+                r["optimization_failure_hi"],
+            )
+            if have
+            else (x, x, y, y)
+        )
         out.append(Point(x, y, text, *ends))
     return out
 
@@ -182,8 +221,10 @@ class Area:
     def px(self, x: float, y: float) -> tuple[float, float]:
         (x0, x1), (y0, y1) = self.x_range, self.y_range
         plot_width = self.width - self.margin["l"] - self.margin["r"]
-        return (self.margin["l"] + (x - x0) / (x1 - x0) * plot_width,
-                self.margin["t"] + (y1 - y) / (y1 - y0) * self.plot_height)  # fmt: skip
+        return (
+            self.margin["l"] + (x - x0) / (x1 - x0) * plot_width,
+            self.margin["t"] + (y1 - y) / (y1 - y0) * self.plot_height,
+        )
 
     def inside(self, box: Box) -> bool:
         m = self.margin
@@ -211,8 +252,11 @@ def _obstacles(points: list[Point], area: Area) -> list[Box]:
     for p in points:
         cx, cy = area.px(p.x, p.y)
         (left, low), (right, high) = area.px(p.x_lo, p.y_lo), area.px(p.x_hi, p.y_hi)
-        out += [(cx - MARKER_HALF, cy - MARKER_HALF, cx + MARKER_HALF, cy + MARKER_HALF),
-                (left - 1, cy - CAP - 1, right + 1, cy + CAP + 1), (cx - CAP - 1, high - 1, cx + CAP + 1, low + 1)]  # fmt: skip
+        out += [
+            (cx - MARKER_HALF, cy - MARKER_HALF, cx + MARKER_HALF, cy + MARKER_HALF),
+            (left - 1, cy - CAP - 1, right + 1, cy + CAP + 1),
+            (cx - CAP - 1, high - 1, cx + CAP + 1, low + 1),
+        ]
     return out
 
 
@@ -246,8 +290,25 @@ def label_annotations(points: list[Point], area: Area) -> list[dict]:
     for p, offset in zip(points, place_labels(points, area), strict=True):
         if offset is None:
             continue  # no free place: the point's hover still names it
-        out.append(dict(x=p.x, y=p.y, xref="x", yref="y", text=p.text, showarrow=True, ax=offset[0], ay=offset[1],
-                        axref="pixel", ayref="pixel", xanchor="center", yanchor="middle", arrowhead=0, arrowwidth=0.8,
-                        arrowcolor="rgba(80,80,80,0.6)", standoff=MARKER_HALF,
-                        font=dict(size=LABEL_FONT, color="#222222")))  # fmt: skip
+        out.append(
+            dict(
+                x=p.x,
+                y=p.y,
+                xref="x",
+                yref="y",
+                text=p.text,
+                showarrow=True,
+                ax=offset[0],
+                ay=offset[1],
+                axref="pixel",
+                ayref="pixel",
+                xanchor="center",
+                yanchor="middle",
+                arrowhead=0,
+                arrowwidth=0.8,
+                arrowcolor="rgba(80,80,80,0.6)",
+                standoff=MARKER_HALF,
+                font=dict(size=LABEL_FONT, color="#222222"),
+            )
+        )
     return out

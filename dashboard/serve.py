@@ -59,13 +59,23 @@ def _draw_once() -> None:
 
     alphas, problems = [0.0, 0.5, 1.0], ["p0", "p1"]
     rows = [(f"c{i}", p, a) for i, a in enumerate(alphas) for p in problems]
-    counts = pl.DataFrame({
-        "checkpoint_id": [c for c, _, _ in rows], "problem_id": [p for _, p, _ in rows], "n": [4] * len(rows),
-        "correct": [1, 2] * 3, "optimization_failure": [1, 0] * 3, "correctness_failure": [1, 1] * 3,
-        "format_failure": [1, 1] * 3, "alpha": [a for _, _, a in rows], "kind": ["merged"] * len(rows),
-        "label": [alpha_label(a) for _, _, a in rows], "difficulty": ["easy"] * len(rows), "platform": [None] * len(rows),
-        "title": [p for _, p, _ in rows],
-    })  # fmt: skip
+    counts = pl.DataFrame(
+        {
+            "checkpoint_id": [c for c, _, _ in rows],
+            "problem_id": [p for _, p, _ in rows],
+            "n": [4] * len(rows),
+            "correct": [1, 2] * 3,
+            "optimization_failure": [1, 0] * 3,
+            "correctness_failure": [1, 1] * 3,
+            "format_failure": [1, 1] * 3,
+            "alpha": [a for _, _, a in rows],
+            "kind": ["merged"] * len(rows),
+            "label": [alpha_label(a) for _, _, a in rows],
+            "difficulty": ["easy"] * len(rows),
+            "platform": [None] * len(rows),
+            "title": [p for _, p, _ in rows],
+        }
+    )
     outcomes = to_outcomes(counts)
     table = {"warm-up": frontier_table(outcomes, replicates=10)}
     for draw in (outcome_fractions, failure_scatter, solve_rate):

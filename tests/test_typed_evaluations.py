@@ -55,8 +55,11 @@ def _v6_file(path: Path) -> None:
 
 
 def test_a_judged_sample_is_stored_and_read_back_typed(store):
-    tests = [TestResult(0, 3, 1, "AC", 0.01, 0.02, 9.0, "ok " * 200), TestResult(1, 40, 2, "WA", 0.02, 0.03, 9.5, "x" * 900),
-             TestResult(2, 500, 3, None)]  # fmt: skip
+    tests = [
+        TestResult(0, 3, 1, "AC", 0.01, 0.02, 9.0, "ok " * 200),
+        TestResult(1, 40, 2, "WA", 0.02, 0.03, 9.5, "x" * 900),
+        TestResult(2, 500, 3, None),
+    ]
     wrong = JudgeResult("correctness_failure", "WA", 1, 2, 1, tests, rewards(tests), cpu_s=0.02, mem_mb=9.5,
                         accounting="cgroup-v1")  # fmt: skip
     store.put(

@@ -63,11 +63,20 @@ def churn_stats(o: Outcomes, at_least: float = SOLVED_AT, null_replicates: int =
     null = no_churn_null(o, at_least, pairs, null_replicates, seed)
     gained, lost = _flips(solved, pairs)
     flips = [
-        {"from": o.labels[a], "to": o.labels[b], "alpha_from": o.alphas[a], "alpha_to": o.alphas[b],
-         "gained": int(g), "lost": int(x), "expected_gained": float(eg), "expected_lost": float(ex)}
-        for (a, b), g, x, eg, ex in zip(pairs, gained, lost, null["gained"].mean(axis=0), null["lost"].mean(axis=0),
-                                        strict=True)
-    ]  # fmt: skip
+        {
+            "from": o.labels[a],
+            "to": o.labels[b],
+            "alpha_from": o.alphas[a],
+            "alpha_to": o.alphas[b],
+            "gained": int(g),
+            "lost": int(x),
+            "expected_gained": float(eg),
+            "expected_lost": float(ex),
+        }
+        for (a, b), g, x, eg, ex in zip(
+            pairs, gained, lost, null["gained"].mean(axis=0), null["lost"].mean(axis=0), strict=True
+        )
+    ]
     inside = [i for i in on_axis if 0.0 <= o.alphas[i] <= 1.0]
     outside = [i for i in on_axis if not 0.0 <= o.alphas[i] <= 1.0]
     in_any = solved[:, inside].any(axis=1) if inside else np.zeros(len(o.problems), bool)
@@ -190,7 +199,15 @@ def flipping_problems(o: Outcomes, at_least: float = SOLVED_AT) -> list[dict]:
         ranges = [f"{o.alphas[r[0][1]]:g}" + (f" … {o.alphas[r[-1][1]]:g}" if len(r) > 1 else "") for r in runs]
         first_flip = next(i for i in range(len(pattern) - 1) if pattern[i] != pattern[i + 1])
         solved_at, unsolved_at = sorted((first_flip, first_flip + 1), key=lambda i: not pattern[i])
-        rows.append({"problem_id": o.problems[p], "title": o.titles[p], "difficulty": o.difficulty[p], "flips": flips,
-                     "solved at α": ", ".join(ranges),  # the first flip's two sides, for a samples view link:
-                     "alpha_solved": o.alphas[on_axis[solved_at]], "alpha_unsolved": o.alphas[on_axis[unsolved_at]]})  # fmt: skip
+        rows.append(
+            {
+                "problem_id": o.problems[p],
+                "title": o.titles[p],
+                "difficulty": o.difficulty[p],
+                "flips": flips,
+                "solved at α": ", ".join(ranges),  # the first flip's two sides, for a samples view link:
+                "alpha_solved": o.alphas[on_axis[solved_at]],
+                "alpha_unsolved": o.alphas[on_axis[unsolved_at]],
+            }
+        )
     return rows

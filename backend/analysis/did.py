@@ -70,8 +70,10 @@ def _at(o: Outcomes, alpha: float) -> int | None:
 def difference_in_differences(withheld: np.ndarray, kept: np.ndarray, spec: DidSpec | None = None) -> Did:
     """The statistic, its bootstrap CI and status from per-problem changes of each set."""
     spec = spec or DidSpec()
-    criterion = (f"mean change on the withheld set − on the kept set, {spec.ci_level:.0%} CI lower bound > 0; "
-                 f"needed effect {spec.needed:+g}")  # fmt: skip
+    criterion = (
+        f"mean change on the withheld set − on the kept set, {spec.ci_level:.0%} CI lower bound > 0; "
+        f"needed effect {spec.needed:+g}"
+    )
     withheld, kept = np.asarray(withheld, dtype=float), np.asarray(kept, dtype=float)
     if not len(withheld) or not len(kept):
         return Did("not_tested", None, None, None, None, None, (len(withheld), len(kept)), criterion)
@@ -82,8 +84,16 @@ def difference_in_differences(withheld: np.ndarray, kept: np.ndarray, spec: DidS
     tail = 50 * (1 - spec.ci_level)
     lo, hi = float(np.percentile(reps, tail)), float(np.percentile(reps, 100 - tail))
     point = float(withheld.mean() - kept.mean())
-    return Did(status_of(lo, hi, spec.needed), point, lo, hi, float(withheld.mean()), float(kept.mean()),
-               (len(withheld), len(kept)), criterion)  # fmt: skip
+    return Did(
+        status_of(lo, hi, spec.needed),
+        point,
+        lo,
+        hi,
+        float(withheld.mean()),
+        float(kept.mean()),
+        (len(withheld), len(kept)),
+        criterion,
+    )
 
 
 def status_of(ci_low: float, ci_high: float, needed: float) -> str:

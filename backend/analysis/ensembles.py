@@ -35,9 +35,19 @@ def passk_per_checkpoint(o: Outcomes, kmax: int | None = None, replicates: int =
             lo, hi = percentile_ci((drawn @ curve) / np.maximum(drawn.sum(axis=1, keepdims=True), 1))
         else:
             lo, hi = [None] * kmax, [None] * kmax
-        rows.append(pl.DataFrame({"label": o.labels[c], "checkpoint_id": o.checkpoints[c], "k": np.arange(1, kmax + 1),
-                                  "pass_at_k": curve.mean(axis=0), "lo": lo, "hi": hi,
-                                  "n_problems": int(has.sum())}))  # fmt: skip
+        rows.append(
+            pl.DataFrame(
+                {
+                    "label": o.labels[c],
+                    "checkpoint_id": o.checkpoints[c],
+                    "k": np.arange(1, kmax + 1),
+                    "pass_at_k": curve.mean(axis=0),
+                    "lo": lo,
+                    "hi": hi,
+                    "n_problems": int(has.sum()),
+                }
+            )
+        )
     return pl.concat(rows)
 
 
@@ -54,8 +64,11 @@ def sampled_kmax(o: Outcomes, checkpoints: list[str]) -> int:
 def empty_cells(o: Outcomes, checkpoints: list[str] | None = None) -> list[dict]:
     """The (checkpoint, problem) cells with no judged sample, which the pass@k curves leave out."""
     idx = [o.checkpoints.index(c) for c in (checkpoints or o.checkpoints)]
-    return [{"checkpoint_id": o.checkpoints[c], "label": o.labels[c], "problem_id": o.problems[p]}
-            for c in idx for p in np.flatnonzero(o.n[:, c] == 0)]  # fmt: skip
+    return [
+        {"checkpoint_id": o.checkpoints[c], "label": o.labels[c], "problem_id": o.problems[p]}
+        for c in idx
+        for p in np.flatnonzero(o.n[:, c] == 0)
+    ]
 
 
 def short_problems(o: Outcomes, checkpoints: list[str], at_least: int) -> list[dict]:
@@ -64,9 +77,13 @@ def short_problems(o: Outcomes, checkpoints: list[str], at_least: int) -> list[d
     idx = [o.checkpoints.index(c) for c in checkpoints]
     short = o.n[:, idx] < at_least
     lacking = "no judged sample" if at_least == 1 else f"fewer than {at_least} judged samples"
-    return [{"problem_id": o.problems[p], "reason": f"{lacking} of "
-             + ", ".join(o.labels[idx[j]] for j in np.flatnonzero(short[p]))}
-            for p in np.flatnonzero(short.any(axis=1))]  # fmt: skip
+    return [
+        {
+            "problem_id": o.problems[p],
+            "reason": f"{lacking} of " + ", ".join(o.labels[idx[j]] for j in np.flatnonzero(short[p])),
+        }
+        for p in np.flatnonzero(short.any(axis=1))
+    ]
 
 
 def sampled_problems(o: Outcomes, checkpoints: list[str], at_least: int) -> tuple[Outcomes, list[dict]]:
@@ -180,10 +197,28 @@ def pool_bands(o: Outcomes, pools: dict[str, list[str]], kmax: int | None = None
         if not ks:
             continue
         mean, lo, hi = mean_with_ci(pool_curve(sub, members, ks))
-        rows.append(pl.DataFrame({"label": name, "k": ks, "pass_at_k": mean, "lo": lo, "hi": hi,
-                                  "members": len(members), "n_problems": len(sub.problems)}))  # fmt: skip
-    schema = {"label": pl.String, "k": pl.Int64, "pass_at_k": pl.Float64, "lo": pl.Float64, "hi": pl.Float64,
-              "members": pl.Int64, "n_problems": pl.Int64}  # fmt: skip
+        rows.append(
+            pl.DataFrame(
+                {
+                    "label": name,
+                    "k": ks,
+                    "pass_at_k": mean,
+                    "lo": lo,
+                    "hi": hi,
+                    "members": len(members),
+                    "n_problems": len(sub.problems),
+                }
+            )
+        )
+    schema = {
+        "label": pl.String,
+        "k": pl.Int64,
+        "pass_at_k": pl.Float64,
+        "lo": pl.Float64,
+        "hi": pl.Float64,
+        "members": pl.Int64,
+        "n_problems": pl.Int64,
+    }
     return pl.concat(rows) if rows else pl.DataFrame(schema=schema)
 
 
@@ -260,10 +295,23 @@ def gain_table(
         else:
             point, (lo, hi) = in_sample, percentile_ci(W @ curve)
         members = 1 if name == BEST else len(named[name])
-        rows += [{"pool": name, "members": members, "k": int(k), "pass_at_k": point[j], "lo": lo[j], "hi": hi[j],
-                  "pass_at_k_in_sample": in_sample[j], "gain": gain[0, j], "gain_lo": gain_lo[j],
-                  "gain_hi": gain_hi[j], "baseline": o.checkpoints[best[j]], "n_problems": len(o.problems)}
-                 for j, k in enumerate(ks)]  # fmt: skip
+        rows += [
+            {
+                "pool": name,
+                "members": members,
+                "k": int(k),
+                "pass_at_k": point[j],
+                "lo": lo[j],
+                "hi": hi[j],
+                "pass_at_k_in_sample": in_sample[j],
+                "gain": gain[0, j],
+                "gain_lo": gain_lo[j],
+                "gain_hi": gain_hi[j],
+                "baseline": o.checkpoints[best[j]],
+                "n_problems": len(o.problems),
+            }
+            for j, k in enumerate(ks)
+        ]
     return pl.DataFrame(rows)
 
 
@@ -286,14 +334,17 @@ def _cross_fitted(o, named, candidates, ks, kmax: int, greedy: bool, splits: int
     n_a = np.broadcast_to((o.n // 2).T, c_a.shape)
     n_all, c_all = o.n.T, o.correct.T
     halves = (miss_ratio_table(n_a, c_a, kmax), miss_ratio_table(n_all - n_a, c_all - c_a, kmax))
-    fit = CrossFit({name: np.zeros((len(weights), len(ks))) for name in named},
-                   {name: np.zeros((len(weights), len(ks))) for name in (BEST, *(["greedy"] * greedy))})  # fmt: skip
+    fit = CrossFit(
+        {name: np.zeros((len(weights), len(ks))) for name in named},
+        {name: np.zeros((len(weights), len(ks))) for name in (BEST, *(["greedy"] * greedy))},
+    )
     for choose, score in (halves, halves[::-1]):
         pools = {}
         for name, idx in named.items():
             if greedy and name == "greedy":  # chosen on the choosing half of each split, like the best single
-                pools[name] = np.stack([_pool_values(score[s], _greedy(choose[s], kmax, candidates), ks)
-                                        for s in range(splits)])  # fmt: skip
+                pools[name] = np.stack(
+                    [_pool_values(score[s], _greedy(choose[s], kmax, candidates), ks) for s in range(splits)]
+                )
             else:
                 pools[name] = _pool_values(score, idx, ks)  # split × problem × k
         for j, k in enumerate(ks):

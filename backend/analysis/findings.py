@@ -225,23 +225,39 @@ def check_frontier(o: Outcomes, spec: FindingsSpec) -> Finding:
     low, high = _endpoints(o)
     s, P = _shares(o, bootstrap_weights(len(o.problems), spec.replicates, spec.seed)), len(o.problems)
     parts = [
-        above_zero("optimization failures fall from θ_low to θ_high", *_diff(s["opt"], low, high), spec,
-                   "opt(α=0) − opt(α=1), share of samples", P),
-        above_zero("correctness failures rise from θ_low to θ_high", *_diff(s["corr"], high, low), spec,
-                   "corr(α=1) − corr(α=0), share of samples", P),
+        above_zero(
+            "optimization failures fall from θ_low to θ_high",
+            *_diff(s["opt"], low, high),
+            spec,
+            "opt(α=0) − opt(α=1), share of samples",
+            P,
+        ),
+        above_zero(
+            "correctness failures rise from θ_low to θ_high",
+            *_diff(s["corr"], high, low),
+            spec,
+            "corr(α=1) − corr(α=0), share of samples",
+            P,
+        ),
         equivalent("solve rate flat: solve(α=1) − solve(α=0)", *_diff(s["solve"], high, low), spec, P),
-    ]  # fmt: skip
-    finding = combine("frontier", parts, "optimization failures fall and correctness failures rise from α=0 to α=1 "
-                      f"(each {spec.ci_level:.0%} CI > 0), while the solve rate stays within ±{spec.margin:g} "
-                      f"({spec.equivalence_level:.0%} CI)")  # fmt: skip
+    ]
+    finding = combine(
+        "frontier",
+        parts,
+        "optimization failures fall and correctness failures rise from α=0 to α=1 "
+        f"(each {spec.ci_level:.0%} CI > 0), while the solve rate stays within ±{spec.margin:g} "
+        f"({spec.equivalence_level:.0%} CI)",
+    )
     finding.excluded_problems = _unsampled(o, [low, high])
     return finding
 
 
 def _unsampled(o: Outcomes, idx: list[int]) -> list[dict]:
     """Problems some of these checkpoints has no judged sample of: each share leaves them out at that α."""
-    return [e | {"reason": e["reason"] + ": left out of the shares at that α"}
-            for e in short_problems(o, [o.checkpoints[i] for i in idx], 1)]  # fmt: skip
+    return [
+        e | {"reason": e["reason"] + ": left out of the shares at that α"}
+        for e in short_problems(o, [o.checkpoints[i] for i in idx], 1)
+    ]
 
 
 def check_extrapolation(o: Outcomes, spec: FindingsSpec, f1: Finding | None = None) -> Finding:
@@ -265,18 +281,34 @@ def check_extrapolation(o: Outcomes, spec: FindingsSpec, f1: Finding | None = No
     for side, endpoint, name in ((below, low, "α=0"), (above, high, "α=1")):
         if side is None:
             side_name = "α < 0" if endpoint == low else "α > 1"
-            parts.append(Part(f"no checkpoint at {side_name}", "not_tested", None, None, None, criterion,
-                              f"no checkpoint beyond {name}: sweep there to test extrapolation"))  # fmt: skip
+            parts.append(
+                Part(
+                    f"no checkpoint at {side_name}",
+                    "not_tested",
+                    None,
+                    None,
+                    None,
+                    criterion,
+                    f"no checkpoint beyond {name}: sweep there to test extrapolation",
+                )
+            )
             continue
         a = alpha_label(o.alphas[side])
         toward, away = (side, endpoint) if endpoint == low else (endpoint, side)
-        share = above_zero(f"opt share more extreme at {a} than at {name}", *_diff(s["opt_share"], toward, away),
-                           spec, f"opt_share({o.alphas[toward]:g}) − opt_share({o.alphas[away]:g})",
-                           len(o.problems))  # fmt: skip
+        share = above_zero(
+            f"opt share more extreme at {a} than at {name}",
+            *_diff(s["opt_share"], toward, away),
+            spec,
+            f"opt_share({o.alphas[toward]:g}) − opt_share({o.alphas[away]:g})",
+            len(o.problems),
+        )
         why = _no_share(o, side) or _no_share(o, endpoint)
         parts.append(undefined(share.name, share.criterion, why) if why else share)
-        parts.append(non_inferior(f"solve rate at {a} not worse than at {name}", *_diff(s["solve"], side, endpoint),
-                                  spec, len(o.problems)))  # fmt: skip
+        parts.append(
+            non_inferior(
+                f"solve rate at {a} not worse than at {name}", *_diff(s["solve"], side, endpoint), spec, len(o.problems)
+            )
+        )
     finding = combine("extrapolation", parts, criterion)
     finding.excluded_problems = _unsampled(o, [i for i in (below, low, high, above) if i is not None])
     return finding
@@ -308,8 +340,9 @@ def _complete_axis(o: Outcomes) -> tuple[Outcomes, list[dict]]:
     try:
         return sampled_problems(axis, axis.checkpoints, 2)
     except UserError:
-        raise UserError("the churn and ensemble tests need at least 2 samples of every merged checkpoint on a "
-                        "problem") from None  # fmt: skip
+        raise UserError(
+            "the churn and ensemble tests need at least 2 samples of every merged checkpoint on a problem"
+        ) from None
 
 
 @dataclass
@@ -382,14 +415,30 @@ def check_ensemble(o: Outcomes, spec: FindingsSpec) -> Finding:
         kept, excluded = sampled_problems(o, list(dict.fromkeys([*merged(o), *members])), 2)
         kmax = gain_kmax(kept, merged(kept))
     except UserError as err:
-        return Finding("ensemble", "not_tested", None, None, None, "a matched-budget pool beats the best single",
-                       [], f"too few samples per cell ({err})")  # fmt: skip
+        return Finding(
+            "ensemble",
+            "not_tested",
+            None,
+            None,
+            None,
+            "a matched-budget pool beats the best single",
+            [],
+            f"too few samples per cell ({err})",
+        )
     half = int(kept.n[:, [kept.checkpoints.index(c) for c in merged(kept)]].min()) // 2
     k = min(kmax, int(spec.ensemble_k_fraction * half))
     if k < 1:
-        return Finding("ensemble", "not_tested", None, None, None, "a matched-budget pool beats the best single",
-                       [], "too few samples per cell for a pass@k below the measuring half's size; sample more",
-                       excluded_problems=excluded)  # fmt: skip
+        return Finding(
+            "ensemble",
+            "not_tested",
+            None,
+            None,
+            None,
+            "a matched-budget pool beats the best single",
+            [],
+            "too few samples per cell for a pass@k below the measuring half's size; sample more",
+            excluded_problems=excluded,
+        )
     table = gain_table(o, {name: members}, seed=spec.seed, ks=[k], level=spec.ci_level)
     row = next(r for r in table.to_dicts() if r["pool"] == name)
     criterion = (
@@ -398,8 +447,16 @@ def check_ensemble(o: Outcomes, spec: FindingsSpec) -> Finding:
         f"(the gain table's row at k = {k}, `analyze ensembles`)"
     )
     part = gain_part(f"pool ({name}) − best single at pass@{k}", row, spec, criterion)
-    return Finding("ensemble", part.status, part.statistic, part.ci_low, part.ci_high, part.criterion, [part],
-                   excluded_problems=excluded)  # fmt: skip
+    return Finding(
+        "ensemble",
+        part.status,
+        part.statistic,
+        part.ci_low,
+        part.ci_high,
+        part.criterion,
+        [part],
+        excluded_problems=excluded,
+    )
 
 
 def gain_part(name: str, row: dict, spec: FindingsSpec, criterion: str) -> Part:

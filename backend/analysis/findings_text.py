@@ -5,21 +5,34 @@ from __future__ import annotations
 
 import re
 
-STATUS_WORDS = {"shows": "shows", "does_not_show": "does not show", "underpowered": "underpowered",
-                "not_tested": "not tested"}  # fmt: skip
-FINDING_WORDS = {"frontier": "F1 frontier", "extrapolation": "F2 extrapolation", "churn": "F3 churn",
-                 "ensemble": "F4 ensemble"}  # fmt: skip
+STATUS_WORDS = {
+    "shows": "shows",
+    "does_not_show": "does not show",
+    "underpowered": "underpowered",
+    "not_tested": "not tested",
+}
+FINDING_WORDS = {
+    "frontier": "F1 frontier",
+    "extrapolation": "F2 extrapolation",
+    "churn": "F3 churn",
+    "ensemble": "F4 ensemble",
+}
 
 
 def findings_table(rows: list[dict]) -> str:
     """Markdown of Finding.to_dict() rows: one line per finding, then its parts."""
     lines = ["| finding | status | statistic | CI (its level) | criterion |", "|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| **{r['finding']}** | **{STATUS_WORDS[r['status']]}** | {_num(r['statistic'])} | "
-                     f"{ci_with_level(_source(r))} | {_criterion(r)} |")  # fmt: skip
+        lines.append(
+            f"| **{r['finding']}** | **{STATUS_WORDS[r['status']]}** | {_num(r['statistic'])} | "
+            f"{ci_with_level(_source(r))} | {_criterion(r)} |"
+        )
         if len(r["parts"]) > 1:
-            lines += [f"| ↳ {p['name']} | {STATUS_WORDS[p['status']]} | {_num(p['statistic'])} | {ci_with_level(p)} "
-                      f"| {_criterion(p)} |" for p in r["parts"]]  # fmt: skip
+            lines += [
+                f"| ↳ {p['name']} | {STATUS_WORDS[p['status']]} | {_num(p['statistic'])} | {ci_with_level(p)} "
+                f"| {_criterion(p)} |"
+                for p in r["parts"]
+            ]
     return "\n".join(lines) + "".join(f"\n\n{line}" for line in findings_notes(rows))
 
 
@@ -31,9 +44,16 @@ def overview_rows(rows: list[dict]) -> list[dict]:
     out = []
     for r in rows:
         lead = next((p for p in r["parts"] if p["status"] == r["status"]), r["parts"][0] if r["parts"] else None)
-        out.append({"finding": FINDING_WORDS.get(r["finding"], r["finding"]), "status": STATUS_WORDS[r["status"]],
-                    "in words": status_sentence(r, lead), "estimate": _num(r["statistic"]), "CI": ci_with_level(lead or r),
-                    "criterion": _criterion(r)})  # fmt: skip
+        out.append(
+            {
+                "finding": FINDING_WORDS.get(r["finding"], r["finding"]),
+                "status": STATUS_WORDS[r["status"]],
+                "in words": status_sentence(r, lead),
+                "estimate": _num(r["statistic"]),
+                "CI": ci_with_level(lead or r),
+                "criterion": _criterion(r),
+            }
+        )
     return out
 
 
@@ -54,8 +74,10 @@ def status_sentence(r: dict, lead: dict | None = None) -> str:
     if threshold:  # decided by a noise model's quantile, not by the CI
         level, needed = threshold.groups()
         met = "met" if r["status"] == "shows" else "not met"
-        return (f"{name}: {_num(part['statistic'])}; the criterion needs more than +{needed}, the {level} quantile "
-                f"of its no-churn null: {met} ({STATUS_WORDS[r['status']]}).")  # fmt: skip
+        return (
+            f"{name}: {_num(part['statistic'])}; the criterion needs more than +{needed}, the {level} quantile "
+            f"of its no-churn null: {met} ({STATUS_WORDS[r['status']]})."
+        )
     ci = "" if part["ci_low"] is None else f" ({ci_with_level(part, ' to ')})"
     return f"{name}: {_num(part['statistic'])}{ci}: {VERDICTS[r['status']]}."
 
@@ -87,8 +109,16 @@ def ci_with_level(r: dict, between: str = "") -> str:
 
 def preregistered_rows(rows: list[dict]) -> list[dict]:
     """The lab's pre-registered tests (backend/lab/report.py) in words, as the Overview shows them."""
-    return [{"test": r["test"], "set": r["set"], "what": r["what"], "status": STATUS_WORDS.get(r["status"], r["status"]),
-             "estimate [95 % CI]": estimate_text(r)} for r in rows]  # fmt: skip
+    return [
+        {
+            "test": r["test"],
+            "set": r["set"],
+            "what": r["what"],
+            "status": STATUS_WORDS.get(r["status"], r["status"]),
+            "estimate [95 % CI]": estimate_text(r),
+        }
+        for r in rows
+    ]
 
 
 def estimate_text(r: dict) -> str:
@@ -128,9 +158,11 @@ def excluded_lines(rows: list[dict]) -> list[str]:
         if excluded := r.get("excluded_problems"):
             reasons = list(dict.fromkeys(e["reason"] for e in excluded))
             reasons = "; ".join(reasons[:3]) + ("; …" if len(reasons) > 3 else "")
-            lines.append(f"{FINDING_WORDS.get(r['finding'], r['finding'])}: {len(excluded)} problem"
-                         f"{'s' * (len(excluded) > 1)} left out ({reasons}); `analyze findings --json` lists them "
-                         "as `excluded_problems`.")  # fmt: skip
+            lines.append(
+                f"{FINDING_WORDS.get(r['finding'], r['finding'])}: {len(excluded)} problem"
+                f"{'s' * (len(excluded) > 1)} left out ({reasons}); `analyze findings --json` lists them "
+                "as `excluded_problems`."
+            )
     return lines
 
 
@@ -139,8 +171,10 @@ def tiny_input_rule(opt_min_tier: int | None) -> str:
     "Time-outs on tiny inputs"): the default follows the method's classes, the first failing test's
     verdict decides."""
     if opt_min_tier is None:
-        return ("every time or memory failure counts as an optimization failure, whatever the size of its first "
-                "failing input (the method's rule; `--opt-min-tier T` counts those below tier T as correctness failures)")  # fmt: skip
+        return (
+            "every time or memory failure counts as an optimization failure, whatever the size of its first "
+            "failing input (the method's rule; `--opt-min-tier T` counts those below tier T as correctness failures)"
+        )
     return (
         f"a time or memory failure whose first failing input is below tier {opt_min_tier} (shorter than "
         f"{10 ** (opt_min_tier - 1)} characters) counts as a correctness failure (--opt-min-tier {opt_min_tier})"

@@ -69,17 +69,30 @@ class Outcomes:
             return self  # and its miss tables, computed once
         idx = np.flatnonzero(keep)
         return Outcomes(
-            [self.problems[i] for i in idx], [self.titles[i] for i in idx], [self.difficulty[i] for i in idx],
-            self.checkpoints, self.labels, self.alphas, self.kinds, self.n[idx], {k: v[idx] for k, v in self.counts.items()},
-        )  # fmt: skip
+            [self.problems[i] for i in idx],
+            [self.titles[i] for i in idx],
+            [self.difficulty[i] for i in idx],
+            self.checkpoints,
+            self.labels,
+            self.alphas,
+            self.kinds,
+            self.n[idx],
+            {k: v[idx] for k, v in self.counts.items()},
+        )
 
     def select(self, checkpoints: list[str]) -> Outcomes:
         idx = [self.checkpoints.index(c) for c in checkpoints]
         return Outcomes(
-            self.problems, self.titles, self.difficulty, [self.checkpoints[i] for i in idx],
-            [self.labels[i] for i in idx], [self.alphas[i] for i in idx], [self.kinds[i] for i in idx],
-            self.n[:, idx], {k: v[:, idx] for k, v in self.counts.items()},
-        )  # fmt: skip
+            self.problems,
+            self.titles,
+            self.difficulty,
+            [self.checkpoints[i] for i in idx],
+            [self.labels[i] for i in idx],
+            [self.alphas[i] for i in idx],
+            [self.kinds[i] for i in idx],
+            self.n[:, idx],
+            {k: v[:, idx] for k, v in self.counts.items()},
+        )
 
 
 def default_passk_selection(o: Outcomes) -> list[str]:

@@ -76,10 +76,14 @@ def format_causes(causes: pl.DataFrame, averaging: str = "per_problem") -> pl.Da
     per_sample, pooled."""
     if averaging == "per_sample":
         summed = causes.group_by("checkpoint_id").agg(pl.col("n", *FORMAT_CAUSES, "tokens", "with_tokens").sum())
-        return summed.select("checkpoint_id", *[(pl.col(c) / pl.col("n")).alias(f"format_{c}") for c in FORMAT_CAUSES],
-                             (pl.col("tokens") / pl.col("with_tokens")).alias("completion_tokens_mean"))  # fmt: skip
+        return summed.select(
+            "checkpoint_id",
+            *[(pl.col(c) / pl.col("n")).alias(f"format_{c}") for c in FORMAT_CAUSES],
+            (pl.col("tokens") / pl.col("with_tokens")).alias("completion_tokens_mean"),
+        )
     per_problem = causes.select(
-        "checkpoint_id", *[(pl.col(c) / pl.col("n")).alias(f"format_{c}") for c in FORMAT_CAUSES],
+        "checkpoint_id",
+        *[(pl.col(c) / pl.col("n")).alias(f"format_{c}") for c in FORMAT_CAUSES],
         (pl.col("tokens") / pl.col("with_tokens")).alias("completion_tokens_mean"),
-    )  # fmt: skip
+    )
     return per_problem.group_by("checkpoint_id").agg(pl.all().exclude("checkpoint_id").mean())

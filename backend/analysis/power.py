@@ -59,9 +59,17 @@ def simulate_sweep(spec: PowerSpec, rng: np.random.Generator) -> Outcomes:
     counts = rng.multinomial(spec.n, stacked / stacked.sum(axis=-1, keepdims=True))
     names = [alpha_label(a) for a in spec.alphas]
     problems = [f"sim-{i}" for i in range(spec.problems)]
-    return Outcomes(problems, problems, [None] * spec.problems, names, names, list(spec.alphas),
-                    [point_kind("merged", a) for a in spec.alphas], np.full((spec.problems, len(spec.alphas)), spec.n),
-                    {c: counts[..., i] for i, c in enumerate(classes)})  # fmt: skip
+    return Outcomes(
+        problems,
+        problems,
+        [None] * spec.problems,
+        names,
+        names,
+        list(spec.alphas),
+        [point_kind("merged", a) for a in spec.alphas],
+        np.full((spec.problems, len(spec.alphas)), spec.n),
+        {c: counts[..., i] for i, c in enumerate(classes)},
+    )
 
 
 def power(spec: PowerSpec, findings: FindingsSpec | None = None, progress=None) -> dict[str, dict[str, float]]:

@@ -97,8 +97,10 @@ class Provenance:
         )
         seeds = {None: "seeds not recorded", True: "common seeds", False: "disjoint seeds"}[self.common_seeds]
         avg = "per-problem averaging" if self.averaging == "per_problem" else "pooled over samples"
-        return (f"{self.filters()} · tier rule: {tier} · solved ≥ {self.solved_at:.0%} · {avg} · {seeds} · "
-                f"frontier-lab {self.version or tool_version()}")  # fmt: skip
+        return (
+            f"{self.filters()} · tier rule: {tier} · solved ≥ {self.solved_at:.0%} · {avg} · {seeds} · "
+            f"frontier-lab {self.version or tool_version()}"
+        )
 
     def manifest(self) -> dict:
         """The raw values and their words, for the export zip's manifest.json."""
@@ -113,5 +115,4 @@ def from_store(store, experiment: str, **choices) -> Provenance:
 
     row = store.get(Experiment, experiment)
     seeds = stored_spec(row.kind, row.spec).get("common_seeds") if row and row.spec else None
-    return Provenance(experiment=experiment, experiment_name=row.name if row else None, common_seeds=seeds,
-                      **choices)  # fmt: skip
+    return Provenance(experiment=experiment, experiment_name=row.name if row else None, common_seeds=seeds, **choices)

@@ -75,11 +75,17 @@ def recovery(
         gap, seg, t = distance_to_curve(xy[:, c], xy[:, on_curve])
         a, b = seg[0], seg[0] + 1
         nearest = xy[0, on_curve[a]] + t[0] * (xy[0, on_curve[b]] - xy[0, on_curve[a]])
-        row = {"checkpoint_id": o.checkpoints[c], "label": o.labels[c], "optimization_share": float(opt[0, c]),
-               "correctness_share": float(corr[0, c]), "distance": float(gap[0]),
-               "nearest_alpha": float(alphas[a] + t[0] * (alphas[b] - alphas[a])),
-               "nearest_optimization_share": float(nearest[0]), "nearest_correctness_share": float(nearest[1]),
-               "margin": margin}  # fmt: skip
+        row = {
+            "checkpoint_id": o.checkpoints[c],
+            "label": o.labels[c],
+            "optimization_share": float(opt[0, c]),
+            "correctness_share": float(corr[0, c]),
+            "distance": float(gap[0]),
+            "nearest_alpha": float(alphas[a] + t[0] * (alphas[b] - alphas[a])),
+            "nearest_optimization_share": float(nearest[0]),
+            "nearest_correctness_share": float(nearest[1]),
+            "margin": margin,
+        }
         null = null_distances(o, c, on_curve, (on_curve[a], on_curve[b], float(t[0])), replicates, rng)
         rows.append(row | _test(gap[0], gap[1:], null, margin, level, ci_level))
     return rows
@@ -87,8 +93,13 @@ def recovery(
 
 def _test(distance: float, boot: np.ndarray, null: np.ndarray, margin: float, level: float, ci_level: float) -> dict:
     if not np.isfinite(distance) or not np.isfinite(null).any():
-        return {"distance_lo": None, "distance_hi": None, "p_value": None, "status": "not_tested",
-                "reason": "a failure share is undefined: the checkpoint or a curve point has no samples"}  # fmt: skip
+        return {
+            "distance_lo": None,
+            "distance_hi": None,
+            "p_value": None,
+            "status": "not_tested",
+            "reason": "a failure share is undefined: the checkpoint or a curve point has no samples",
+        }
     z = NormalDist().inv_cdf(0.5 + ci_level / 2)
     centre = max(0.0, 2 * distance - float(np.nanmean(boot)))
     spread = z * float(np.nanstd(boot, ddof=1))

@@ -26,8 +26,13 @@ class AnalysisSpec(BaseModel):
     threshold: float = Field(SOLVED_AT, gt=0, le=1, title="Solved = pass rate at least")
     """A checkpoint solves a problem when at least this share of its samples is correct (churn,
     unique solves, findings); 0.5: most samples, so one lucky sample is pass@k's business, not a solve."""
-    opt_min_tier: int | None = Field(None, ge=1, le=7, title="Optimization failures from tier",
-                                     json_schema_extra={"none": "every time or memory failure"})  # fmt: skip
+    opt_min_tier: int | None = Field(
+        None,
+        ge=1,
+        le=7,
+        title="Optimization failures from tier",
+        json_schema_extra={"none": "every time or memory failure"},
+    )
     """A time or memory failure whose first failing test is of a tier below this (tier k: input shorter than 10^k
     characters) counts as a correctness failure in every number, a sensitivity check (a program too slow on a
     60-character input may loop or be wrong); none, the default: every TLE/MLE is an optimization failure, the
@@ -53,8 +58,9 @@ class PowerSpec(BaseModel):
     """Problems the findings are measured on (for the miniature lab: its separating problems)."""
     n: int = Field(16, ge=2, le=1024, title="Samples per problem")
     """Samples per (problem, α) cell."""
-    alphas: list[float] = Field("-0.5:1.5:0.25", validate_default=True, title="α grid",
-                                json_schema_extra={"text": True})  # fmt: skip
+    alphas: list[float] = Field(
+        "-0.5:1.5:0.25", validate_default=True, title="α grid", json_schema_extra={"text": True}
+    )
     """The swept α, written as for `sweep`; it must hold 0 and 1 (the endpoints every finding compares)."""
     solve_rate: float = Field(0.5, gt=0, lt=1, title="Typical solve rate")
     """The median problem's solve rate at the centre of its swing along α (logit⁻¹ of its b_p)."""

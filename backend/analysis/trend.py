@@ -38,6 +38,15 @@ def trend(o: Outcomes, replicates: int = 2000, seed: int = 0, level: float = 0.9
         with np.errstate(invalid="ignore", divide="ignore"):
             worst = np.nanmax(np.where(sd > 0, np.abs(s[1:] - s[0]) / sd, 0.0), axis=1)
         c = float(np.quantile(worst, level))
-        bands += [{"class": name, "alpha": float(a), "share": float(v), "band_lo": float(v - c * d),
-                   "band_hi": float(v + c * d), "critical": c} for a, v, d in zip(alphas, s[0], sd, strict=True)]  # fmt: skip
+        bands += [
+            {
+                "class": name,
+                "alpha": float(a),
+                "share": float(v),
+                "band_lo": float(v - c * d),
+                "band_hi": float(v + c * d),
+                "critical": c,
+            }
+            for a, v, d in zip(alphas, s[0], sd, strict=True)
+        ]
     return {"slopes": slopes, "bands": bands}

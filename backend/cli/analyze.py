@@ -60,8 +60,19 @@ def analyze_command(spec: AnalysisSpec, what: str, as_json: bool, as_csv: bool, 
         errors = store.sandbox_errors(spec.experiment, where).select("checkpoint_id", "sandbox_errors")
         table = table.join(errors, on="checkpoint_id", how="left").with_columns(pl.col("sandbox_errors").fill_null(0))
         if not (as_json or as_csv):  # the terminal gets the headline columns; --json/--csv get all
-            table = table.select("label", "alpha", "point_kind", "correct", "optimization_failure", "correctness_failure",
-                                 "format_failure", "solve_rate", "solve_rate_lo", "solve_rate_hi", "sandbox_errors")  # fmt: skip
+            table = table.select(
+                "label",
+                "alpha",
+                "point_kind",
+                "correct",
+                "optimization_failure",
+                "correctness_failure",
+                "format_failure",
+                "solve_rate",
+                "solve_rate_lo",
+                "solve_rate_hi",
+                "sandbox_errors",
+            )
         _emit(table, as_json, as_csv)
     elif what == "recovery":
         _emit(pl.DataFrame(recovery(o)), as_json, as_csv)
@@ -90,8 +101,16 @@ def _provenance(store, spec: AnalysisSpec, machine: bool) -> None:
     exports carry): above the terminal's table, on stderr when stdout is JSON or CSV for a program."""
     from backend.analysis.provenance import from_store
 
-    prov = from_store(store, spec.experiment, difficulty=spec.difficulty, platform=spec.platform, setting=spec.setting,
-                      opt_min_tier=spec.opt_min_tier, solved_at=spec.threshold, averaging=spec.averaging)  # fmt: skip
+    prov = from_store(
+        store,
+        spec.experiment,
+        difficulty=spec.difficulty,
+        platform=spec.platform,
+        setting=spec.setting,
+        opt_min_tier=spec.opt_min_tier,
+        solved_at=spec.threshold,
+        averaging=spec.averaging,
+    )
     typer.echo(prov.csv_header().rstrip("\n"), err=machine)
 
 
@@ -114,8 +133,16 @@ def _ensembles(o, spec: AnalysisSpec, as_json: bool, as_csv: bool) -> None:
     )
     pools["greedy"] = e.greedy_pool(kept, kmax)  # the members the greedy rows' in-sample pass@k is of
     if as_json:
-        typer.echo(json.dumps({"gains": table.to_dicts(), "pools": pools, "unique_solves": e.unique_solves(o, spec.threshold),
-                               "excluded_problems": excluded}))  # fmt: skip
+        typer.echo(
+            json.dumps(
+                {
+                    "gains": table.to_dicts(),
+                    "pools": pools,
+                    "unique_solves": e.unique_solves(o, spec.threshold),
+                    "excluded_problems": excluded,
+                }
+            )
+        )
     else:  # every k to --json/--csv; the terminal gets k ∈ {1, 10, 100, max}
         _emit(table if as_csv else table.filter(pl.col("k").is_in(e.headline_ks(kmax))), False, as_csv)
 

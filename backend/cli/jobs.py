@@ -34,8 +34,12 @@ def watch(store: Store, job_id: str) -> None:
     """Progress bars per stage until the job ends. Ctrl-C stops watching, not the job."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
-    columns = (TextColumn("{task.description:<8}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-               TimeRemainingColumn())  # fmt: skip
+    columns = (
+        TextColumn("{task.description:<8}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        TimeRemainingColumn(),
+    )
     try:
         with Progress(*columns) as bars:
             job = runner.wait(store, job_id, stage_bars(bars))

@@ -58,15 +58,19 @@ def inspect_command(req: InspectRequest, as_json: bool = False) -> None:
         return
     typer.echo(f"weights compared      {figures['weights']:,} ({figures['dtypes']})")
     typer.echo(f"share that differ     {figures['share_differ']:.4%}")
-    typer.echo(f"share one ulp apart   {figures['share_one_ulp']:.4%} "
-               f"({figures['one_ulp_of_differing']:.1%} of those that differ)")  # fmt: skip
+    typer.echo(
+        f"share one ulp apart   {figures['share_one_ulp']:.4%} "
+        f"({figures['one_ulp_of_differing']:.1%} of those that differ)"
+    )
     typer.echo(f"relative norm         {figures['relative_norm']:.3e}")
     typer.echo(f"cosine                {figures['cosine']:.9f}")
     typer.echo(verdict(figures))
 
 
 def register(app: typer.Typer) -> None:
-    merge_app = typer.Typer(cls=MergeOrInspect, help="Average checkpoints (`merge --low A --high B ...`) or compare two (`merge inspect`).")  # fmt: skip
+    merge_app = typer.Typer(
+        cls=MergeOrInspect, help="Average checkpoints (`merge --low A --high B ...`) or compare two (`merge inspect`)."
+    )
     merge_app.command("average", hidden=True)(merge_command)
     merge_app.command("inspect")(inspect_command)
     app.add_typer(merge_app, name="merge")

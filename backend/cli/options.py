@@ -69,12 +69,21 @@ def job_commands() -> dict:
     from backend.rollout.spec import ProblemQuery, RolloutSpec, SamplingSpec
     from backend.sweep.spec import EvalSpec, SweepSpec
 
-    return {"sweep": [(SweepSpec, JOB_SKIP)], "eval": [(EvalSpec, JOB_SKIP)], "rl": [(RLSpec, JOB_SKIP)],
-            "rollout": [(RolloutSpec, ("sampling", "limits")), (SamplingSpec, JOB_SKIP)],
-            "analyze": [(AnalysisSpec, ())], "merge": [(MergeConfig, ())], "judge": [(JudgeSpec, ())],
-            "problems build-builtin": [(BuiltinChoice, ())], "problems calibrate": [(CalibrateSpec, ())],
-            "problems import lcb": [(LCBFilter, ())], "problems import ccplus": [(CCPlusFilter, ())],
-            "problems list": [(ProblemQuery, ())], "problems export": [(ProblemQuery, EXPORT_SKIP)]}  # fmt: skip
+    return {
+        "sweep": [(SweepSpec, JOB_SKIP)],
+        "eval": [(EvalSpec, JOB_SKIP)],
+        "rl": [(RLSpec, JOB_SKIP)],
+        "rollout": [(RolloutSpec, ("sampling", "limits")), (SamplingSpec, JOB_SKIP)],
+        "analyze": [(AnalysisSpec, ())],
+        "merge": [(MergeConfig, ())],
+        "judge": [(JudgeSpec, ())],
+        "problems build-builtin": [(BuiltinChoice, ())],
+        "problems calibrate": [(CalibrateSpec, ())],
+        "problems import lcb": [(LCBFilter, ())],
+        "problems import ccplus": [(CCPlusFilter, ())],
+        "problems list": [(ProblemQuery, ())],
+        "problems export": [(ProblemQuery, EXPORT_SKIP)],
+    }
 
 
 def open_store(db: Path | None) -> Store:

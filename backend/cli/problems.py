@@ -52,8 +52,10 @@ def calibrate_command(spec: CalibrateSpec, db=None) -> None:
         for pid, correct, verdict in report.disagreements[:10]:
             typer.echo(f"  {pid}: labelled {'correct' if correct else 'incorrect'}, judged {verdict}")
         skipped = ", ".join(f"{n} {lang}" for lang, n in sorted(report.skipped_languages.items()))
-        typer.echo(f"agreement {report.rate:.1%} over {sum(n for _, n in report.per_problem.values())} submissions"
-                   + (f"; skipped (language not judged): {skipped}" if skipped else ""))  # fmt: skip
+        typer.echo(
+            f"agreement {report.rate:.1%} over {sum(n for _, n in report.per_problem.values())} submissions"
+            + (f"; skipped (language not judged): {skipped}" if skipped else "")
+        )
         return
     from backend.problems.build import build_builtin
     from backend.problems.calibrate import calibrate
@@ -70,13 +72,26 @@ def calibrate_command(spec: CalibrateSpec, db=None) -> None:
 
 def path_argument(what: str) -> inspect.Parameter:
     # no spec can hold this: where the files to import are, like --db, not which problems are kept
-    return inspect.Parameter("path", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None,
-                             annotation=Annotated[Path | None, typer.Argument(help=what)])  # fmt: skip
+    return inspect.Parameter(
+        "path",
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        default=None,
+        annotation=Annotated[Path | None, typer.Argument(help=what)],
+    )
 
 
 # no spec can hold this: where the files come from, like PATH, not which problems are kept
-HUB = keyword("hub", Annotated[bool, typer.Option("--hub", help=f"Download the published files from the hub "
-                                                  f"({' or '.join(HUB_REPOS.values())}) instead of PATH.")], False)  # fmt: skip
+HUB = keyword(
+    "hub",
+    Annotated[
+        bool,
+        typer.Option(
+            "--hub",
+            help=f"Download the published files from the hub ({' or '.join(HUB_REPOS.values())}) instead of PATH.",
+        ),
+    ],
+    False,
+)
 
 
 @import_app.command("lcb")
@@ -88,9 +103,11 @@ def import_lcb(flt: LCBFilter, path: Path | None = None, hub: bool = False, db=N
 
 @import_app.command("ccplus")
 @spec_command(
-    CCPlusFilter, path_argument("The dataset root (ccplus_1x … ccplus_5x folders), a config folder or a shard."), HUB,
+    CCPlusFilter,
+    path_argument("The dataset root (ccplus_1x … ccplus_5x folders), a config folder or a shard."),
+    HUB,
     DB,
-)  # fmt: skip
+)
 def import_ccplus(flt: CCPlusFilter, path: Path | None = None, hub: bool = False, db=None) -> None:
     """Import CodeContests+ with its limits; every testlib checker is compiled now (cached)."""
     typer.echo(run_import(open_store(db), "ccplus", path, flt, hub=hub))

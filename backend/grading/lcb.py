@@ -27,9 +27,23 @@ import textwrap
 from decimal import Decimal, InvalidOperation
 
 MODULES = (
-    "string", "re", "datetime", "collections", "heapq", "bisect", "copy", "math", "random", "statistics",
-    "itertools", "functools", "operator", "io", "sys", "json",
-)  # fmt: skip
+    "string",
+    "re",
+    "datetime",
+    "collections",
+    "heapq",
+    "bisect",
+    "copy",
+    "math",
+    "random",
+    "statistics",
+    "itertools",
+    "functools",
+    "operator",
+    "io",
+    "sys",
+    "json",
+)
 # LCB star-imports these, then builtins (which restores open, etc.) and typing.
 PRELUDE = (
     "".join(f"from {m} import *\n" for m in MODULES)

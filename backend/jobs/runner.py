@@ -115,8 +115,9 @@ def spawn(argv: list[str], log) -> int:
     """A detached process in its own session. A thread of ours waits for it, so when it ends it is
     reaped at once: a long-lived starter (the dashboard's server) keeps no <defunct> children."""
     argv = [*systemd_scope_prefix(), *argv]  # a delegated cgroup for the judge where it needs one
-    proc = subprocess.Popen(argv, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                            start_new_session=True)  # fmt: skip
+    proc = subprocess.Popen(
+        argv, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+    )
     threading.Thread(target=proc.wait, name=f"reap-{proc.pid}", daemon=True).start()
     return proc.pid
 

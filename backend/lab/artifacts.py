@@ -21,8 +21,13 @@ if TYPE_CHECKING:  # `lab --help` names ARTIFACTS as a default without loading d
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "artifacts" / "lab"
 PLACEHOLDER = "{LAB}"
-TABLES = {"experiments": Experiment, "checkpoints": Checkpoint, "samples": Sample, "evaluations": Evaluation,
-          "metrics": Metric}  # fmt: skip
+TABLES = {
+    "experiments": Experiment,
+    "checkpoints": Checkpoint,
+    "samples": Sample,
+    "evaluations": Evaluation,
+    "metrics": Metric,
+}
 
 
 def export_results(store: Store, experiments: list[str], folder: Path, root: Path) -> dict[str, int]:

@@ -71,12 +71,17 @@ def build(
         separations = _separation(recipe, built, progress)
         built = store_lab_problems(store, with_limits(built, {r.problem_id: r.limit_s for r in separations}))
         held_in = [p for p, _ in built if split_of(p) == HELD_IN]
-        problem_sets = {"held_in": [p.id for p in held_in], "held_out": [p.id for p, _ in built if split_of(p) != HELD_IN],
-                        "separating": [r.problem_id for r in separations if r.separating]}  # fmt: skip
+        problem_sets = {
+            "held_in": [p.id for p in held_in],
+            "held_out": [p.id for p, _ in built if split_of(p) != HELD_IN],
+            "separating": [r.problem_id for r in separations if r.separating],
+        }
         problem_sets |= withheld_sets(held_in, problem_sets["separating"], recipe.withheld_share, recipe.seed)
         if "withheld" in problem_sets:
-            typer.echo(f"   {len(problem_sets['withheld'])} of the separating held-in problems trained without their "
-                       f"reference, {len(problem_sets['kept'])} with it")  # fmt: skip
+            typer.echo(
+                f"   {len(problem_sets['withheld'])} of the separating held-in problems trained without their "
+                f"reference, {len(problem_sets['kept'])} with it"
+            )
     with stage("SFT", timings):
         sft = staging / "checkpoints" / "sft"
         examples = [(p, public_example(store, p)) for p in held_in]
@@ -97,12 +102,19 @@ def build(
         (staging / "report.json").write_text(json.dumps(report, indent=1))
     counts = export_results(store, [sweep_exp, *rl_experiments], staging, staging)
     manifest = {
-        "recipe": recipe.to_dict(), "fingerprint": recipe.fingerprint(), "label": LAB_LABEL,
-        "sweep_experiment": sweep_exp, "rl_experiments": rl_experiments, "sft_checkpoint": sft_id,
-        **problem_sets, "problems": {r.problem_id: r.as_dict() for r in separations},
-        "sft": sft_info, "rows": counts, "timings_s": timings | {"total": round(time.perf_counter() - began, 1)},
+        "recipe": recipe.to_dict(),
+        "fingerprint": recipe.fingerprint(),
+        "label": LAB_LABEL,
+        "sweep_experiment": sweep_exp,
+        "rl_experiments": rl_experiments,
+        "sft_checkpoint": sft_id,
+        **problem_sets,
+        "problems": {r.problem_id: r.as_dict() for r in separations},
+        "sft": sft_info,
+        "rows": counts,
+        "timings_s": timings | {"total": round(time.perf_counter() - began, 1)},
         "machine": f"{platform.machine()}, {_cpus()} CPUs",
-    }  # fmt: skip
+    }
     (staging / "recipe.json").write_text(json.dumps(manifest, indent=1))
     shutil.rmtree(staging / "work")
     shutil.rmtree(out, ignore_errors=True)
@@ -120,8 +132,10 @@ def _separation(recipe: LabRecipe, built, progress: bool) -> list:
         return []
     reports = separation(built, runs=recipe.limit_runs, progress=progress)
     apart = [f"{r.problem_id} ({'; '.join(r.reasons)})" for r in reports if not r.separating]
-    typer.echo(f"   {len(reports) - len(apart)} of {len(reports)} problems separate fast from slow code; "
-               f"limits {min(r.limit_s for r in reports):g}-{max(r.limit_s for r in reports):g} s")  # fmt: skip
+    typer.echo(
+        f"   {len(reports) - len(apart)} of {len(reports)} problems separate fast from slow code; "
+        f"limits {min(r.limit_s for r in reports):g}-{max(r.limit_s for r in reports):g} s"
+    )
     for line in apart:
         typer.echo(f"   not separating: {line}")
     return reports
@@ -151,10 +165,14 @@ def _sweep(store, recipe, endpoints, sft, problems, trained, watch_job) -> str:
             "the two RL endpoints have identical weights (RL did not move them), so a sweep would show one model"
         )
     if same:
-        print("lab build --smoke: the two RL endpoints have identical weights (rewards were all 0); sweeping anyway "
-              "to exercise the pipeline", flush=True)  # fmt: skip
-    spec = recipe.sweep_spec(low=low, high=high, independent=[str(sft)], bench=BENCH, problems=problems,
-                             allow_same_endpoints=same)  # fmt: skip
+        print(
+            "lab build --smoke: the two RL endpoints have identical weights (rewards were all 0); sweeping anyway "
+            "to exercise the pipeline",
+            flush=True,
+        )
+    spec = recipe.sweep_spec(
+        low=low, high=high, independent=[str(sft)], bench=BENCH, problems=problems, allow_same_endpoints=same
+    )
     name = f"{LAB_LABEL}: α sweep {recipe.low_reward} → {recipe.high_reward}"
     limit = (
         f"{recipe.time_limit_s:g} s CPU limit"
@@ -163,10 +181,12 @@ def _sweep(store, recipe, endpoints, sft, problems, trained, watch_job) -> str:
     )
     held_out = len(problems) - len(trained)
     unseen = f" and on {held_out} held-out problems it never saw (tagged held-out)" if held_out else ""
-    note = (f"{LAB_LABEL[0].upper()}{LAB_LABEL[1:]}. A {recipe.hidden_size}-wide, {recipe.num_layers}-layer Qwen2 "
-            f"trained here on {len(trained)} of our builtin "
-            f"problems (tests up to 10^{recipe.max_tier} characters, {limit}); evaluated on "
-            f"the problems it was trained on{unseen}. Not a real model; see docs/lab.md.")  # fmt: skip
+    note = (
+        f"{LAB_LABEL[0].upper()}{LAB_LABEL[1:]}. A {recipe.hidden_size}-wide, {recipe.num_layers}-layer Qwen2 "
+        f"trained here on {len(trained)} of our builtin "
+        f"problems (tests up to 10^{recipe.max_tier} characters, {limit}); evaluated on "
+        f"the problems it was trained on{unseen}. Not a real model; see docs/lab.md."
+    )
     job = runner.create_job(store, spec, name=name, note=note)
     if watch_job:
         runner.start(store, job.id)

@@ -41,7 +41,9 @@ def withheld_ids(problems: list[Problem], share: float, seed: int) -> list[str]:
     by a seeded hash within it, and every position where the running count of floor(share × i)
     steps up taken, so each difficulty gets its share within one problem and the total is
     floor(share × len(problems)). Ids in the order given."""
-    ranked = sorted(problems, key=lambda p: (p.difficulty or "", hashlib.sha256(f"withheld/{seed}/{p.id}".encode()).hexdigest()))  # fmt: skip
+    ranked = sorted(
+        problems, key=lambda p: (p.difficulty or "", hashlib.sha256(f"withheld/{seed}/{p.id}".encode()).hexdigest())
+    )
     steps = [math.floor(share * i + 1e-9) for i in range(len(ranked) + 1)]  # 1e-9: 0.29 × 100 is 28.999…
     chosen = {p.id for i, p in enumerate(ranked) if steps[i + 1] > steps[i]}
     return [p.id for p in problems if p.id in chosen]

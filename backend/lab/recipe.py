@@ -53,10 +53,13 @@ class LabRecipe:
     # 3:4:3 / 1:5:4 (build A) R_3 and R_inf disagreed on only 4-8 % of GRPO's rollouts;
     # 4:4:2 / 2:5:3 / 1:6:3 keeps slow-but-correct programs common enough that the lenient
     # reward has something to keep, docs/lab.md)
-    mix: dict = field(default_factory=lambda: {
-        "easy": {"reference": 4, "brute": 4, "buggy": 2}, "medium": {"reference": 2, "brute": 5, "buggy": 3},
-        "hard": {"reference": 1, "brute": 6, "buggy": 3},
-    })  # fmt: skip
+    mix: dict = field(
+        default_factory=lambda: {
+            "easy": {"reference": 4, "brute": 4, "buggy": 2},
+            "medium": {"reference": 2, "brute": 5, "buggy": 3},
+            "hard": {"reference": 1, "brute": 6, "buggy": 3},
+        }
+    )
     # withheld references (fourth design, issue #49): a seeded, difficulty-stratified share of the
     # separating held-in problems (lab/problems.py:withheld_ids) whose SFT never shows their reference,
     # neither in prompted rows (each gets as many as its difficulty's mix gives, kinds drawn from
@@ -107,21 +110,32 @@ class LabRecipe:
     # (base, output folder, problems), the seed and save_steps = steps
     low_reward: str = "R_3"
     high_reward: str = "R_inf"
-    rl: dict = field(default_factory=lambda: dict(
-        # 40 steps at 1e-4 (build C): 80 at 2e-4 (build B) drove the R_inf run's reward disagreement
-        # to 1-3 % in its second half, both endpoints converging on the same fast programs
-        steps=40, learning_rate=1e-4, num_generations=8, per_device_train_batch_size=16, max_completion_length=384,
-        temperature=0.5,  # GRPO's groups need varied samples to compare; build 2 used 0.5 too
-    ))  # fmt: skip
+    rl: dict = field(
+        default_factory=lambda: dict(
+            # 40 steps at 1e-4 (build C): 80 at 2e-4 (build B) drove the R_inf run's reward disagreement
+            # to 1-3 % in its second half, both endpoints converging on the same fast programs
+            steps=40,
+            learning_rate=1e-4,
+            num_generations=8,
+            per_device_train_batch_size=16,
+            max_completion_length=384,
+            temperature=0.5,  # GRPO's groups need varied samples to compare; build 2 used 0.5 too
+        )
+    )
     # the sweep: SweepSpec values; build() adds the endpoints, problems and seed. Sampling temperature:
     # at 0.5 a few-MB model still writes broken programs in a fifth of its samples (a trial SFT with
     # the title restated: 20 % at 0.5, 12 % at 0.3, with pass@16 85 % and 68 %); 0.7 in the first
     # build, 0.3 in the second, which left each problem nearly deterministic (no room for churn or a
     # pass@k gain); 0.5 in the third's build A left 29 % of samples broken, so 0.4, over the α range
     # the findings test
-    sweep: dict = field(default_factory=lambda: dict(
-        alphas=[-0.5, -0.25, 0, 0.25, 0.5, 0.75, 1, 1.25, 1.5], n=16, temperature=0.4, max_tokens=384,
-    ))  # fmt: skip
+    sweep: dict = field(
+        default_factory=lambda: dict(
+            alphas=[-0.5, -0.25, 0, 0.25, 0.5, 0.75, 1, 1.25, 1.5],
+            n=16,
+            temperature=0.4,
+            max_tokens=384,
+        )
+    )
 
     def __post_init__(self):  # the spec values are checked here, by the specs, with their bounds
         for difficulty in DIFFICULTIES:
@@ -134,24 +148,34 @@ class LabRecipe:
                 f"the recipe's restatement {self.restatement!r} has no {{title}}; put it where the title goes"
             )
         if not 0 <= self.swapped_title_overlap <= 1:
-            raise UserError(f"swapped_title_overlap is a share of the swapped-title rows; give 0 to 1, not "
-                            f"{self.swapped_title_overlap!r}")  # fmt: skip
+            raise UserError(
+                f"swapped_title_overlap is a share of the swapped-title rows; give 0 to 1, not "
+                f"{self.swapped_title_overlap!r}"
+            )
         self._check_withheld()
         if (self.title_copy_rows or self.swapped_title_rows) and not self.restatement:
-            raise UserError("title rows teach the restatement, and the recipe has none; set title_copy_rows and "
-                            "swapped_title_rows to 0")  # fmt: skip
+            raise UserError(
+                "title rows teach the restatement, and the recipe has none; set title_copy_rows and "
+                "swapped_title_rows to 0"
+            )
 
     def _check_withheld(self) -> None:
         if not 0 <= self.withheld_share < 1:
-            raise UserError(f"withheld_share is the share of separating held-in problems trained without their "
-                            f"reference; give 0 (none) up to below 1 (some must keep it), not {self.withheld_share!r}")  # fmt: skip
+            raise UserError(
+                f"withheld_share is the share of separating held-in problems trained without their "
+                f"reference; give 0 (none) up to below 1 (some must keep it), not {self.withheld_share!r}"
+            )
         _check_mix(self.withheld_mix, "withheld")
         if self.withheld_mix.get("reference"):
-            raise UserError(f"the withheld problems' mix must hold no reference program; set its reference weight "
-                            f"to 0, not {self.withheld_mix['reference']!r}")  # fmt: skip
+            raise UserError(
+                f"the withheld problems' mix must hold no reference program; set its reference weight "
+                f"to 0, not {self.withheld_mix['reference']!r}"
+            )
         if self.withheld_share and self.time_limit_s is not None:
-            raise UserError("withheld problems are drawn among the separating ones, which only per-problem limits "
-                            "measure; set time_limit_s to None or withheld_share to 0")  # fmt: skip
+            raise UserError(
+                "withheld problems are drawn among the separating ones, which only per-problem limits "
+                "measure; set time_limit_s to None or withheld_share to 0"
+            )
 
     def mix_for(self, difficulty: str | None) -> dict[str, int]:
         """The SFT mix of a problem of this difficulty."""
@@ -172,12 +196,30 @@ class LabRecipe:
     def smoke(cls) -> LabRecipe:
         """The same pipeline, scaled down to minutes: 6 problems, a smaller model, a few steps."""
         return cls(
-            only=["longest-run", "count-primes", "two-sum-exists", "majority-element", "next-greater", "gcd-of-array",
-                  "max-subarray", "stock-profit"],
-            held_out_per_difficulty=0, limit_runs=2, hidden_size=64, num_layers=2, vocab_size=1024, sft_epochs=2, code_sequences=400, title_copy_rows=40, swapped_title_rows=40,
-            rl=dict(LabRecipe().rl, steps=2, per_device_train_batch_size=8, num_generations=4, max_completion_length=160),
+            only=[
+                "longest-run",
+                "count-primes",
+                "two-sum-exists",
+                "majority-element",
+                "next-greater",
+                "gcd-of-array",
+                "max-subarray",
+                "stock-profit",
+            ],
+            held_out_per_difficulty=0,
+            limit_runs=2,
+            hidden_size=64,
+            num_layers=2,
+            vocab_size=1024,
+            sft_epochs=2,
+            code_sequences=400,
+            title_copy_rows=40,
+            swapped_title_rows=40,
+            rl=dict(
+                LabRecipe().rl, steps=2, per_device_train_batch_size=8, num_generations=4, max_completion_length=160
+            ),
             sweep=dict(LabRecipe().sweep, alphas=[-0.5, 0, 0.5, 1, 1.5], n=4, max_tokens=160),
-        )  # fmt: skip
+        )
 
     @classmethod
     def pilot(cls) -> LabRecipe:
@@ -186,8 +228,9 @@ class LabRecipe:
         sweep of the two endpoints alone (n = 8), which gives the problem confusion. About 55
         minutes alone on this 2-core machine (its SFT is the full one); docs/lab.md has the run."""
         return cls(
-            rl=dict(cls().rl, steps=20), sweep=dict(cls().sweep, alphas=[0, 1], n=8),
-        )  # fmt: skip
+            rl=dict(cls().rl, steps=20),
+            sweep=dict(cls().sweep, alphas=[0, 1], n=8),
+        )
 
     @property
     def is_smoke(self) -> bool:
@@ -231,8 +274,15 @@ def _check_mix(mix: dict, difficulty: str) -> None:
 
 
 # the recipe's former flat fields -> (its spec group, the spec's field name)
-FLAT = {"rl_steps": ("rl", "steps"), "rl_learning_rate": ("rl", "learning_rate"),
-        "num_generations": ("rl", "num_generations"), "rl_batch_size": ("rl", "per_device_train_batch_size"),
-        "max_completion_length": ("rl", "max_completion_length"), "rl_temperature": ("rl", "temperature"),
-        "alphas": ("sweep", "alphas"), "n": ("sweep", "n"), "temperature": ("sweep", "temperature"),
-        "max_tokens": ("sweep", "max_tokens")}  # fmt: skip
+FLAT = {
+    "rl_steps": ("rl", "steps"),
+    "rl_learning_rate": ("rl", "learning_rate"),
+    "num_generations": ("rl", "num_generations"),
+    "rl_batch_size": ("rl", "per_device_train_batch_size"),
+    "max_completion_length": ("rl", "max_completion_length"),
+    "rl_temperature": ("rl", "temperature"),
+    "alphas": ("sweep", "alphas"),
+    "n": ("sweep", "n"),
+    "temperature": ("sweep", "temperature"),
+    "max_tokens": ("sweep", "max_tokens"),
+}

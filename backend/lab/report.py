@@ -63,20 +63,39 @@ def preregistered_tests(counts, manifest: dict) -> list[dict]:
         frontier = check_frontier(to_outcomes(counts.filter(pl.col("problem_id").is_in(ids))), spec).to_dict()
         for test, part in zip(PREREGISTERED, frontier["parts"], strict=False):  # none when not tested
             if test != "T1c":
-                status = "not_tested" if part["ci_low"] is None else status_of(part["ci_low"], part["ci_high"],
-                                                                                DidSpec().needed)  # fmt: skip
+                status = (
+                    "not_tested"
+                    if part["ci_low"] is None
+                    else status_of(part["ci_low"], part["ci_high"], DidSpec().needed)
+                )
             elif name == "withheld":
                 status = "trivially met"  # pre-registered: nothing on the withheld set is expected to be solved
             else:
                 status = part["status"]  # an equivalence test on the kept set: the findings' own rule
-            rows.append({"test": test if name == "withheld" else f"({test})", "set": name, "what": part["name"],
-                         "status": status, "statistic": part["statistic"], "ci_low": part["ci_low"],
-                         "ci_high": part["ci_high"]})  # fmt: skip
+            rows.append(
+                {
+                    "test": test if name == "withheld" else f"({test})",
+                    "set": name,
+                    "what": part["name"],
+                    "status": status,
+                    "statistic": part["statistic"],
+                    "ci_low": part["ci_low"],
+                    "ci_high": part["ci_high"],
+                }
+            )
     o = to_outcomes(counts)
     did = difference_in_differences(endpoint_change(o, sets["withheld"]), endpoint_change(o, sets["kept"]))
-    rows.append({"test": "T2", "set": "withheld − kept", "status": did.status, "statistic": did.statistic,
-                 "what": "difference-in-differences of the correctness-failure change",
-                 "ci_low": did.ci_low, "ci_high": did.ci_high})  # fmt: skip
+    rows.append(
+        {
+            "test": "T2",
+            "set": "withheld − kept",
+            "status": did.status,
+            "statistic": did.statistic,
+            "what": "difference-in-differences of the correctness-failure change",
+            "ci_low": did.ci_low,
+            "ci_high": did.ci_high,
+        }
+    )
     return rows
 
 

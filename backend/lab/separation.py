@@ -209,17 +209,23 @@ def told_apart(report: Separation | dict, reward: str) -> list[bool]:
 
 
 def to_markdown(reports: list[Separation]) -> str:
-    rows = ["| problem | L_p | brute, tiers ≤ 3 | tier-5 tests over L_p | over 20 L_p | buggy fails up to tier | "
-            "first failing tier: brute / buggy | told from the brute force by R_3 / R_inf | separates |",
-            "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    rows = [
+        "| problem | L_p | brute, tiers ≤ 3 | tier-5 tests over L_p | over 20 L_p | buggy fails up to tier | "
+        "first failing tier: brute / buggy | told from the brute force by R_3 / R_inf | separates |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in reports:
-        rows.append(f"| {r.problem_id} | {r.limit_s:.3f} s | {r.brute_small_verdict} {r.brute_small_cpu_s:.3f} s | "
-                    f"{r.brute_large_tle} | {r.brute_large_sized} | {_tiers(r.buggy_fail_tiers)} | "
-                    f"{_tiers([r.brute_first_fail_tier])} / {_tiers(r.buggy_first_fail_tiers)} | "
-                    f"{_told(r, 'R_3')} / {_told(r, 'R_inf')} | "
-                    f"{'yes' if r.separating else 'no: ' + '; '.join(r.reasons)} |")  # fmt: skip
+        rows.append(
+            f"| {r.problem_id} | {r.limit_s:.3f} s | {r.brute_small_verdict} {r.brute_small_cpu_s:.3f} s | "
+            f"{r.brute_large_tle} | {r.brute_large_sized} | {_tiers(r.buggy_fail_tiers)} | "
+            f"{_tiers([r.brute_first_fail_tier])} / {_tiers(r.buggy_first_fail_tiers)} | "
+            f"{_told(r, 'R_3')} / {_told(r, 'R_inf')} | "
+            f"{'yes' if r.separating else 'no: ' + '; '.join(r.reasons)} |"
+        )
     separating = sum(r.separating for r in reports)
     sized = sum(r.brute_large_sized >= BRUTE_TLE_NEEDED for r in reports)
-    rows.append(f"\n{separating} of {len(reports)} separate; on {sized}, the brute force needs {SIZE_FACTOR} × L_p "
-                f"on at least {BRUTE_TLE_NEEDED} tier-5 tests.")  # fmt: skip
+    rows.append(
+        f"\n{separating} of {len(reports)} separate; on {sized}, the brute force needs {SIZE_FACTOR} × L_p "
+        f"on at least {BRUTE_TLE_NEEDED} tier-5 tests."
+    )
     return "\n".join(rows)

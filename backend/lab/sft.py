@@ -52,8 +52,14 @@ def examples(problems: list[tuple[Problem, tuple]], recipe, withheld: Collection
                 sources = solutions(problem)[kind]
                 turn = taught[(problem.id, kind)] = taught.get((problem.id, kind), -1) + 1
                 code = augment(sources[turn % len(sources)], rng, recipe.rename_probability)
-                rows.append({"prompt": prompt, "completion": as_completion(code, restated), "kind": kind,
-                             "problem_id": problem.id})  # fmt: skip
+                rows.append(
+                    {
+                        "prompt": prompt,
+                        "completion": as_completion(code, restated),
+                        "kind": kind,
+                        "problem_id": problem.id,
+                    }
+                )
     return rows
 
 
@@ -68,8 +74,13 @@ def title_rows(problems: list[tuple[Problem, tuple]], recipe) -> list[dict]:
     rows = []
     for _ in range(recipe.title_copy_rows):
         problem, example = rng.choice(problems)
-        title = next(t for t in iter(lambda: " ".join(rng.sample(words, rng.randint(2, min(recipe.title_copy_words, len(words))))), None)
-                     if t not in real)  # fmt: skip
+        title = next(
+            t
+            for t in iter(
+                lambda: " ".join(rng.sample(words, rng.randint(2, min(recipe.title_copy_words, len(words))))), None
+            )
+            if t not in real
+        )
         prompt = conversation(replace(problem, title=title), "reasoning", example)
         rows.append(_title_row(prompt, title, problem, recipe))
     return rows + swapped_title_rows(problems, recipe)
@@ -98,8 +109,13 @@ def share_a_word(title: str, other: str) -> bool:
 
 
 def _title_row(prompt: list[dict], title: str, problem: Problem, recipe) -> dict:
-    return {"prompt": prompt, "completion": recipe.restatement.format(title=title), "end": False, "kind": "title",
-            "problem_id": problem.id}  # fmt: skip
+    return {
+        "prompt": prompt,
+        "completion": recipe.restatement.format(title=title),
+        "end": False,
+        "kind": "title",
+        "problem_id": problem.id,
+    }
 
 
 def drawn_mix(rows: list[dict]) -> dict[str, dict[str, int]]:
@@ -119,12 +135,21 @@ def code_rows(problems: list[Problem], recipe, withheld: Collection[str] = ()) -
     this program", while only prompted rows teach which title to write (the one in the statement).
     A `withheld` problem's reference is not among the sources."""
     rng = random.Random(recipe.seed + 1)
-    sources = [(p, kind, s) for p, kinds in taught(problems, withheld) for kind, programs in kinds.items() for s in programs]  # fmt: skip
+    sources = [
+        (p, kind, s) for p, kinds in taught(problems, withheld) for kind, programs in kinds.items() for s in programs
+    ]
     rows = []
     for _ in range(recipe.code_sequences):
         problem, kind, source = rng.choice(sources)
-        rows.append({"prompt": None, "context": restatement(problem, recipe), "kind": kind, "problem_id": problem.id,
-                     "completion": as_completion(augment(source, rng, recipe.rename_probability))})  # fmt: skip
+        rows.append(
+            {
+                "prompt": None,
+                "context": restatement(problem, recipe),
+                "kind": kind,
+                "problem_id": problem.id,
+                "completion": as_completion(augment(source, rng, recipe.rename_probability)),
+            }
+        )
     return rows
 
 
@@ -170,8 +195,9 @@ def train_sft(recipe, problems: list[tuple[Problem, tuple]], out: Path, progress
     from transformers import DataCollatorForSeq2Seq, Trainer, TrainingArguments
 
     tokenizer = train_tokenizer(tokenizer_corpus([p for p, _ in problems], recipe, withheld), recipe.vocab_size)
-    model = tiny_qwen2(tokenizer, recipe.seed, recipe.hidden_size, recipe.num_layers, recipe.num_heads,
-                       recipe.num_kv_heads)  # fmt: skip
+    model = tiny_qwen2(
+        tokenizer, recipe.seed, recipe.hidden_size, recipe.num_layers, recipe.num_heads, recipe.num_kv_heads
+    )
     rows = (
         examples(problems, recipe, withheld)
         + title_rows(problems, recipe)
@@ -180,16 +206,30 @@ def train_sft(recipe, problems: list[tuple[Problem, tuple]], out: Path, progress
     random.Random(recipe.seed).shuffle(rows)
     data = Dataset.from_list([encode(tokenizer, r, 1024) for r in rows])
     args = TrainingArguments(
-        output_dir=str(out.parent / f".{out.name}-trainer"), per_device_train_batch_size=recipe.sft_batch_size,
-        learning_rate=recipe.sft_learning_rate, lr_scheduler_type="cosine", warmup_steps=0.03, num_train_epochs=1,
-        weight_decay=0.0, logging_steps=20, save_strategy="no", report_to="none", use_cpu=True, bf16=False,
-        seed=recipe.seed, disable_tqdm=not progress, train_sampling_strategy="group_by_length", dataloader_num_workers=0,
-    )  # fmt: skip
+        output_dir=str(out.parent / f".{out.name}-trainer"),
+        per_device_train_batch_size=recipe.sft_batch_size,
+        learning_rate=recipe.sft_learning_rate,
+        lr_scheduler_type="cosine",
+        warmup_steps=0.03,
+        num_train_epochs=1,
+        weight_decay=0.0,
+        logging_steps=20,
+        save_strategy="no",
+        report_to="none",
+        use_cpu=True,
+        bf16=False,
+        seed=recipe.seed,
+        disable_tqdm=not progress,
+        train_sampling_strategy="group_by_length",
+        dataloader_num_workers=0,
+    )
     torch.set_num_threads(max(1, torch.get_num_threads()))
     trainer = Trainer(
-        model=model, args=args, train_dataset=data,
+        model=model,
+        args=args,
+        train_dataset=data,
         data_collator=DataCollatorForSeq2Seq(tokenizer, padding=True, label_pad_token_id=IGNORE),
-    )  # fmt: skip
+    )
     result = trainer.train()
     shutil.rmtree(args.output_dir, ignore_errors=True)  # nothing is saved there; do not leave it behind
     model.generation_config.eos_token_id = tokenizer.eos_token_id
@@ -197,6 +237,12 @@ def train_sft(recipe, problems: list[tuple[Problem, tuple]], out: Path, progress
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
     titles = recipe.title_copy_rows + recipe.swapped_title_rows
-    return {"examples": len(rows), "prompted_examples": len(rows) - recipe.code_sequences - titles,
-            "title_copy_rows": titles, "train_loss": result.training_loss, "steps": result.global_step,
-            "parameters": sum(p.numel() for p in model.parameters()), "mix": drawn_mix(rows)}  # fmt: skip
+    return {
+        "examples": len(rows),
+        "prompted_examples": len(rows) - recipe.code_sequences - titles,
+        "title_copy_rows": titles,
+        "train_loss": result.training_loss,
+        "steps": result.global_step,
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "mix": drawn_mix(rows),
+    }

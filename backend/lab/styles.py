@@ -30,8 +30,19 @@ def shape(code: str) -> list[str] | None:
             warnings.simplefilter("ignore", SyntaxWarning)
             names = own_names(ast.parse(code))
         tokens = tokenize.generate_tokens(io.StringIO(code).readline)
-        return [("NAME" if t.string in names else t.string) for t in tokens
-                if t.type not in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER)]  # fmt: skip
+        return [
+            ("NAME" if t.string in names else t.string)
+            for t in tokens
+            if t.type
+            not in (
+                tokenize.COMMENT,
+                tokenize.NL,
+                tokenize.NEWLINE,
+                tokenize.INDENT,
+                tokenize.DEDENT,
+                tokenize.ENDMARKER,
+            )
+        ]
     except (SyntaxError, tokenize.TokenError, IndentationError, ValueError):
         return None
 
@@ -98,10 +109,24 @@ def style_shares(store, experiment: str, problems: set[str] | None = None):
         with np.errstate(invalid="ignore", divide="ignore"):
             lo, hi = percentile_ci((W @ per) / (W @ n)[:, None])
         for i, style in enumerate(STYLES):
-            rows.append({"label": points[c].label, "alpha": points[c].alpha, "style": style,
-                         "share": per[:, i].sum() / n.sum(), "share_lo": float(lo[i]), "share_hi": float(hi[i])})  # fmt: skip
-    schema = {"label": pl.String, "alpha": pl.Float64, "style": pl.String, "share": pl.Float64,
-              "share_lo": pl.Float64, "share_hi": pl.Float64}  # fmt: skip
+            rows.append(
+                {
+                    "label": points[c].label,
+                    "alpha": points[c].alpha,
+                    "style": style,
+                    "share": per[:, i].sum() / n.sum(),
+                    "share_lo": float(lo[i]),
+                    "share_hi": float(hi[i]),
+                }
+            )
+    schema = {
+        "label": pl.String,
+        "alpha": pl.Float64,
+        "style": pl.String,
+        "share": pl.Float64,
+        "share_lo": pl.Float64,
+        "share_hi": pl.Float64,
+    }
     return pl.DataFrame(rows, schema=schema).sort("alpha")
 
 
@@ -152,8 +177,10 @@ def confusion_shares(store, experiment: str, problems: set[str] | None = None):
         if key not in seen:  # own problem first: its similarity prunes most other comparisons
             seen[key] = other_problem(s.code, s.problem_id, {s.problem_id: shapes[s.problem_id]} | shapes)
         confused.setdefault(s.checkpoint_id, []).append(seen[key])
-    rows = [{"label": points[c].label, "alpha": points[c].alpha, "share": sum(v) / len(v), "samples": len(v)}
-            for c, v in confused.items()]  # fmt: skip
+    rows = [
+        {"label": points[c].label, "alpha": points[c].alpha, "share": sum(v) / len(v), "samples": len(v)}
+        for c, v in confused.items()
+    ]
     schema = {"label": pl.String, "alpha": pl.Float64, "share": pl.Float64, "samples": pl.Int64}
     return pl.DataFrame(rows, schema=schema).sort("alpha", nulls_last=True)
 

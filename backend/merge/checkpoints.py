@@ -57,19 +57,33 @@ def register(store: Store, row: Checkpoint) -> Checkpoint:
 
 def trained(store: Store, path: str, digest: str, kind: str = "trained", label: str | None = None) -> Checkpoint:
     """The row of a folder whose content hash is known (a merge's recorded input, or a folder just hashed)."""
-    return register(store, Checkpoint(id=checkpoint_id(digest), path=path, kind=kind, content_hash=digest,
-                                      label=label or checkpoint_label(path)))  # fmt: skip
+    return register(
+        store,
+        Checkpoint(
+            id=checkpoint_id(digest), path=path, kind=kind, content_hash=digest, label=label or checkpoint_label(path)
+        ),
+    )
 
 
 def merged(store: Store, key: str, path: str, spec: Merge, ends: list[str], model_type: str | None) -> Checkpoint:
     """The row of a merged point, a folder or a live α switch (`live:low|high`): both get the same
     id from the merge key; `ends` are the ids of the spec's input checkpoints."""
     alpha = spec.alpha
-    return register(store, Checkpoint(
-        id=merged_id(key), path=path, kind="merged", label=alpha_label(alpha) if alpha is not None else "merge",
-        low_id=ends[0] if alpha is not None else None, high_id=ends[1] if alpha is not None else None, alpha=alpha,
-        weights=dict(zip(spec.models, spec.weights, strict=True)), content_hash=key, model_type=model_type,
-    ))  # fmt: skip
+    return register(
+        store,
+        Checkpoint(
+            id=merged_id(key),
+            path=path,
+            kind="merged",
+            label=alpha_label(alpha) if alpha is not None else "merge",
+            low_id=ends[0] if alpha is not None else None,
+            high_id=ends[1] if alpha is not None else None,
+            alpha=alpha,
+            weights=dict(zip(spec.models, spec.weights, strict=True)),
+            content_hash=key,
+            model_type=model_type,
+        ),
+    )
 
 
 def import_rows(store: Store, table: pa.Table) -> int:

@@ -99,8 +99,10 @@ def verdict(figures: dict) -> str:
     if figures["share_differ"] == 0:
         return "the two checkpoints are identical: every α gives the same model"
     if figures["one_ulp_of_differing"] >= ONE_ULP_SAYS:
-        return (f"{figures['one_ulp_of_differing']:.0%} of the differing weights are one ulp apart in "
-                f"{figures['dtypes']}: the difference is mostly rounding, and α scales quantisation noise")  # fmt: skip
+        return (
+            f"{figures['one_ulp_of_differing']:.0%} of the differing weights are one ulp apart in "
+            f"{figures['dtypes']}: the difference is mostly rounding, and α scales quantisation noise"
+        )
     return f"{figures['share_differ']:.1%} of the weights differ, most by more than one ulp: a difference to sweep"
 
 

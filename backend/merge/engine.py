@@ -149,10 +149,13 @@ def sweep(
             copy_aux_files(ckpts[0].folder, partial, _out_dtype(spec, first_float) if first_float else None)
             record = {
                 "spec": spec.to_dict(),
-                "inputs": [{"path": str(c.folder), "hash": h, "weight": w} for c, h, w in zip(ckpts, hashes, spec.weights, strict=True)],
+                "inputs": [
+                    {"path": str(c.folder), "hash": h, "weight": w}
+                    for c, h, w in zip(ckpts, hashes, spec.weights, strict=True)
+                ],
                 "nonfinite_tensors": nonfinite[k],
                 "created_at": dt.datetime.now().isoformat(timespec="seconds"),
-            }  # fmt: skip
+            }
             (partial / "merge.json").write_text(json.dumps(record, indent=2))
             if out.exists():
                 shutil.rmtree(out)

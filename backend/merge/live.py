@@ -80,9 +80,13 @@ class Scratch:
 
 
 def blend_f32(
-    low: torch.Tensor, high: torch.Tensor, method: str, weights: list[float], scratch: Scratch,
+    low: torch.Tensor,
+    high: torch.Tensor,
+    method: str,
+    weights: list[float],
+    scratch: Scratch,
     device: torch.device | None = None,
-) -> torch.Tensor:  # fmt: skip
+) -> torch.Tensor:
     """θ_α for one tensor in float32 on `device` (default: the endpoints'), by the merge engine's own
     `methods.combine_into`."""
     device = device or low.device
@@ -92,9 +96,11 @@ def blend_f32(
 
 
 def blended(
-    endpoints: dict[str, tuple[torch.Tensor, torch.Tensor]], alpha: float, method: str = methods.DEFAULT,
+    endpoints: dict[str, tuple[torch.Tensor, torch.Tensor]],
+    alpha: float,
+    method: str = methods.DEFAULT,
     device: torch.device | None = None,
-) -> Iterator[tuple[str, torch.Tensor]]:  # fmt: skip
+) -> Iterator[tuple[str, torch.Tensor]]:
     """(name, θ_α in the checkpoint's dtype) one tensor at a time, blended on `device` (default: where
     the endpoints are), for a model's load_weights; a tensor may share the scratch buffer, so it is
     valid only until the next one is yielded."""

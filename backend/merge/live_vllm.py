@@ -52,9 +52,11 @@ class SwitchPlan:
     endpoints_on: str  # device | host (pinned)
 
     def describe(self) -> str:
-        return (f"α switch memory plan: gpu_memory_utilization {self.gpu_memory_utilization:.2f}, "
-                f"{self.endpoint_bytes / GiB:.2f} GiB per endpoint on the {self.endpoints_on}"
-                f"{' (pinned)' if self.endpoints_on == 'host' else ''}, {self.scratch_bytes / GiB:.2f} GiB scratch")  # fmt: skip
+        return (
+            f"α switch memory plan: gpu_memory_utilization {self.gpu_memory_utilization:.2f}, "
+            f"{self.endpoint_bytes / GiB:.2f} GiB per endpoint on the {self.endpoints_on}"
+            f"{' (pinned)' if self.endpoints_on == 'host' else ''}, {self.scratch_bytes / GiB:.2f} GiB scratch"
+        )
 
 
 def _sizes(folder: str) -> tuple[int, int, int, str]:
@@ -86,9 +88,12 @@ def kv_cache_bytes(folder: str, max_model_len: int | None = None) -> tuple[int, 
 
 
 def plan_switch_memory(
-    low: str, high: str, endpoints_on: str = "device", utilization: float | None = None,
+    low: str,
+    high: str,
+    endpoints_on: str = "device",
+    utilization: float | None = None,
     max_model_len: int | None = None,
-) -> SwitchPlan:  # fmt: skip
+) -> SwitchPlan:
     """The plan for serving θ_α between low and high on this process's CUDA device; one line
     (UserError) when the device is too small for it."""
     import torch
@@ -165,8 +170,10 @@ class AlphaSwitchExtension:
 
         import torch
 
-        return {name: hashlib.sha256(p.detach().cpu().contiguous().view(torch.uint8).numpy().tobytes()).hexdigest()
-                for name, p in self.model_runner.model.named_parameters()}  # fmt: skip
+        return {
+            name: hashlib.sha256(p.detach().cpu().contiguous().view(torch.uint8).numpy().tobytes()).hexdigest()
+            for name, p in self.model_runner.model.named_parameters()
+        }
 
 
 class VLLMAlphaSwitch:

@@ -111,17 +111,33 @@ def build_one(slug: str) -> tuple[Problem, list[Test]]:
 def to_records(p: BuiltinProblem, inputs: list[str], outputs: list[str]) -> tuple[Problem, list[Test]]:
     m = p.module
     problem = Problem(
-        id=p.id, bench=BENCH, title=m.TITLE, statement=m.STATEMENT.strip(), kind="stdin",
-        time_limit_s=p.time_limit, memory_limit_mb=p.memory_limit, checker="exact",
-        input_spec=m.INPUT_SPEC.strip(), output_spec=m.OUTPUT_SPEC.strip(), difficulty=m.DIFFICULTY,
-        platform="frontier-lab", tags=p.tags,
-    )  # fmt: skip
+        id=p.id,
+        bench=BENCH,
+        title=m.TITLE,
+        statement=m.STATEMENT.strip(),
+        kind="stdin",
+        time_limit_s=p.time_limit,
+        memory_limit_mb=p.memory_limit,
+        checker="exact",
+        input_spec=m.INPUT_SPEC.strip(),
+        output_spec=m.OUTPUT_SPEC.strip(),
+        difficulty=m.DIFFICULTY,
+        platform="frontier-lab",
+        tags=p.tags,
+    )
     order = sorted(range(len(inputs)), key=lambda i: (len(inputs[i]), i))
     tests = [
-        Test(problem_id=p.id, idx=n, input=inputs[i], output=outputs[i], input_len=len(inputs[i]),
-             tier=tier_of(len(inputs[i])), is_public=n < 2)
+        Test(
+            problem_id=p.id,
+            idx=n,
+            input=inputs[i],
+            output=outputs[i],
+            input_len=len(inputs[i]),
+            tier=tier_of(len(inputs[i])),
+            is_public=n < 2,
+        )
         for n, i in enumerate(order)
-    ]  # fmt: skip
+    ]
     return problem, tests
 
 

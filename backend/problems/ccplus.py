@@ -47,8 +47,9 @@ class CCPlusFilter(CCPlusConfig):
     model_config = ConfigDict(use_attribute_docstrings=True)
     min_tests: int = Field(1, ge=1, title="At least N tests")
     """Skip problems with fewer tests."""
-    max_time_limit_s: float | None = Field(None, gt=0, title="Max time limit (s)",
-                                           json_schema_extra={"cli": "--max-time-limit", "none": "any"})  # fmt: skip
+    max_time_limit_s: float | None = Field(
+        None, gt=0, title="Max time limit (s)", json_schema_extra={"cli": "--max-time-limit", "none": "any"}
+    )
     """Skip problems whose time limit is longer (seconds); none: any."""
     max_memory_mb: int | None = Field(
         None, ge=1, title="Max memory (MB)", json_schema_extra={"cli": "--max-memory", "none": "any"}
@@ -184,13 +185,27 @@ def _to_records(row: dict) -> tuple[Problem, list[Test]]:
     pid = f"{BENCH}/{row['id']}"
     checker = row.get("checker") or None
     problem = Problem(
-        id=pid, bench=BENCH, title=row["title"], statement=row["description"], kind="stdin",
-        time_limit_s=row["time_limit"] / 1000, memory_limit_mb=int(row["memory_limit"]),
-        checker="special" if checker else "exact", checker_source=checker, platform="codecontests+",
-    )  # fmt: skip
+        id=pid,
+        bench=BENCH,
+        title=row["title"],
+        statement=row["description"],
+        kind="stdin",
+        time_limit_s=row["time_limit"] / 1000,
+        memory_limit_mb=int(row["memory_limit"]),
+        checker="special" if checker else "exact",
+        checker_source=checker,
+        platform="codecontests+",
+    )
     cases = sorted(row["test_cases"], key=lambda c: len(c["input"]))
     tests = [
-        Test(problem_id=pid, idx=i, input=c["input"], output=c["output"], input_len=len(c["input"]), tier=tier_of(len(c["input"])))
+        Test(
+            problem_id=pid,
+            idx=i,
+            input=c["input"],
+            output=c["output"],
+            input_len=len(c["input"]),
+            tier=tier_of(len(c["input"])),
+        )
         for i, c in enumerate(cases)
-    ]  # fmt: skip
+    ]
     return problem, tests

@@ -99,8 +99,9 @@ def hub_files(source: str, flt) -> list[str]:
     return [f"ccplus_{flt.config}/*.parquet"]
 
 
-def run_import(store: Store, source: str, path: str | Path | None, flt=None, progress: bool = True,
-               hub: bool = False) -> str:  # fmt: skip
+def run_import(
+    store: Store, source: str, path: str | Path | None, flt=None, progress: bool = True, hub: bool = False
+) -> str:
     """The one import path of the CLI and the Launch page: one line saying what was stored. With
     `hub`, the published files are downloaded first (only those the filter needs) and read by the
     same loader as a local copy."""

@@ -202,18 +202,34 @@ def _to_records(row: dict) -> tuple[Problem, list[Test]]:
     functional = any(c.get("testtype") == "functional" for c, _ in cases)
     pid = f"{BENCH}/{row['question_id']}"
     problem = Problem(
-        id=pid, bench=BENCH, title=row["question_title"], statement=row["question_content"],
-        kind="functional" if functional else "stdin", starter_code=row.get("starter_code") or None,
-        func_name=metadata.get("func_name"), difficulty=row.get("difficulty"), platform=row["platform"],
-        contest_date=str(row.get("contest_date") or "") or None, time_limit_s=TIME_LIMIT_S, memory_limit_mb=1024,
-        checker="functional" if functional else "lcb", tags=[f"contest:{row.get('contest_id', '')}"],
-    )  # fmt: skip
+        id=pid,
+        bench=BENCH,
+        title=row["question_title"],
+        statement=row["question_content"],
+        kind="functional" if functional else "stdin",
+        starter_code=row.get("starter_code") or None,
+        func_name=metadata.get("func_name"),
+        difficulty=row.get("difficulty"),
+        platform=row["platform"],
+        contest_date=str(row.get("contest_date") or "") or None,
+        time_limit_s=TIME_LIMIT_S,
+        memory_limit_mb=1024,
+        checker="functional" if functional else "lcb",
+        tags=[f"contest:{row.get('contest_id', '')}"],
+    )
     if functional and not problem.func_name:
         raise ValueError("functional tests but no func_name in metadata")
     ordered = sorted(cases, key=lambda cp: len(cp[0]["input"]))
     tests = [
-        Test(problem_id=pid, idx=i, input=c["input"], output=c["output"], input_len=len(c["input"]),
-             tier=tier_of(len(c["input"])), is_public=pub)
+        Test(
+            problem_id=pid,
+            idx=i,
+            input=c["input"],
+            output=c["output"],
+            input_len=len(c["input"]),
+            tier=tier_of(len(c["input"])),
+            is_public=pub,
+        )
         for i, (c, pub) in enumerate(ordered)
-    ]  # fmt: skip
+    ]
     return problem, tests

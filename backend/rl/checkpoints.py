@@ -143,8 +143,9 @@ def without_second_copy(trainer_class):
                 return super()._save_optimizer_and_scheduler(output_dir)
             from accelerate.utils import save_fsdp_optimizer
 
-            save_fsdp_optimizer(self.accelerator.state.fsdp_plugin, self.accelerator, self.optimizer, self.model,
-                                output_dir)  # fmt: skip
+            save_fsdp_optimizer(
+                self.accelerator.state.fsdp_plugin, self.accelerator, self.optimizer, self.model, output_dir
+            )
             if self.args.should_save:
                 torch.save(self.lr_scheduler.state_dict(), os.path.join(output_dir, "scheduler.pt"))
 

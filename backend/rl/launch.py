@@ -69,22 +69,45 @@ def accelerate_config(spec: RLSpec, processes: int, bf16: bool) -> dict:
     states split over the GPUs, float32 master weights, bf16 compute under mixed precision) or plain
     DDP. FSDP checkpoints its own activations (transformers refuses both kinds at once) and saves a
     full state dict, so checkpoint-N folders are whole models as in one process."""
-    config = {"compute_environment": "LOCAL_MACHINE", "num_machines": 1, "machine_rank": 0,
-              "num_processes": processes, "mixed_precision": "bf16" if bf16 else "no", "use_cpu": False,
-              "dynamo_config": {"dynamo_backend": "NO"}, "main_training_function": "main"}  # fmt: skip
+    config = {
+        "compute_environment": "LOCAL_MACHINE",
+        "num_machines": 1,
+        "machine_rank": 0,
+        "num_processes": processes,
+        "mixed_precision": "bf16" if bf16 else "no",
+        "use_cpu": False,
+        "dynamo_config": {"dynamo_backend": "NO"},
+        "main_training_function": "main",
+    }
     if spec.sharding == "ddp":
         return config | {"distributed_type": "MULTI_GPU"}
-    return config | {"distributed_type": "FSDP", "fsdp_config": {
-        "fsdp_version": 1, "fsdp_sharding_strategy": "FULL_SHARD", "fsdp_auto_wrap_policy": "TRANSFORMER_BASED_WRAP",
-        "fsdp_backward_prefetch": "BACKWARD_PRE", "fsdp_forward_prefetch": False,
-        "fsdp_state_dict_type": "FULL_STATE_DICT", "fsdp_offload_params": False, "fsdp_use_orig_params": True,
-        "fsdp_cpu_ram_efficient_loading": True, "fsdp_sync_module_states": True,
-        "fsdp_activation_checkpointing": spec.on_gpu(True)["gradient_checkpointing"],
-    }}  # fmt: skip
+    return config | {
+        "distributed_type": "FSDP",
+        "fsdp_config": {
+            "fsdp_version": 1,
+            "fsdp_sharding_strategy": "FULL_SHARD",
+            "fsdp_auto_wrap_policy": "TRANSFORMER_BASED_WRAP",
+            "fsdp_backward_prefetch": "BACKWARD_PRE",
+            "fsdp_forward_prefetch": False,
+            "fsdp_state_dict_type": "FULL_STATE_DICT",
+            "fsdp_offload_params": False,
+            "fsdp_use_orig_params": True,
+            "fsdp_cpu_ram_efficient_loading": True,
+            "fsdp_sync_module_states": True,
+            "fsdp_activation_checkpointing": spec.on_gpu(True)["gradient_checkpointing"],
+        },
+    }
 
 
-def plan(spec: RLSpec, task_file: Path, gpus: list[str], main_port: int, server_port: int,
-         config_file: Path | None = None, group_port: int | None = None) -> Plan:  # fmt: skip
+def plan(
+    spec: RLSpec,
+    task_file: Path,
+    gpus: list[str],
+    main_port: int,
+    server_port: int,
+    config_file: Path | None = None,
+    group_port: int | None = None,
+) -> Plan:
     """accelerate's launch over the training GPUs with the run's config (written to config_file,
     by default beside the task file) and, in server mode, `trl vllm-serve` on the first."""
     import yaml
@@ -95,14 +118,38 @@ def plan(spec: RLSpec, task_file: Path, gpus: list[str], main_port: int, server_
     config_file = config_file or task_file.with_name("accelerate.yaml")
     config = accelerate_config(spec, len(trainers), spec.on_gpu(True)["bf16"])
     config_file.write_text(yaml.safe_dump(config, sort_keys=False))
-    train = [sys.executable, "-m", "accelerate.commands.launch", "--config_file", str(config_file),
-             "--num_processes", str(len(trainers)), "--main_process_ip", "127.0.0.1",
-             "--main_process_port", str(main_port), "-m", "backend.rl.worker", str(task_file)]  # fmt: skip
+    train = [
+        sys.executable,
+        "-m",
+        "accelerate.commands.launch",
+        "--config_file",
+        str(config_file),
+        "--num_processes",
+        str(len(trainers)),
+        "--main_process_ip",
+        "127.0.0.1",
+        "--main_process_port",
+        str(main_port),
+        "-m",
+        "backend.rl.worker",
+        str(task_file),
+    ]
     if not server:
         return Plan(train, env)
     # 127.0.0.1: the server runs whatever its callers send; only this node's trainers talk to it
-    serve = [sys.executable, "-m", "trl.scripts.vllm_serve", "--model", spec.base, "--host", "127.0.0.1",
-             "--port", str(server_port), "--tensor_parallel_size", "1"]  # fmt: skip
+    serve = [
+        sys.executable,
+        "-m",
+        "trl.scripts.vllm_serve",
+        "--model",
+        spec.base,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(server_port),
+        "--tensor_parallel_size",
+        "1",
+    ]
     return Plan(train, env, serve, {"CUDA_VISIBLE_DEVICES": gpus[0]}, f"http://127.0.0.1:{server_port}", group_port)
 
 

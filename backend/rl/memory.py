@@ -70,8 +70,15 @@ class ModelShape:
         head_dim = c.get("head_dim") or c["hidden_size"] // heads
         h, v = c["hidden_size"], c["vocab_size"]
         root = v * h * (1 if c.get("tie_word_embeddings", False) else 2) + h
-        return cls(params, h, c["num_hidden_layers"], c.get("intermediate_size", 4 * h), v,
-                   c.get("num_key_value_heads", heads) * head_dim, root)  # fmt: skip
+        return cls(
+            params,
+            h,
+            c["num_hidden_layers"],
+            c.get("intermediate_size", 4 * h),
+            v,
+            c.get("num_key_value_heads", heads) * head_dim,
+            root,
+        )
 
 
 @dataclass(frozen=True)
@@ -170,9 +177,17 @@ def host_bytes(shape: ModelShape, s: Setup, trained: int) -> dict[str, float]:
 
 def setup_of(spec, device_bytes: int, bf16: bool, checkpointing: bool) -> Setup:
     colocated = spec.use_vllm and spec.vllm_mode == "colocate"
-    return Setup(spec.training_processes, spec.launched and spec.sharding == "fsdp", bf16, checkpointing,
-                 spec.lora_rank, spec.per_device_train_batch_size, spec.max_completion_length,
-                 TRL_VLLM_SHARE if colocated else 0.0, device_bytes)  # fmt: skip
+    return Setup(
+        spec.training_processes,
+        spec.launched and spec.sharding == "fsdp",
+        bf16,
+        checkpointing,
+        spec.lora_rank,
+        spec.per_device_train_batch_size,
+        spec.max_completion_length,
+        TRL_VLLM_SHARE if colocated else 0.0,
+        device_bytes,
+    )
 
 
 def check_memory(shape: ModelShape, setup: Setup, use_vllm: bool = False) -> MemoryPlan:

@@ -67,8 +67,10 @@ class RepairPool:
     def add(self, problem: Problem, code: str, context: FailureContext | None) -> None:
         from backend.rollout.prompts import SYSTEM, render
 
-        messages = [{"role": "system", "content": SYSTEM["reasoning"]},
-                    {"role": "user", "content": repair_prompt(problem, code, context, self.max_chars)}]  # fmt: skip
+        messages = [
+            {"role": "system", "content": SYSTEM["reasoning"]},
+            {"role": "user", "content": repair_prompt(problem, code, context, self.max_chars)},
+        ]
         prompt = render(messages, "reasoning", self.prompt_format)  # the run's format, as its other prompts
         self.slots[self._next] = {"prompt": prompt, "problem_id": problem.id, "repair": True}
         self._next = (self._next + 1) % len(self.slots)
@@ -114,8 +116,19 @@ class SandboxReward:
             found = extract_code(text, "python", "stop")
             setup = judge_setup(problem)
             # every test runs, so partial credit is exact
-            jobs.append(JudgeJob(i, Program(found.code) if found.ok else None, tests, setup.limits, setup.checker,
-                                 setup.func_name, run_all=True, backend=self.backend, format_reason=found.error or ""))  # fmt: skip
+            jobs.append(
+                JudgeJob(
+                    i,
+                    Program(found.code) if found.ok else None,
+                    tests,
+                    setup.limits,
+                    setup.checker,
+                    setup.func_name,
+                    run_all=True,
+                    backend=self.backend,
+                    format_reason=found.error or "",
+                )
+            )
         results = dict(judge_many(jobs, workers=self.workers))
         return [results[i] for i in range(len(jobs))]
 

@@ -82,8 +82,9 @@ class RLSpec(BaseModel):
     gpus: float = Field(1.0, ge=0, le=64, title="GPUs")
     """GPUs the run uses (and the ray executor asks for): 0 trains on CPUs; up to 1 trains in the job's
     process; N > 1 (whole) launches N training processes with accelerate, or N - 1 beside a vLLM server."""
-    repair_max_chars: int = Field(600, ge=50, le=100_000, title="Repair context (chars)",
-                                  json_schema_extra={"form": False})  # fmt: skip
+    repair_max_chars: int = Field(
+        600, ge=50, le=100_000, title="Repair context (chars)", json_schema_extra={"form": False}
+    )
     """Failure context kept in a repair prompt (repair:R_k): enough for a verdict and a diff."""
 
     # the problems trained on

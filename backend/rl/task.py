@@ -64,15 +64,30 @@ def prepare(store: Store, spec: RLSpec, experiment_id: str | None = None) -> tup
     exp = experiment_id or f"rl-{dt.datetime.now():%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
     if store.get(Experiment, exp) is None:
         stored = spec.model_dump() | {"prompt_format": prompt_format}
-        store.put([Experiment(id=exp, kind="rl", name=f"GRPO on {base.label} with {spec.reward}", spec=stored,
-                              note=f"RL run: reward {spec.reward}, {len(problems)} problems of {spec.bench}")])  # fmt: skip
+        store.put(
+            [
+                Experiment(
+                    id=exp,
+                    kind="rl",
+                    name=f"GRPO on {base.label} with {spec.reward}",
+                    spec=stored,
+                    note=f"RL run: reward {spec.reward}, {len(problems)} problems of {spec.bench}",
+                )
+            ]
+        )
     store.update(Experiment, (exp,), status="running")
     judged = {
         p.id: (p, [JudgeTest(t.input, t.output) for t in store.select(Test, {"problem_id": p.id})]) for p in problems
     }
     # the rollout's prompt path: messages for TRL's conversational format, a string for its standard one
-    rows = [{"prompt": render(conversation(p, "reasoning", public_example(store, p)), "reasoning", prompt_format),
-             "problem_id": p.id, "repair": False} for p in problems]  # fmt: skip
+    rows = [
+        {
+            "prompt": render(conversation(p, "reasoning", public_example(store, p)), "reasoning", prompt_format),
+            "problem_id": p.id,
+            "repair": False,
+        }
+        for p in problems
+    ]
     return exp, Task(spec, prompt_format, judged, rows)
 
 
@@ -127,9 +142,11 @@ def to_saved_dtype(folder: Path, spec: RLSpec) -> dict[str, float] | None:
     cast_checkpoint(folder, dtype)
     (folder / SURVIVAL).write_text(json.dumps(kept))
     if kept["update_kept_share"] < KEPT_WARN:
-        print(f"{folder.name}: saved in {dtype}, only {kept['update_kept_share']:.1%} of the weights the run moved "
-              f"kept their update (norm ratio {kept['update_norm_ratio']:.2f}); --save-dtype float32 keeps all of it",
-              flush=True)  # fmt: skip
+        print(
+            f"{folder.name}: saved in {dtype}, only {kept['update_kept_share']:.1%} of the weights the run moved "
+            f"kept their update (norm ratio {kept['update_norm_ratio']:.2f}); --save-dtype float32 keeps all of it",
+            flush=True,
+        )
     return kept
 
 

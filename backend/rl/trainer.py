@@ -99,16 +99,35 @@ def grpo_trainer(task: Task, reward_funcs: list, vllm: dict, use_cpu: bool, prog
     # a full fine-tune trains float32 master weights (bf16 compute under mixed precision); a LoRA base is frozen in bf16
     dtype = "bfloat16" if spec.lora and not use_cpu else "float32"
     config = GRPOConfig(
-        **vllm, **flags,
-        output_dir=spec.output_dir, max_steps=spec.steps, num_generations=spec.num_generations,
-        per_device_train_batch_size=spec.per_device_train_batch_size, max_completion_length=spec.max_completion_length,
-        learning_rate=spec.learning_rate, beta=spec.beta, loss_type=spec.loss_type, temperature=spec.temperature,
-        save_steps=spec.save_steps, save_total_limit=spec.keep_checkpoints or None, seed=spec.seed, logging_steps=1, report_to="none",
-        use_cpu=use_cpu, disable_tqdm=not progress, model_init_kwargs={"dtype": dtype},
-    )  # fmt: skip
+        **vllm,
+        **flags,
+        output_dir=spec.output_dir,
+        max_steps=spec.steps,
+        num_generations=spec.num_generations,
+        per_device_train_batch_size=spec.per_device_train_batch_size,
+        max_completion_length=spec.max_completion_length,
+        learning_rate=spec.learning_rate,
+        beta=spec.beta,
+        loss_type=spec.loss_type,
+        temperature=spec.temperature,
+        save_steps=spec.save_steps,
+        save_total_limit=spec.keep_checkpoints or None,
+        seed=spec.seed,
+        logging_steps=1,
+        report_to="none",
+        use_cpu=use_cpu,
+        disable_tqdm=not progress,
+        model_init_kwargs={"dtype": dtype},
+    )
     trainer_class = checkpoints.without_second_copy(GRPOTrainer)
-    return trainer_class(model=spec.base, reward_funcs=reward_funcs, args=config, train_dataset=dataset,
-                         callbacks=[*callbacks, *checkpoints.callbacks(spec)], peft_config=lora_config(spec))  # fmt: skip
+    return trainer_class(
+        model=spec.base,
+        reward_funcs=reward_funcs,
+        args=config,
+        train_dataset=dataset,
+        callbacks=[*callbacks, *checkpoints.callbacks(spec)],
+        peft_config=lora_config(spec),
+    )
 
 
 def lora_config(spec: RLSpec):

@@ -37,8 +37,14 @@ def main(task_file: str) -> None:
             if state.is_world_process_zero:  # the reward summary is rank 0's share of the batch
                 append({"step": state.global_step, "values": step_values(logs, reward)})
 
-    trainer = grpo_trainer(task, [reward], vllm_options(spec, server_url, loaded.get("group_port")), use_cpu=False, progress=False,
-                           callbacks=[ToFile()])  # fmt: skip
+    trainer = grpo_trainer(
+        task,
+        [reward],
+        vllm_options(spec, server_url, loaded.get("group_port")),
+        use_cpu=False,
+        progress=False,
+        callbacks=[ToFile()],
+    )
     try:
         step = train(trainer, spec)
     except UserError as stopped:  # the disk guard: its line reaches the driver, which raises it

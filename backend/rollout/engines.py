@@ -88,11 +88,16 @@ class TransformersEngine:
         copies = spec.n if sampling else 1  # greedy decoding gives one answer: generate it once
         began = time.perf_counter()
         generated = self.model.generate(
-            **enc, do_sample=sampling, temperature=spec.temperature if sampling else None,
-            top_p=spec.top_p if sampling else None, top_k=None, max_new_tokens=spec.max_tokens,
-            num_return_sequences=copies, pad_token_id=self.tokenizer.pad_token_id,
+            **enc,
+            do_sample=sampling,
+            temperature=spec.temperature if sampling else None,
+            top_p=spec.top_p if sampling else None,
+            top_k=None,
+            max_new_tokens=spec.max_tokens,
+            num_return_sequences=copies,
+            pad_token_id=self.tokenizer.pad_token_id,
             eos_token_id=self.tokenizer.eos_token_id,
-        )  # fmt: skip
+        )
         latency = time.perf_counter() - began
         width = enc["input_ids"].shape[1]
         prompt_lens = enc["attention_mask"].sum(dim=1).tolist()

@@ -52,10 +52,15 @@ def problem_prompt(problem: Problem, example: tuple[str, str] | None = None, tem
         )
     example = example or ("", "")
     return (template or STDIN_TEMPLATE).format(
-        title=problem.title, statement=problem.statement, input_spec=problem.input_spec or "see the statement",
-        output_spec=problem.output_spec or "see the statement", time_limit=f"{problem.time_limit_s:g}",
-        memory_limit=problem.memory_limit_mb, example_input=example[0].strip(), example_output=example[1].strip(),
-    )  # fmt: skip
+        title=problem.title,
+        statement=problem.statement,
+        input_spec=problem.input_spec or "see the statement",
+        output_spec=problem.output_spec or "see the statement",
+        time_limit=f"{problem.time_limit_s:g}",
+        memory_limit=problem.memory_limit_mb,
+        example_input=example[0].strip(),
+        example_output=example[1].strip(),
+    )
 
 
 def conversation(
@@ -113,8 +118,10 @@ def resolve_prompt_format(requested: str, folders: list[str]) -> str:
 
     missing = [str(f) for f in folders if not has_chat_template(f)]
     if requested == "chat" and missing:
-        raise UserError(f"checkpoint {missing[0]} has no chat template (chat_template.jinja or tokenizer_config.json); "
-                        "use --prompt-format plain (or auto) for a base checkpoint, or save a chat template into the folder")  # fmt: skip
+        raise UserError(
+            f"checkpoint {missing[0]} has no chat template (chat_template.jinja or tokenizer_config.json); "
+            "use --prompt-format plain (or auto) for a base checkpoint, or save a chat template into the folder"
+        )
     if requested == "auto":
         return "plain" if missing else "chat"
     return requested

@@ -63,11 +63,21 @@ def to_sample(exp: str, ckpt: str, problem: Problem, idx: int, ep: Episode, sett
         code, error = found.code, found.error
     transcript = [t.to_dict() for t in ep.turns] + ([{"role": "note", "content": n} for n in ep.notes])
     return Sample(
-        experiment_id=exp, checkpoint_id=ckpt, problem_id=problem.id, sample_idx=idx, setting=setting,
-        completion=ep.final_text, transcript=transcript, prompt_tokens=ep.prompt_tokens,
-        completion_tokens=ep.completion_tokens, finish_reason=ep.finish_reason, code=code, language="python",
-        extract_error=error, latency_s=ep.latency_s,
-    )  # fmt: skip
+        experiment_id=exp,
+        checkpoint_id=ckpt,
+        problem_id=problem.id,
+        sample_idx=idx,
+        setting=setting,
+        completion=ep.final_text,
+        transcript=transcript,
+        prompt_tokens=ep.prompt_tokens,
+        completion_tokens=ep.completion_tokens,
+        finish_reason=ep.finish_reason,
+        code=code,
+        language="python",
+        extract_error=error,
+        latency_s=ep.latency_s,
+    )
 
 
 def run_rollout(store: Store, spec: RolloutSpec, engine: Engine | None = None, progress: bool = True) -> str:
@@ -94,8 +104,16 @@ def run_rollout(store: Store, spec: RolloutSpec, engine: Engine | None = None, p
 
     try:
         with tqdm(total=len(problems), desc=f"rollout {spec.setting}", unit="problem", disable=not progress) as bar:
-            sample_problems(store, exp, ckpt.id, problems, spec.setting, spec.sampling, generate,
-                            lambda batch, _: bar.update(len(batch)))  # fmt: skip
+            sample_problems(
+                store,
+                exp,
+                ckpt.id,
+                problems,
+                spec.setting,
+                spec.sampling,
+                generate,
+                lambda batch, _: bar.update(len(batch)),
+            )
     finally:
         if owned:
             engine.close()
@@ -103,8 +121,16 @@ def run_rollout(store: Store, spec: RolloutSpec, engine: Engine | None = None, p
     return exp
 
 
-def sample_problems(store: Store, exp: str, checkpoint_id: str, problems: list[Problem], setting: str,
-                    sampling: SamplingSpec, generate: Callable, on_batch: Callable | None = None) -> None:  # fmt: skip
+def sample_problems(
+    store: Store,
+    exp: str,
+    checkpoint_id: str,
+    problems: list[Problem],
+    setting: str,
+    sampling: SamplingSpec,
+    generate: Callable,
+    on_batch: Callable | None = None,
+) -> None:
     """The one rollout loop (rollout CLI, sweeps, evals): the problems still missing samples, in
     batches (missing_batches); generate(conversations, sampling) → episodes per conversation; each
     batch's new samples stored in one short transaction; on_batch(batch, rows stored) after it."""
@@ -159,8 +185,11 @@ def conversations(store: Store, batch: Batch, setting: str) -> list[list[dict]]:
 def store_batch(store: Store, exp: str, checkpoint_id: str, batch: Batch, episodes, setting: str) -> int:
     """A batch's samples not yet stored, in one short transaction; returns how many."""
     done = store.sample_keys(exp, checkpoint_id)
-    rows = [to_sample(exp, checkpoint_id, p, i, ep, setting)
-            for p, eps in zip(batch.problems, episodes, strict=True) for i, ep in enumerate(eps)]  # fmt: skip
+    rows = [
+        to_sample(exp, checkpoint_id, p, i, ep, setting)
+        for p, eps in zip(batch.problems, episodes, strict=True)
+        for i, ep in enumerate(eps)
+    ]
     new = [r for r in rows if (r.problem_id, r.sample_idx) not in done]
     store.put(new, replace=False)
     return len(new)

@@ -87,9 +87,14 @@ class _State:
 
 
 def run_episodes(
-    engine: Engine, conversations: list[list[dict]], setting: str, spec: SamplingSpec,
-    limits: SettingLimits = SettingLimits(), backend: str = "bwrap", prompt_format: str = "chat",
-) -> list[list[Episode]]:  # fmt: skip
+    engine: Engine,
+    conversations: list[list[dict]],
+    setting: str,
+    spec: SamplingSpec,
+    limits: SettingLimits = SettingLimits(),
+    backend: str = "bwrap",
+    prompt_format: str = "chat",
+) -> list[list[Episode]]:
     """spec.n episodes per conversation, in the given setting; prompts in `prompt_format` (chat:
     the messages, plain: prompts.render_plain). Conversation i's samples take the seeds seed_of(
     spec.seed, i, n, k, turn): none is shared within the call (spec.from_conversation continues
@@ -101,11 +106,15 @@ def run_episodes(
             for conv, comps in zip(conversations, engine.generate(prompts, spec), strict=True)
         ]
     states = [
-        _State([dict(m) for m in conv], Episode([Turn(m["role"], m["content"]) for m in conv], ""),
-               conversation=i, sample=k)
+        _State(
+            [dict(m) for m in conv],
+            Episode([Turn(m["role"], m["content"]) for m in conv], ""),
+            conversation=i,
+            sample=k,
+        )
         for i, conv in enumerate(conversations)
         for k in range(spec.n)
-    ]  # fmt: skip
+    ]
     try:
         _multi_turn(engine, states, setting, spec, limits, backend, prompt_format)
     finally:

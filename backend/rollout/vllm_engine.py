@@ -58,9 +58,13 @@ def wait_for_released_memory(utilization: float) -> None:
 
 class VLLMEngine:
     def __init__(
-        self, checkpoint: str, *, alpha_switch: tuple[str, str] | None = None, switch_endpoints: str = "device",
+        self,
+        checkpoint: str,
+        *,
+        alpha_switch: tuple[str, str] | None = None,
+        switch_endpoints: str = "device",
         **llm_kw,
-    ):  # fmt: skip
+    ):
         from vllm import LLM
 
         from backend.merge.live_vllm import VLLM_DEFAULT_UTILIZATION, plan_switch_memory
@@ -68,8 +72,9 @@ class VLLMEngine:
         wait_for_released_memory(llm_kw.get("gpu_memory_utilization") or VLLM_DEFAULT_UTILIZATION)
         if alpha_switch:  # workers gain the α-switch methods; the plan sizes vLLM's share around the endpoints
             llm_kw.setdefault("worker_extension_cls", "backend.merge.live_vllm.AlphaSwitchExtension")
-            plan = plan_switch_memory(*alpha_switch, switch_endpoints, llm_kw.get("gpu_memory_utilization"),
-                                      llm_kw.get("max_model_len"))  # fmt: skip
+            plan = plan_switch_memory(
+                *alpha_switch, switch_endpoints, llm_kw.get("gpu_memory_utilization"), llm_kw.get("max_model_len")
+            )
             llm_kw["gpu_memory_utilization"] = plan.gpu_memory_utilization
         self.llm = LLM(model=checkpoint, enable_prefix_caching=True, **llm_kw)
         self.checkpoint = checkpoint
@@ -113,8 +118,14 @@ class VLLMEngine:
         seeds = seeds if seeds is not None else request_seeds(spec, len(prompts))
         sizes = [self._prompt_tokens(p) for p in prompts]
         fits = [i for i, n in enumerate(sizes) if n < self.max_model_len]
-        common = {"n": 1 if spec.greedy else spec.n, "temperature": spec.temperature, "top_p": spec.top_p,
-                  "max_tokens": spec.max_tokens, "stop": list(spec.stop) or None, "include_stop_str_in_output": True}  # fmt: skip
+        common = {
+            "n": 1 if spec.greedy else spec.n,
+            "temperature": spec.temperature,
+            "top_p": spec.top_p,
+            "max_tokens": spec.max_tokens,
+            "stop": list(spec.stop) or None,
+            "include_stop_str_in_output": True,
+        }
         params = [SamplingParams(**common, seed=seeds[i]) for i in fits]
         chosen = [prompts[i] for i in fits]
         began = time.perf_counter()

@@ -267,5 +267,13 @@ NO_CGROUP = MemoryUsage(None, False, False)  # a session without a cgroup (rlimi
 def launcher_oom_killed() -> RunReply:
     """The launcher's reply for a run whose launcher the OOM killer took: signal 9, nothing measured
     (the cgroup's peak, when there is one, replaces mem_mb)."""
-    return RunReply(exit_code=None, signal=9, cpu_s=0.0, wall_s=0.0, mem_mb=0.0, wall_backstop_fired=False, stderr="",
-                    stdout_bytes=0)  # fmt: skip
+    return RunReply(
+        exit_code=None,
+        signal=9,
+        cpu_s=0.0,
+        wall_s=0.0,
+        mem_mb=0.0,
+        wall_backstop_fired=False,
+        stderr="",
+        stdout_bytes=0,
+    )

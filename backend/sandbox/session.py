@@ -68,9 +68,12 @@ class Session:
     """Host end of the launcher's length-prefixed JSON protocol over a pipe pair."""
 
     def __init__(
-        self, proc: subprocess.Popen | None, cleanup=None, cgroup: cgroups.SandboxCgroup | None = None,
+        self,
+        proc: subprocess.Popen | None,
+        cleanup=None,
+        cgroup: cgroups.SandboxCgroup | None = None,
         launcher_pid: int | None = None,
-    ):  # fmt: skip
+    ):
         self.proc = proc
         self._cleanup = cleanup
         self.cgroup = cgroup
@@ -93,9 +96,15 @@ class Session:
             raise SandboxError(f"launcher did not start: {hello}")
 
     def load(
-        self, language: str, source: str, compile_limits: TestLimits, headers: dict | None = None, *,
-        return_binary: bool = False, binary: bytes | None = None,
-    ) -> LoadReply:  # fmt: skip
+        self,
+        language: str,
+        source: str,
+        compile_limits: TestLimits,
+        headers: dict | None = None,
+        *,
+        return_binary: bool = False,
+        binary: bytes | None = None,
+    ) -> LoadReply:
         """Compile (C++) or parse (Python) the program, under the compile limits; or load a binary
         compiled earlier (`binary`); `return_binary` sends the compiled binary back."""
         if binary is not None:
@@ -111,9 +120,15 @@ class Session:
         return reply
 
     def run(
-        self, limits: TestLimits, input: str = "", *, files: dict | None = None, args: list | None = None,
-        cmd: str | None = None, keep_dir: bool = False,
-    ) -> RunResult:  # fmt: skip
+        self,
+        limits: TestLimits,
+        input: str = "",
+        *,
+        files: dict | None = None,
+        args: list | None = None,
+        cmd: str | None = None,
+        keep_dir: bool = False,
+    ) -> RunResult:
         """One test: its input in place, run under its cap; the measurements and the output.
         `cmd` runs a shell command instead of the loaded program (agentic rollouts). A plain
         test (input only) is one round trip, `test`; files, kept folders and commands are staged

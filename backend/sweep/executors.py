@@ -79,8 +79,9 @@ def engine_options(spec) -> dict:
 
 
 class LocalExecutor:
-    def __init__(self, engine_name: str = "auto", judge_workers: int | None = None, switch_endpoints: str = "device",
-                 **engine_kw):  # fmt: skip
+    def __init__(
+        self, engine_name: str = "auto", judge_workers: int | None = None, switch_endpoints: str = "device", **engine_kw
+    ):
         self.engines = Engines(engine_name, switch_endpoints, **engine_kw)
         self.judging = JudgePool(judge_workers)
 
@@ -135,10 +136,15 @@ def connect_ray(address: str | None, **init_kw):
     ray._private.ray_constants.ENABLE_RAY_CLUSTER = False  # read at import, which may have happened
     for attempt in (1, 2, 3):
         try:
-            ray.init(address="local",  # a new cluster, never one a `ray start` of this machine recorded
-                     num_cpus=None if "RAY_OVERRIDE_RESOURCES" in os.environ else os.cpu_count(),
-                     _node_ip_address="127.0.0.1", include_dashboard=False, dashboard_host="127.0.0.1",
-                     log_to_driver=False, **init_kw)  # fmt: skip
+            ray.init(
+                address="local",  # a new cluster, never one a `ray start` of this machine recorded
+                num_cpus=None if "RAY_OVERRIDE_RESOURCES" in os.environ else os.cpu_count(),
+                _node_ip_address="127.0.0.1",
+                include_dashboard=False,
+                dashboard_host="127.0.0.1",
+                log_to_driver=False,
+                **init_kw,
+            )
             return ray
         except Exception as exc:  # Ray waits a fixed 30 s for its raylet, which a busy machine can miss
             if "timed out during startup" not in str(exc) or attempt == 3:

@@ -56,8 +56,9 @@ class Progress:
         self.stages[stage]["done"] = done
         self.flush(stage, force=True)
 
-    def actor(self, name: str, batch_samples: int = 0, began: float | None = None, ended: float | None = None,
-              **fields) -> None:  # fmt: skip
+    def actor(
+        self, name: str, batch_samples: int = 0, began: float | None = None, ended: float | None = None, **fields
+    ) -> None:
         """An engine actor's node, GPUs, state and point; its rate is samples per second since its first call."""
         a = self.actors.setdefault(name, {"samples": 0, "points": 0})
         a.update(fields)
@@ -143,8 +144,14 @@ def make_executor(spec: SweepSpec | EvalSpec):
     if spec.executor == "ray":
         from backend.sweep.pool import RayExecutor
 
-        return RayExecutor(spec.engine, spec.ray_address, spec.gpus, spec.tensor_parallel_size,
-                           {"switch_endpoints": switch_endpoints, **engine_options(spec)}, job_folders(spec))  # fmt: skip
+        return RayExecutor(
+            spec.engine,
+            spec.ray_address,
+            spec.gpus,
+            spec.tensor_parallel_size,
+            {"switch_endpoints": switch_endpoints, **engine_options(spec)},
+            job_folders(spec),
+        )
     return LocalExecutor(spec.engine, switch_endpoints=switch_endpoints, **engine_options(spec))
 
 
@@ -173,8 +180,12 @@ def run_pipeline(store: Store, job_id: str, experiment_id: str, spec: SweepSpec 
         progress.flush("judge", force=True)
     finally:
         executor.close()
-    return {"points": len(points), "problems": len(problems), "samples": store.count(Sample, {"experiment_id": experiment_id}),
-            "evaluations": store.count(Evaluation, {"experiment_id": experiment_id})}  # fmt: skip
+    return {
+        "points": len(points),
+        "problems": len(problems),
+        "samples": store.count(Sample, {"experiment_id": experiment_id}),
+        "evaluations": store.count(Evaluation, {"experiment_id": experiment_id}),
+    }
 
 
 @dataclass
@@ -194,9 +205,13 @@ class Work:
     def request(self, batch: Batch) -> dict:
         """The rest of an engine call for one batch: its sampling (seeds from the batch's place),
         setting, limits, sandbox and prompt format."""
-        return {"setting": self.spec.setting, "sampling": batch_sampling(self.spec.sampling(), batch),
-                "limits": SettingLimits(), "backend": self.spec.backend,
-                "prompt_format": self.prompt_format}  # fmt: skip
+        return {
+            "setting": self.spec.setting,
+            "sampling": batch_sampling(self.spec.sampling(), batch),
+            "limits": SettingLimits(),
+            "backend": self.spec.backend,
+            "prompt_format": self.prompt_format,
+        }
 
     def todo(self, point: Point) -> list[Batch]:
         """The point's missing batches; checkpoint c takes seeds S + c·P·n + i·n + k (P problems)

@@ -57,8 +57,15 @@ def _merge_task(spec: Merge, cache_root: str) -> str:
 
 
 class RayExecutor:
-    def __init__(self, engine_name: str = "auto", address: str | None = None, gpus: int | None = None,
-                 tensor_parallel_size: int = 1, engine_kw: dict | None = None, folders: list[str] = ()):  # fmt: skip
+    def __init__(
+        self,
+        engine_name: str = "auto",
+        address: str | None = None,
+        gpus: int | None = None,
+        tensor_parallel_size: int = 1,
+        engine_kw: dict | None = None,
+        folders: list[str] = (),
+    ):
         self.ray = connect_ray(address)
         if chosen_address(address)[0]:  # a user's cluster: its nodes may not see this machine's folders
             require_shared(self.ray, list(folders), [str(MergeCache().root)])
@@ -75,7 +82,9 @@ class RayExecutor:
         have = int(self.ray.cluster_resources().get("GPU", 0))
         if have == 0:
             if gpus or tp > 1:
-                raise UserError("the Ray cluster has no GPUs; leave gpus unset and tensor_parallel_size at 1 to sample on a CPU")  # fmt: skip
+                raise UserError(
+                    "the Ray cluster has no GPUs; leave gpus unset and tensor_parallel_size at 1 to sample on a CPU"
+                )
             return {"num_cpus": 1}, 1
         use = gpus or have
         if use > have:

@@ -41,8 +41,19 @@ ROOT = Path(__file__).resolve().parents[2]
 CLIENT = "ray://"
 # what stays home (gitignore patterns, `/` = the repository root): the venvs (each node has its own),
 # the database, artifacts and runs (data, not code), git's files and bytecode
-SHIPPED_EXCLUDES = ["/.venv", "/.venv-gpu", "/db/", "/artifacts/", "/runs/", "/build/", "/.git", "__pycache__/", "*.pyc",
-                    ".pytest_cache/", ".ruff_cache/"]  # fmt: skip
+SHIPPED_EXCLUDES = [
+    "/.venv",
+    "/.venv-gpu",
+    "/db/",
+    "/artifacts/",
+    "/runs/",
+    "/build/",
+    "/.git",
+    "__pycache__/",
+    "*.pyc",
+    ".pytest_cache/",
+    ".ruff_cache/",
+]
 
 
 def chosen_address(address: str | None) -> tuple[str | None, str]:

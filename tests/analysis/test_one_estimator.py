@@ -45,8 +45,9 @@ def test_f4_on_the_crossover_is_the_gain_tables_row_and_does_not_show(store, db_
     best = next(r for r in gains if r["pool"] == "best single" and r["k"] == 4)
     assert "pass@4" in f4["criterion"] and "all interpolated" in f4["criterion"]
     assert f4["status"] != "shows" and f4["ci_low"] < 0 < f4["ci_high"]
-    assert (f4["statistic"], f4["ci_low"], f4["ci_high"]) == pytest.approx((row["gain"], row["gain_lo"], row["gain_hi"]),
-                                                                           abs=1e-12)  # fmt: skip
+    assert (f4["statistic"], f4["ci_low"], f4["ci_high"]) == pytest.approx(
+        (row["gain"], row["gain_lo"], row["gain_hi"]), abs=1e-12
+    )
     # exact in-sample pass@4 from the counts: α = 0 or 1, 1 − C(10, 4)/C(16, 4); the pool spends one sample
     # on each member and the fourth on one drawn at random: on the 22 problems α = 0.5 misses
     single = 1 - comb(10, 4) / comb(16, 4)

@@ -33,8 +33,14 @@ def test_a_ray_sweep_beside_a_job_holding_gpu_0_runs_its_engines_on_1_to_3(endpo
     monkeypatch.setenv("RAY_OVERRIDE_RESOURCES", json.dumps({"CPU": 2, "GPU": 4}))
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     leases = runner._leases(jobs_db)
-    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(leases)], cwd=ROOT, stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True, env=os.environ | {"PYTHONPATH": str(ROOT)})  # fmt: skip
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(leases)],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=os.environ | {"PYTHONPATH": str(ROOT)},
+    )
     try:
         assert holder.stdout.readline().strip() == "0"
         job = runner.create_job(jobs_db, sweep(endpoints, executor="ray", engine="transformers"))

@@ -60,8 +60,21 @@ def test_style_shares_ci_resamples_problems(store):
     store.put([Experiment(id="e", kind="sweep", name="t")])
     store.put([Checkpoint(id="lo", path="/x/lo", kind="merged", alpha=0.0, label="lo")])
     programs = {"builtin/max-subarray": "brute", "builtin/count-inversions": "reference"}
-    store.put([Sample(experiment_id="e", checkpoint_id="lo", problem_id=p, sample_idx=i, setting="reasoning",
-                      completion="", code=sft_sources(p)[kind][0]) for p, kind in programs.items() for i in range(2)])  # fmt: skip
+    store.put(
+        [
+            Sample(
+                experiment_id="e",
+                checkpoint_id="lo",
+                problem_id=p,
+                sample_idx=i,
+                setting="reasoning",
+                completion="",
+                code=sft_sources(p)[kind][0],
+            )
+            for p, kind in programs.items()
+            for i in range(2)
+        ]
+    )
     rows = {r["style"]: r for r in style_shares(store, "e").to_dicts()}
     assert (rows["brute"]["share"], rows["brute"]["share_lo"], rows["brute"]["share_hi"]) == (0.5, 0.0, 1.0)
     assert (rows["other"]["share"], rows["other"]["share_lo"], rows["other"]["share_hi"]) == (0.0, 0.0, 0.0)

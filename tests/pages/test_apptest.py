@@ -52,8 +52,8 @@ def test_pages_show_the_populated_database(populated, db_path, monkeypatch):
     assert list(at.dataframe[0].value["id"]) == ["exp-dash"]
     assert len(traces(at)[0]) == 8  # the four outcome classes, each a line and its CI band
     at = app(db_path, monkeypatch, "frontier", {"exp": "exp-dash"})
-    # outcomes (4 classes, each a band and a line), scatter (each point's CI bars, merged, not merged, the SFT's distance to the
-    # interpolation), solve rate, trend (a band and a line per failure class)
+    # outcomes (4 classes, each a band and a line), scatter (each point's CI bars, merged, not merged, the SFT's
+    # distance to the interpolation), solve rate, trend (a band and a line per failure class)
     assert [len(t) for t in traces(at)] == [8, 6 + 3, 2, 4]
     assert len(at.dataframe[0].value) == 6  # one frontier row per checkpoint
     # one word, one definition: the caption, the solve rate figure's title and the sidebar's threshold

@@ -30,9 +30,33 @@ def base(store, tmp_path):
 
 
 def rl_argv(base: Path, out: Path, db: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "backend", "rl", "--base", str(base), "--out", str(out), "--db", str(db),
-            "--reward", "R_inf", "--bench", "t", "--gpus", "0", "--num-generations", "2",
-            "--per-device-train-batch-size", "2", "--max-completion-length", "8", "--save-steps", "1", *extra]  # fmt: skip
+    return [
+        sys.executable,
+        "-m",
+        "backend",
+        "rl",
+        "--base",
+        str(base),
+        "--out",
+        str(out),
+        "--db",
+        str(db),
+        "--reward",
+        "R_inf",
+        "--bench",
+        "t",
+        "--gpus",
+        "0",
+        "--num-generations",
+        "2",
+        "--per-device-train-batch-size",
+        "2",
+        "--max-completion-length",
+        "8",
+        "--save-steps",
+        "1",
+        *extra,
+    ]
 
 
 def env() -> dict:
