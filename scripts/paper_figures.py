@@ -25,12 +25,13 @@ def main(out: Path) -> None:
     import_results(Store(db))
     exp = json.loads((ARTIFACTS / "recipe.json").read_text())["sweep_experiment"]
 
-    from dashboard.experiment_view import ExperimentView, Filters
+    from backend.store_queries import EVERY_SAMPLE
+    from dashboard.experiment_view import ExperimentView
     from dashboard.exports import paper_bytes
     from dashboard.figures import Selection, frontier_figures, passk_chart
 
     sel = Selection(exp=exp)
-    v = ExperimentView.build(db, exp, Filters())
+    v = ExperimentView.build(db, exp, EVERY_SAMPLE)
     figures = {name: fig for name, (fig, _) in frontier_figures(v, sel).items()}
     figures["passk_curves"] = passk_chart(v, replace(sel))[0]
     out.mkdir(parents=True, exist_ok=True)
