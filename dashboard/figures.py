@@ -17,7 +17,8 @@ from backend.store_queries import EVERY_SAMPLE, SampleFilter
 from dashboard import data
 from dashboard.experiment_view import BEST, ExperimentView, Pools
 from dashboard.paper_views import BASELINE, gain_curves, recovery_overlay, trend_bands
-from dashboard.plots import churn_heatmap, outcome_fractions, passk_figure, solve_rate, with_provenance
+from dashboard.passk_plots import passk_figure
+from dashboard.plots import churn_heatmap, outcome_fractions, solve_rate, with_provenance
 from dashboard.scatter import failure_scatter
 
 ORDERINGS = {"difficulty": "difficulty, then α of peak", "cluster": "hierarchical clustering"}

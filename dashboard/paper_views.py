@@ -9,7 +9,8 @@ import polars as pl
 
 from backend.alpha import alpha_label
 from backend.analysis.ensembles import BEST
-from dashboard.plots import COLORS, LAYOUT, MAX_BANDS, NAMES, _band, _rgba, best_single_name, mark_alpha_axis
+from dashboard.passk_plots import MAX_BANDS, _band, best_single_name
+from dashboard.plots import COLORS, LAYOUT, NAMES, _rgba, mark_alpha_axis
 
 RECOVERY_WORDS = {
     "shows": "off the curve",

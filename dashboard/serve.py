@@ -31,7 +31,9 @@ MODULES = (
     "backend.analysis.recovery",
     "backend.analysis.trend",
     "dashboard.paper_views",
+    "dashboard.passk_plots",
     "dashboard.plots",
+    "dashboard.training_plots",
     "dashboard.scatter",
 )
 

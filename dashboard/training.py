@@ -6,7 +6,7 @@ from backend.errors import UserError
 from backend.rl.spec import KEPT_WARN
 from dashboard import data
 from dashboard.exports import figure_downloads, table_downloads
-from dashboard.plots import training_curves
+from dashboard.training_plots import training_curves
 
 st.title("Training curves")
 try:

@@ -6,7 +6,8 @@ import plotly.io as pio
 import polars as pl
 import pytest
 
-from dashboard.plots import MAX_BANDS, best_single_name, outcome_fractions, passk_figure, solve_rate
+from dashboard.passk_plots import MAX_BANDS, best_single_name, passk_figure
+from dashboard.plots import outcome_fractions, solve_rate
 from dashboard.scatter import MARKERS, SHAPES, failure_scatter
 
 

@@ -5,7 +5,9 @@ import polars as pl
 import pytest
 
 from backend.analysis.frame import Outcomes, default_passk_selection
-from dashboard.plots import churn_heatmap, passk_figure, training_curves
+from dashboard.passk_plots import passk_figure
+from dashboard.plots import churn_heatmap
+from dashboard.training_plots import training_curves
 
 
 def outcomes(alphas, correct_per_ckpt) -> Outcomes:

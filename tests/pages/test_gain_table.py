@@ -10,7 +10,7 @@ from backend.records import Checkpoint, Evaluation
 from dashboard.experiment_view import ExperimentView
 from dashboard.figures import Selection, gains_chart
 from dashboard.paper_views import BASELINE
-from dashboard.plots import MAX_BANDS
+from dashboard.passk_plots import MAX_BANDS
 
 LABELS = {"m-0.5": "α=-0.5", "m0": "α=0", "m0.5": "α=0.5", "m1": "α=1", "m1.5": "α=1.5", "r3": "SFT"}
 
