@@ -48,6 +48,7 @@ from scipy.special import expit, logit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from backend.alpha import alpha_label
 from backend.analysis.churn import churn_stats
 from backend.analysis.ensembles import gain_table, standard_pools
 from backend.analysis.findings import FindingsSpec, check_churn, check_extrapolation, check_frontier
@@ -135,7 +136,7 @@ def world(kind: str, problems: int, rng: np.random.Generator) -> Outcomes:
         if kind == "f2-planted":  # off the curve, perpendicular to it: fewer solved, more of both failures
             independent = independent + np.array([-2 * OFF_CURVE, OFF_CURVE, OFF_CURVE])
     probs = np.stack([solve, (1 - solve) * opt_share, (1 - solve) * (1 - opt_share)], axis=-1)
-    labels, alphas = [f"α={x:g}" for x in ALPHAS], [float(x) for x in ALPHAS]
+    labels, alphas = [alpha_label(x) for x in ALPHAS], [float(x) for x in ALPHAS]
     if independent is not None:
         probs = np.concatenate([probs, independent[:, None, :]], axis=1)
         labels, alphas = [*labels, "independent"], [*alphas, None]

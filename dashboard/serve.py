@@ -23,6 +23,7 @@ MODULES = (
     "polars",
     "pyarrow",
     "duckdb",
+    "pydantic.dataclasses",  # what pydantic loads for the Launch page's specs with dataclass fields
     "backend.store",
     "backend.analysis.churn",
     "backend.analysis.ensembles",

@@ -29,6 +29,8 @@ WRITTEN_AT_RUN_TIME = {
     "gpu_check_rl.json": "bench/gpu_check.py --rl's own report",
     "x.json": "an example output path in a usage line",
     "chat_template.json": "a checkpoint's legacy chat-template file, which a merge copies into its folder",
+    "manifest.json": "the figure export zip's record of how its files were made (dashboard/exports.py)",
+    "merge.json": "a merged checkpoint's record of its inputs, written into its folder (backend/merge/engine.py)",
     "db/migrations/NNN.sql": "the pattern of the migrations' names",
 }
 

@@ -71,20 +71,20 @@ def calibrate_command(spec: CalibrateSpec, db=None) -> None:
 
 
 def path_argument(what: str) -> inspect.Parameter:
-    # no spec can hold this: where the files to import are, like --db, not which problems are kept
     return inspect.Parameter(
         "path",
         inspect.Parameter.POSITIONAL_OR_KEYWORD,
         default=None,
+        # no spec can hold this: where the files to import are, like --db, not which problems are kept
         annotation=Annotated[Path | None, typer.Argument(help=what)],
     )
 
 
-# no spec can hold this: where the files come from, like PATH, not which problems are kept
 HUB = keyword(
     "hub",
     Annotated[
         bool,
+        # no spec can hold this: where the files come from, like PATH, not which problems are kept
         typer.Option(
             "--hub",
             help=f"Download the published files from the hub ({' or '.join(HUB_REPOS.values())}) instead of PATH.",

@@ -28,7 +28,7 @@ def free_port() -> int:
 
 
 # A worker node as ray.cluster_utils.Cluster.add_node starts one (ray/cluster_utils.py:262-278):
-# `ray start --address` refuses a second node while Ray's multi-node mode is off (scripts.py:1170),
+# `ray start --address` refuses a second node while multi-node mode is off (ray/scripts/scripts.py:1170),
 # and with it on, 127.0.0.1 becomes the machine's interface address, where this head does not listen.
 WORKER_NODE = """
 import os, signal, sys, time
