@@ -45,17 +45,27 @@ while True:
 """
 
 
+def venv_python() -> str:
+    """The venv's interpreter by its real folder (sys.prefix resolved), as a hiding sandbox runs it."""
+    return str(Path(os.path.realpath(sys.prefix)) / "bin" / "python")
+
+
+def hiding(hide: list[str]) -> list[str]:
+    """bubblewrap's arguments for a process that sees each folder of `hide` as an empty tmpfs, but
+    still sees the venv (bound back: a fresh clone keeps its .venv inside the checkout it hides)."""
+    venv = os.path.realpath(sys.prefix)
+    mounts = [arg for folder in hide for arg in ("--tmpfs", folder)]
+    return ["bwrap", "--dev-bind", "/", "/", *mounts, "--ro-bind", venv, venv]
+
+
 @contextlib.contextmanager
 def worker_node(address: str, temp: str, hide: list[str], cpus: int = 2, timeout: float = 180.0) -> Iterator[None]:
     """A second node of the cluster at `address`, on 127.0.0.1, in a mount namespace of its own
     (bubblewrap) where each folder of `hide` is an empty tmpfs: its processes cannot read them. Its
-    Python is the venv's by its real folder, so hiding a checkout does not hide the interpreter."""
+    Python is the venv's, bound back, so hiding a checkout does not hide the interpreter (`hiding`)."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "RAY_ADDRESS")}
     env |= {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_TMPDIR": temp}
-    python = str(Path(os.path.realpath(Path(sys.executable).parent.parent)) / "bin" / "python")
-    mounts = [arg for folder in hide for arg in ("--tmpfs", folder)]
-    argv = ["bwrap", "--dev-bind", "/", "/", *mounts, "--chdir", "/tmp", python, "-c", WORKER_NODE, address, temp,
-            str(cpus)]  # fmt: skip
+    argv = [*hiding(hide), "--chdir", "/tmp", venv_python(), "-c", WORKER_NODE, address, temp, str(cpus)]
     log_path = Path(temp) / f"ray-worker-{os.getpid()}.log"
     log = open(log_path, "w")  # noqa: SIM115 (closed at teardown)
     proc = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)

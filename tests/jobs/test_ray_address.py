@@ -16,7 +16,7 @@ from backend.errors import UserError
 from backend.jobs import runner
 from backend.records import Job, Sample
 from tests.jobs.conftest import sweep
-from tests.jobs.ray_cluster import loopback_cluster, worker_node
+from tests.jobs.ray_cluster import hiding, loopback_cluster, venv_python, worker_node
 
 pytestmark = pytest.mark.slow  # Ray clusters of their own (each about 20 s to start on 2 busy cores)
 
@@ -94,8 +94,7 @@ def two_nodes(tmp_path_factory):
     that sees neither this checkout, nor any installed `backend`, nor the folder `hidden`."""
     hidden = tmp_path_factory.mktemp("only-here")
     hide = [str(ROOT), str(installed_backend()), str(hidden)]
-    cannot = subprocess.run(["bwrap", "--dev-bind", "/", "/", *[a for h in hide for a in ("--tmpfs", h)],
-                             "--chdir", "/tmp", os.path.realpath(sys.executable), "-c", "import backend"],
+    cannot = subprocess.run([*hiding(hide), "--chdir", "/tmp", venv_python(), "-c", "import backend"],
                             env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, capture_output=True,
                             text=True)  # fmt: skip
     assert cannot.returncode != 0 and "No module named 'backend'" in cannot.stderr  # only shipped code can work
