@@ -22,6 +22,7 @@ from backend.analysis.findings_rules import (
     combine,
     equivalent,
     non_inferior,
+    skipped,
     undefined,
     verdict,
 )
@@ -158,7 +159,7 @@ def check_extrapolation(o: Outcomes, spec: FindingsSpec, f1: Finding | None = No
     if not all(p.status == "shows" for p in direction):
         failed = "; ".join(f"{p.name}: {p.status.replace('_', ' ')}" for p in direction if p.status != "shows")
         reason = f"F1's direction does not hold here ({failed}), so there is no frontier to extend"
-        return Finding("extrapolation", "not_tested", None, None, None, criterion, [], reason)
+        return skipped("extrapolation", criterion, reason)
     s = _shares(o, bootstrap_weights(len(o.problems), spec.replicates, spec.seed))
     below = _beyond(o, spec.extrapolation_alphas[0], below=True)
     above = _beyond(o, spec.extrapolation_alphas[1], below=False)
@@ -166,17 +167,8 @@ def check_extrapolation(o: Outcomes, spec: FindingsSpec, f1: Finding | None = No
     for side, endpoint, name in ((below, low, "α=0"), (above, high, "α=1")):
         if side is None:
             side_name = "α < 0" if endpoint == low else "α > 1"
-            parts.append(
-                Part(
-                    f"no checkpoint at {side_name}",
-                    "not_tested",
-                    None,
-                    None,
-                    None,
-                    criterion,
-                    f"no checkpoint beyond {name}: sweep there to test extrapolation",
-                )
-            )
+            why = f"no checkpoint beyond {name}: sweep there to test extrapolation"
+            parts.append(undefined(f"no checkpoint at {side_name}", criterion, why))
             continue
         a = alpha_label(o.alphas[side])
         toward, away = (side, endpoint) if endpoint == low else (endpoint, side)

@@ -9,10 +9,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from backend.analysis.ensembles import gain_kmax, gain_table, merged, sampled_problems, standard_pools
-from backend.analysis.findings_rules import Finding, FindingsSpec, Part, _ci, verdict
+from backend.analysis.findings_rules import Finding, FindingsSpec, Part, _ci, skipped, verdict
 from backend.analysis.frame import Outcomes, best_single, bootstrap_weights
 from backend.analysis.resampling import fit_additive_logit, half_correct, null_draws
 from backend.errors import UserError
+
+ENSEMBLE_CLAIM = "a matched-budget pool beats the best single"  # what F4 tests, when it cannot
 
 
 def _complete_axis(o: Outcomes) -> tuple[Outcomes, list[dict]]:
@@ -97,30 +99,12 @@ def check_ensemble(o: Outcomes, spec: FindingsSpec) -> Finding:
         kept, excluded = sampled_problems(o, list(dict.fromkeys([*merged(o), *members])), 2)
         kmax = gain_kmax(kept, merged(kept))
     except UserError as err:
-        return Finding(
-            "ensemble",
-            "not_tested",
-            None,
-            None,
-            None,
-            "a matched-budget pool beats the best single",
-            [],
-            f"too few samples per cell ({err})",
-        )
+        return skipped("ensemble", ENSEMBLE_CLAIM, f"too few samples per cell ({err})")
     half = int(kept.n[:, [kept.checkpoints.index(c) for c in merged(kept)]].min()) // 2
     k = min(kmax, int(spec.ensemble_k_fraction * half))
     if k < 1:
-        return Finding(
-            "ensemble",
-            "not_tested",
-            None,
-            None,
-            None,
-            "a matched-budget pool beats the best single",
-            [],
-            "too few samples per cell for a pass@k below the measuring half's size; sample more",
-            excluded_problems=excluded,
-        )
+        why = "too few samples per cell for a pass@k below the measuring half's size; sample more"
+        return skipped("ensemble", ENSEMBLE_CLAIM, why, excluded)
     table = gain_table(o, {name: members}, seed=spec.seed, ks=[k], level=spec.ci_level)
     row = next(r for r in table.to_dicts() if r["pool"] == name)
     criterion = (

@@ -82,6 +82,11 @@ class Finding:
         return _no_nan(asdict(self))
 
 
+def skipped(finding: str, criterion: str, reason: str, excluded_problems: list[dict] | None = None) -> Finding:
+    """A finding these data cannot test, with the reason in words (no statistic, no parts)."""
+    return Finding(finding, "not_tested", None, None, None, criterion, [], reason, excluded_problems or [])
+
+
 def _no_nan(value):
     if isinstance(value, dict):
         return {k: _no_nan(v) for k, v in value.items()}
