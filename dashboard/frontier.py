@@ -65,10 +65,10 @@ def recovery_and_trend() -> None:
             "evaluated as it is (the SFT start of both endpoints, or another run) to the interpolation curve "
             "(endpoints and interpolated α, in order) in (optimization, correctness) failure shares; dotted on the "
             "scatter. "
-            "*status*: **shows** (off the curve) when the distance is above the 95th percentile of distances of "
-            "checkpoints drawn from the nearest curve point's own rates (`p_value`); otherwise **does not show** when "
-            "its 95% CI (bias-corrected, so it can reach 0) stays inside the `margin` — on the curve — and "
-            "**underpowered** when it does not."
+            "*status*: **does not show** (on the curve) when the distance's 90 % CI (t over problems, bias-corrected "
+            "so it can reach 0) lies inside the `margin`, 10 points in each share (0.141); otherwise **shows** (off "
+            "the curve) when the distance is above the 95th percentile of distances of checkpoints drawn from the "
+            "nearest curve point's own rates (`p_value` < 0.05), and **underpowered** when it is not."
         )
         st.dataframe(recovered, hide_index=True, width="stretch")
     else:

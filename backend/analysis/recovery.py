@@ -5,16 +5,20 @@ a bias-corrected CI that can reach 0. Pure numpy over `Outcomes`."""
 
 from __future__ import annotations
 
-from statistics import NormalDist
+import math
 
 import numpy as np
 
 from backend.analysis.frame import Outcomes, bootstrap_weights
+from backend.analysis.resampling import t_ci
 
 SHARE_CLASSES = ("optimization_failure", "correctness_failure")
-MARGIN = 0.10
+MARGIN = round(0.10 * math.sqrt(2), 3)
 """A distance in the (optimization, correctness) share plane within which a checkpoint counts as on
-the curve: the findings' equivalence margin (FindingsSpec.margin), a 10-point shift of a share."""
+the curve: the findings' equivalence margin (FindingsSpec.margin, 10 points) in each of the two
+shares, 0.10·√2 = 0.141. At 0.10, a 10-point shift of one share alone, an on-curve checkpoint was
+called on the curve in only 93.9 % of simulated runs at 12 problems (bench/findings_calibration.py,
+docs/findings.md)."""
 
 
 def class_shares(o: Outcomes, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -52,8 +56,9 @@ def recovery(
 
     - the CI [`distance_lo`, `distance_hi`] (`ci_level`, 90 %: two one-sided 5 % tests, as the
       findings' equivalence) is bias-corrected: the distance minus the problem bootstrap's excess
-      over it, ± z·(its sd), floored at 0 — a distance is never negative and noise alone makes it
-      positive, so the percentile CI could not reach 0;
+      over it, ± t(P − 1)·se over the problems (resampling.t_ci, as the findings' CIs), floored at
+      0 — a distance is never negative and noise alone makes it positive, so the percentile CI
+      could not reach 0;
     - `status` does_not_show (on the curve) when that CI's upper bound is within `margin`: any
       distance left is one the margin calls negligible, significant or not;
     - else shows (off the curve) when the distance is above the `level` quantile of its null
@@ -87,11 +92,13 @@ def recovery(
             "margin": margin,
         }
         null = null_distances(o, c, on_curve, (on_curve[a], on_curve[b], float(t[0])), replicates, rng)
-        rows.append(row | _test(gap[0], gap[1:], null, margin, level, ci_level))
+        rows.append(row | _test(gap[0], gap[1:], null, margin, level, ci_level, P))
     return rows
 
 
-def _test(distance: float, boot: np.ndarray, null: np.ndarray, margin: float, level: float, ci_level: float) -> dict:
+def _test(
+    distance: float, boot: np.ndarray, null: np.ndarray, margin: float, level: float, ci_level: float, problems: int
+) -> dict:
     if not np.isfinite(distance) or not np.isfinite(null).any():
         return {
             "distance_lo": None,
@@ -100,10 +107,9 @@ def _test(distance: float, boot: np.ndarray, null: np.ndarray, margin: float, le
             "status": "not_tested",
             "reason": "a failure share is undefined: the checkpoint or a curve point has no samples",
         }
-    z = NormalDist().inv_cdf(0.5 + ci_level / 2)
     centre = max(0.0, 2 * distance - float(np.nanmean(boot)))
-    spread = z * float(np.nanstd(boot, ddof=1))
-    lo, hi = max(0.0, centre - spread), centre + spread
+    lo, hi = (float(x) for x in t_ci(centre, boot, problems, ci_level))
+    lo = max(0.0, lo)
     p_value = float((1 + (null >= distance - 1e-12).sum()) / (1 + len(null)))
     status = "does_not_show" if hi <= margin else ("shows" if p_value < 1 - level else "underpowered")
     return {"distance_lo": lo, "distance_hi": hi, "p_value": p_value, "status": status, "reason": ""}

@@ -37,10 +37,11 @@ def test_recovery_is_zero_on_the_curve_and_the_hand_distance_off_it():
     assert rows["on"]["distance_hi"] == pytest.approx(0.0, abs=1e-12)
     assert rows["off"]["distance"] == pytest.approx(0.12 / np.sqrt(0.13))
     assert rows["off"]["distance_lo"] <= rows["off"]["distance"] <= rows["off"]["distance_hi"]
-    # the test: on the curve, a CI of [0, 0] inside the 0.10 margin; off it by 0.33, beyond every one of
-    # the 200 distances drawn from the nearest curve point's rates (10 samples on each of 20 problems
-    # put a share's sd near 0.1/√20 ≈ 0.02, the null's distances well under 0.2)
-    assert (rows["on"]["status"], rows["on"]["distance_lo"], rows["on"]["margin"]) == ("does_not_show", 0.0, 0.10)
+    # the test: on the curve, a CI of [0, 0] inside the 0.141 margin (10 points in each share); off it
+    # by 0.33, beyond every one of the 200 distances drawn from the nearest curve point's rates (10
+    # samples on each of 20 problems put a share's sd near 0.1/√20 ≈ 0.02, the null's distances well
+    # under 0.2)
+    assert (rows["on"]["status"], rows["on"]["distance_lo"], rows["on"]["margin"]) == ("does_not_show", 0.0, 0.141)
     assert rows["off"]["status"] == "shows" and rows["off"]["p_value"] == pytest.approx(1 / 201)
     # the nearest point: a + t·(b − a), t = (0, 0.4)·(−0.3, 0.2) / 0.13 of the way from α = 0 to 0.5
     assert rows["off"]["nearest_alpha"] == pytest.approx(0.5 * 0.08 / 0.13)
@@ -181,7 +182,7 @@ def test_cli_recovery_json_rows_carry_the_test(store, db_path):
     assert out.returncode == 0, out.stderr
     rows = {r["checkpoint_id"]: r for r in json.loads(out.stdout)}
     assert rows["on"]["distance"] == pytest.approx(0.0, abs=1e-12) and rows["on"]["status"] == "does_not_show"
-    assert rows["on"]["distance_lo"] == 0.0 and rows["on"]["margin"] == 0.10
+    assert rows["on"]["distance_lo"] == 0.0 and rows["on"]["margin"] == 0.141
     # off: (opt, corr) = (0.8, 0.2) against the segment (0.6, 0.2)–(0.4, 0.2) … its nearest point (0.6, 0.2)
     assert rows["off"]["distance"] == pytest.approx(0.2) and rows["off"]["status"] == "shows"
     assert rows["off"]["p_value"] < 0.01 and rows["off"]["distance_lo"] > 0.1
