@@ -92,7 +92,9 @@ with st.sidebar:
     for page, (_, _, icon) in zip(pages, PAGES, strict=True):
         st.page_link(page, icon=icon)
     st.divider()
-    prefetch.plotly()  # while the page's queries run: its first chart then finds plotly.js loaded
+    # while the page's queries run, so its first chart finds plotly.js loaded; the Overview opens
+    # chart-free, and loads it once drawn, for the page the user opens next
+    prefetch.plotly(after_page=current.url_path == "")
 view.sync()  # the one view state (experiment, filters, α …): a followed link's, else this session's
 try:
     current.run()

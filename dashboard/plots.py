@@ -37,22 +37,23 @@ LAYOUT = dict(
 
 
 ENDPOINT_LINE = dict(color="#555555", width=1.2, dash="dot")  # simple_white's default vline width is 0
-EXTRAPOLATED = dict(fillcolor="#000000", opacity=0.07, line_width=0, layer="below")
+EXTRAPOLATED = dict(fillcolor="#000000", opacity=0.07, line=dict(width=0), layer="below")
 
 
 def mark_alpha_axis(
     fig: go.Figure, alphas: list[float], row: int | None = None, col: int | None = None, label: bool = True
 ) -> None:
     """The structure of an α axis: a dotted line at each endpoint (α = 0 and α = 1) and a grey shade
-    over the extrapolated region (α < 0 and α > 1), under the traces so no colour changes over it."""
-    where = dict(row=row, col=col) if row else {}
+    over the extrapolated region (α < 0 and α > 1), under the traces so no colour changes over it.
+    The shapes are what add_vline/add_vrect make, added in one assignment: those two validate and
+    place each shape one by one, 0.2 s for a four-panel chart, a tenth of a fresh server's first page."""
+    x, y = _axis_refs(fig, row, col)
+    span = dict(xref=x, yref=f"{y} domain", y0=0, y1=1)
     alphas = [a for a in alphas if a is not None and a == a]
     lo, hi = min([0.0, *alphas]), max([1.0, *alphas])
-    for x0, x1 in ((lo, 0.0), (1.0, hi)):
-        if x1 > x0:
-            fig.add_vrect(x0=x0, x1=x1, **EXTRAPOLATED, **where)
-    for x in (0, 1):
-        fig.add_vline(x=x, line=ENDPOINT_LINE, **where)
+    shades = [dict(type="rect", x0=x0, x1=x1, **span, **EXTRAPOLATED) for x0, x1 in ((lo, 0.0), (1.0, hi)) if x1 > x0]
+    lines = [dict(type="line", x0=v, x1=v, **span, line=ENDPOINT_LINE) for v in (0, 1)]
+    fig.layout.shapes = (*fig.layout.shapes, *shades, *lines)
     if label and (lo < 0 or hi > 1):  # above the plotting area, where it cannot cover the data
         fig.add_annotation(
             x=hi if hi > 1 else lo,
@@ -69,6 +70,14 @@ def mark_alpha_axis(
 
 EXPERIMENT_COLORS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000"]
 Tables = pl.DataFrame | dict[str, pl.DataFrame]  # one experiment's frontier table, or several by label
+
+
+def _axis_refs(fig: go.Figure, row: int | None, col: int | None) -> tuple[str, str]:
+    """("x2", "y2"): the axes a shape refers to, for a subplot of a grid or (no row) the only ones."""
+    if not row:
+        return "x", "y"
+    panel = fig.get_subplot(row, col)
+    return (panel.xaxis.plotly_name.replace("axis", ""), panel.yaxis.plotly_name.replace("axis", ""))
 
 
 def _series(tables: Tables) -> dict[str, pl.DataFrame]:

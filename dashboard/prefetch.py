@@ -25,9 +25,19 @@ def plotly_chunk() -> str | None:
     return found[0].name if found else None
 
 
-def plotly() -> None:
-    """Start loading plotly.js in the browser (an empty element; a no-op in a build without the chunk)."""
+# Streamlit marks its app's element with the state of the page's script
+SCRIPT_DONE = "document.querySelector('.stApp')?.getAttribute('data-test-script-state') === 'notRunning'"
+
+
+def plotly(after_page: bool = False) -> None:
+    """Start loading plotly.js in the browser (an empty element; a no-op in a build without the chunk).
+    `after_page`: once the page's script has ended, for a page that draws no chart of its own: running
+    the chunk takes the browser's main thread about a second, which the page's own drawing would wait for."""
     if name := plotly_chunk():
+        load = IMPORT.format(name=name)
+        if after_page:
+            wait = f"while (!({SCRIPT_DONE})) await new Promise(r => setTimeout(r, 100));"
+            load = f"{wait} await new Promise(r => setTimeout(r, 300)); {load}"
         # async: a page without the entry script throws inside it, which .catch() then swallows
-        js = f"(async () => {IMPORT.format(name=name)})().catch(() => {{}})"
+        js = f"(async () => {{ {load} }})().catch(() => {{}})"
         st.html(f"<script>{js}</script>", unsafe_allow_javascript=True)

@@ -50,6 +50,8 @@ def test_pages_show_the_populated_database(populated, db_path, monkeypatch):
     × 6 samples."""
     at = app(db_path, monkeypatch, "overview", {"exp": "exp-dash"})
     assert list(at.dataframe[0].value["id"]) == ["exp-dash"]
+    at.session_state["open-glance"] = True  # the newest experiment's chart waits in a section
+    at.run()
     assert len(traces(at)[0]) == 8  # the four outcome classes, each a line and its CI band
     at = app(db_path, monkeypatch, "frontier", {"exp": "exp-dash"})
     # outcomes (4 classes, each a band and a line), scatter (each point's CI bars, merged, not merged, the SFT's

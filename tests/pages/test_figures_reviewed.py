@@ -57,7 +57,8 @@ def test_every_alpha_chart_has_visible_endpoints_shaded_extrapolation_and_its_un
     manifest = json.loads((LAB / "recipe.json").read_text())
     exp = manifest["sweep_experiment"]
     seen = []
-    for url, count in ((f"{lab_server}/frontier?exp={exp}", 4), (f"{lab_server}/?exp={exp}&open-styles=true", 2)):
+    overview = f"{lab_server}/?exp={exp}&open-styles=true&open-glance=true"
+    for url, count in ((f"{lab_server}/frontier?exp={exp}", 4), (overview, 2)):
         page.goto(url)
         wait_plots(page, count)
         charts = page.evaluate(CHARTS)

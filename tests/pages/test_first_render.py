@@ -1,7 +1,8 @@
 """What a page's first render leaves out or starts early (docs/benchmarks.md): the Frontier's
-tables below its charts are computed only once opened, and the browser loads plotly.js before any
-chart arrives."""
+tables below its charts are computed only once opened, the browser loads plotly.js before any
+chart arrives, and the Overview opens chart-free and loads plotly.js only once it is drawn."""
 
+import json
 import re
 
 import pytest
@@ -61,6 +62,44 @@ def test_the_browser_loads_plotly_before_any_chart_arrives(server, page):
     assert response.value.status == 200
     page.get_by_role("button", name="Launch sweep").wait_for(timeout=60000)
     assert page.locator(".js-plotly-plot").count() == 0 and errors == []
+
+
+# in the page's clock: when the script first reported it had ended (Streamlit's data-test-script-state)
+SCRIPT_ENDED = """new MutationObserver((_, observer) => {
+  const app = document.querySelector('.stApp');
+  if (app && app.getAttribute('data-test-script-state') === 'notRunning' && !window.scriptEndedAt) {
+    window.scriptEndedAt = performance.now(); observer.disconnect();
+  }
+}).observe(document, {attributes: true, subtree: true, attributeFilter: ['data-test-script-state']});"""
+
+
+def test_the_overviews_glance_waits_in_a_section_until_opened(populated, db_path, monkeypatch):
+    """The Overview's first render draws no chart; opened, the glance is the newest experiment's
+    outcome chart (four classes, each a line and its CI band)."""
+    at = app(db_path, monkeypatch, "overview", {"exp": "exp-dash"})
+    assert not at.exception and not at.get("plotly_chart"), at.exception
+    assert any("how samples fail as α moves" in e.label for e in at.expander)
+    at.session_state["open-glance"] = True
+    at.run()
+    (chart,) = at.get("plotly_chart")
+    assert len(json.loads(chart.proto.spec)["data"]) == 8
+
+
+@pytest.mark.browser
+def test_the_overview_loads_plotly_after_its_script_has_ended(server, page):
+    """The Overview draws no chart: it fetches Streamlit's Plotly chunk only after its script ended
+    (the chunk's run would hold the browser's main thread while the page is drawn), and still fetches
+    it, for the chart page opened next."""
+    chunk = re.compile(r"/static/js/PlotlyChart\.[\w-]+\.js$")
+    page.add_init_script(SCRIPT_ENDED)
+    with page.expect_response(lambda r: chunk.search(r.url) is not None, timeout=60000) as response:
+        page.goto(server)
+    assert response.value.status == 200 and page.locator(".js-plotly-plot").count() == 0
+    fetched = page.evaluate(
+        "performance.getEntriesByType('resource').find(e => e.name.includes('/PlotlyChart.')).startTime"
+    )
+    ended = page.evaluate("window.scriptEndedAt")
+    assert ended is not None and fetched > ended, (ended, fetched)
 
 
 @pytest.mark.browser
