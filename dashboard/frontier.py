@@ -4,6 +4,7 @@ from dataclasses import replace
 
 import streamlit as st
 
+from backend.analysis.recovery import MARGIN
 from dashboard import controls, data
 from dashboard.exports import all_figures_zip, figure_downloads, samples_download, table_downloads
 from dashboard.figures import frontier_figures, provenance, views
@@ -66,9 +67,9 @@ def recovery_and_trend() -> None:
             "(endpoints and interpolated α, in order) in (optimization, correctness) failure shares; dotted on the "
             "scatter. "
             "*status*: **does not show** (on the curve) when the distance's 90 % CI (t over problems, bias-corrected "
-            "so it can reach 0) lies inside the `margin`, 10 points in each share (0.141); otherwise **shows** (off "
-            "the curve) when the distance is above the 95th percentile of distances of checkpoints drawn from the "
-            "nearest curve point's own rates (`p_value` < 0.05), and **underpowered** when it is not."
+            f"so it can reach 0) lies inside the `margin`, 10 points in each share ({MARGIN}); otherwise "
+            "**shows** (off the curve) when the distance is above the 95th percentile of distances of checkpoints "
+            "drawn from the nearest curve point's own rates (`p_value` < 0.05), and **underpowered** when it is not."
         )
         st.dataframe(recovered, hide_index=True, width="stretch")
     else:
