@@ -4,7 +4,9 @@ Streamlit's frontend fetches and runs its Plotly chunk (4.7 MB of JavaScript) on
 chart arrives, which is after the page's queries: on a 2-core machine the page's first chart then
 waited about a second for the chunk alone (docs/benchmarks.md). A sidebar element imports the
 chunk as soon as the page opens, so the two overlap; Streamlit's own import later finds the module
-already loaded (an ES module is fetched and run once per URL).
+already loaded (an ES module is fetched and run once per URL). A page that opens without a chart
+(the Overview) imports it once its script has ended instead: running the chunk would hold the
+browser's main thread while that page is drawn, and the chart page opened next still finds it.
 """
 
 from __future__ import annotations
