@@ -4,10 +4,11 @@ effects, at 12 and 40 problems, n = 16 samples per cell, α = −0.5 … 1.5 in 
 
 Each world is an `Outcomes`, the object `analyze` builds from the store, and each test is the
 project's own function at its defaults (findings.check_frontier / check_extrapolation /
-check_churn, ensembles.gain_table, trend.trend, recovery.recovery, churn.churn_stats): their
+check_churn, ensembles.gain_table, trend.trend, recovery.recovery, churn.churn_stats, and the
+lab's pre-registered difference-in-differences did.difference_in_differences): their
 bootstrap replicates are the tool's own (2,000 for F1, F2 and the trend, 1,000 for the gain table
 and recovery); the no-churn sweeps of F3 and the churn excess are the tool's 500 unless
---null-replicates lowers them (docs/findings.md's run: 200, to finish in 24 minutes on a shared
+--null-replicates lowers them (docs/findings.md's run: 200, 5.5 minutes with 4 workers on the idle
 2-core machine; at 500, F3 is about half of the run's time). Progress goes to stdout; with --log
 each world's result is kept, and a stopped run resumes.
 
@@ -25,7 +26,11 @@ multinomial draw of n = 16 over correct / optimization / correctness failure):
   rate 0.10 worse beyond them, and an independent checkpoint drawn from α = 0.5's own rates: the
   null of F2's four parts and of recovery;
 - f2-planted: the frontier goes on beyond the endpoints at a flat solve rate, and the independent
-  checkpoint sits 0.15 off the curve in the (optimization, correctness) plane (both shares +0.106).
+  checkpoint sits 0.15 off the curve in the (optimization, correctness) plane (both shares +0.106);
+- did-planted: the first half of the problems (T2's "withheld" set; the second half is "kept") has
+  frontier+churn's falling optimization share without its churn, the second half is identical: the
+  planted effect of T2 (correctness failures rise by about 0.18 more on the first half). T2's null
+  is the identical world split the same way.
 
     PYTHONPATH=$PWD .venv/bin/python bench/findings_calibration.py [--runs 1000] [--quick] [--workers 2]
         [--null-replicates 500] [--log results.jsonl]
@@ -50,6 +55,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from backend.alpha import alpha_label
 from backend.analysis.churn import churn_stats
+from backend.analysis.did import difference_in_differences, endpoint_change
 from backend.analysis.ensembles import gain_table, standard_pools
 from backend.analysis.findings import FindingsSpec, check_churn, check_extrapolation, check_frontier
 from backend.analysis.frame import Outcomes, point_kind
@@ -61,6 +67,9 @@ N = 16
 SIZES = (12, 40)
 F4_K = 4  # FindingsSpec.ensemble_k_fraction × the measuring half's 8 samples: F4 is the gain table's row here
 OFF_CURVE = 0.15 / math.sqrt(2)  # each share's shift: 0.15 away from the curve, perpendicular to it
+# A world's seed is its kind's place here, so a new kind goes last: the earlier rows stay reproducible.
+WORLDS = ("f2-null", "f2-planted", "frontier+churn", "identical", "solve+margin", "did-planted")
+T2 = "T2 difference-in-differences (lab)"
 
 
 @dataclass(frozen=True)
@@ -108,6 +117,8 @@ TESTS = [
     Test("churn excess (union_excess)", "union − best single − null mean",
          "95 % parametric (null) interval, excludes 0",
          "identical (no churn)", 0.05, "identical", "frontier+churn"),
+    Test(T2, "corr(1) − corr(0) on the first half of the problems minus on the second",
+         "95 % Welch t over problems, lower > 0", "identical (no difference)", 0.025, "identical", "did-planted"),
 ]
 # fmt: on
 
@@ -124,6 +135,9 @@ def world(kind: str, problems: int, rng: np.random.Generator) -> Outcomes:
         solve = expit(logit(u) + 1.5 * np.sin(np.pi / 2 * a + rng.uniform(0, 2 * np.pi, (problems, 1))))
     elif kind == "solve+margin":
         solve = u + 0.10 * np.clip(a, 0, 1)
+    elif kind == "did-planted":
+        withheld = np.arange(problems)[:, None] < problems // 2
+        opt_share = np.where(withheld, expit(logit(0.7) + a * (logit(0.3) - logit(0.7))), 0.5)
     elif kind in ("f2-null", "f2-planted"):
         inside = np.clip(a, 0, 1) if kind == "f2-null" else a
         opt_share = expit(logit(0.8) + inside * (logit(0.2) - logit(0.8)))
@@ -159,8 +173,12 @@ def evaluate(kind: str, problems: int, seed: int, null_replicates: int = 500) ->
     """{test name: whether it shows (None: not tested)} for the tests this world is the null or the
     planted effect of. `null_replicates`: the no-churn sweeps F3 and the churn excess simulate."""
     o = world(kind, problems, np.random.default_rng(seed))
+    half = problems // 2
+    did = difference_in_differences(endpoint_change(o, o.problems[:half]), endpoint_change(o, o.problems[half:]))
+    out: dict[str, bool | None] = {T2: did.status == "shows"}
+    if kind == "did-planted":
+        return out
     spec = FindingsSpec(seed=seed, null_replicates=null_replicates)
-    out: dict[str, bool | None] = {}
     f1 = check_frontier(o, spec)
     for part, test in zip(f1.parts, TESTS[:3], strict=True):
         out[test.name] = part.status == "shows"
@@ -209,7 +227,7 @@ def run(runs: int, workers: int, sizes=SIZES, progress=print, null_replicates: i
     (every kind and size once per round), so a run stopped early has as many runs of each; with
     `log`, each world's result is appended to it as one JSON line, and worlds already there are
     not run again (a stopped run resumes)."""
-    kinds = sorted({t.null_world for t in TESTS} | {t.planted_world for t in TESTS})
+    assert {t.null_world for t in TESTS} | {t.planted_world for t in TESTS} == set(WORLDS)
     results: dict = defaultdict(list)
     done_seeds = set()
     if log and log.exists():
@@ -221,7 +239,7 @@ def run(runs: int, workers: int, sizes=SIZES, progress=print, null_replicates: i
     jobs = [
         (kind, p, 1_000_003 * i + 7919 * p + 31 * k, null_replicates)
         for i in range(runs)
-        for k, kind in enumerate(kinds)
+        for k, kind in enumerate(WORLDS)
         for p in sizes
     ]
     jobs = [j for j in jobs if j[2] not in done_seeds]

@@ -135,3 +135,14 @@ def test_findings_calibration_bench_at_smoke_size():
     assert text.count("\n") == len(bench.TESTS) + 1
     lo, hi = bench.wilson(5, 100)
     assert (round(lo, 4), round(hi, 4)) == (0.0215, 0.1118)  # the Wilson score interval, by hand
+
+
+def test_the_docs_calibration_table_has_one_row_per_test_the_bench_runs():
+    """docs/findings.md's table is the bench's full run: one row per test, in the bench's order, with
+    its nominal level and both sizes measured at N = 1000, and no row for a test the bench lacks."""
+    bench = bench_script("findings_calibration")
+    text = (ROOT / "docs" / "findings.md").read_text()
+    rows = [line.split(" | ") for line in text.splitlines() if line.startswith("| ") and "/1000)" in line]
+    assert [row[0][2:] for row in rows] == [t.name for t in bench.TESTS]
+    for row, test in zip(rows, bench.TESTS, strict=True):
+        assert row[4] == f"{test.nominal:.1%}" and row[5].endswith("/1000)") and row[6].endswith("/1000)"), row

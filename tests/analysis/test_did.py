@@ -1,11 +1,11 @@
 """The fourth design's difference-in-differences (backend/analysis/did.py), against values worked
-out by hand: per-problem changes of hand-made outcome counts, an exact bootstrap distribution, and
-the status rules written as a table."""
+out by hand: per-problem changes of hand-made outcome counts, Welch's interval from its textbook
+formula, and the status rules written as a table."""
 
 import numpy as np
 import pytest
 
-from backend.analysis.did import DidSpec, difference_in_differences, endpoint_change, status_of
+from backend.analysis.did import difference_in_differences, endpoint_change, status_of
 from backend.analysis.frame import Outcomes
 
 
@@ -35,16 +35,26 @@ def test_a_constant_difference_has_a_point_ci_and_shows():
     assert (did.status, did.withheld_change, did.kept_change, did.problems) == ("shows", 0.5, 0.1, (3, 2))
 
 
-def test_the_ci_is_the_exact_bootstrap_distributions_percentiles():
-    """Withheld changes {0, 1}, kept {0}: a resampled withheld mean is 0, 0.5 or 1 with probabilities
-    1/4, 1/2, 1/4, so the 2.5th and 97.5th percentiles are 0 and 1: the CI holds both 0 and the
-    needed 0.1 (underpowered). Half the replicates are 0.5 (within 3 binomial sd)."""
-    spec = DidSpec(replicates=4000)
-    did = difference_in_differences(np.array([0.0, 1.0]), np.array([0.0]), spec)
-    assert (did.statistic, did.ci_low, did.ci_high, did.status) == (0.5, 0.0, 1.0, "underpowered")
-    rng = np.random.default_rng(spec.seed)  # the same draws, counted
-    means = rng.integers(0, 2, (spec.replicates, 2)).mean(axis=1)
-    assert abs((means == 0.5).mean() - 0.5) <= 3 * (0.25 / spec.replicates) ** 0.5
+def test_the_ci_is_welchs_t_interval_by_its_formula():
+    """Withheld changes {0, 0.5, 1} (mean 0.5, s² 0.25), kept {0, 0.2} (mean 0.1, s² 0.02): se² is
+    0.25/3 + 0.02/2 = 0.09333 and Welch–Satterthwaite's ν = se⁴ / ((0.25/3)²/2 + 0.01²/1) = 2.4386;
+    the 95 % CI is 0.4 ± t(0.975, ν)·se, which holds both 0 and the needed 0.1 (underpowered)."""
+    from scipy.stats import t
+
+    se2 = 0.25 / 3 + 0.02 / 2
+    nu = se2**2 / ((0.25 / 3) ** 2 / 2 + 0.01**2 / 1)
+    half = t.ppf(0.975, nu) * se2**0.5
+    did = difference_in_differences(np.array([0.0, 0.5, 1.0]), np.array([0.0, 0.2]))
+    assert nu == pytest.approx(2.4386, abs=1e-4)
+    assert (did.statistic, did.ci_low, did.ci_high) == pytest.approx((0.4, 0.4 - half, 0.4 + half))
+    assert did.status == "underpowered" and did.ci_low < 0 < 0.1 < did.ci_high
+    narrow = difference_in_differences(np.array([0.5, 0.55, 0.6, 0.5]), np.array([0.1, 0.15, 0.1]))
+    assert narrow.status == "shows" and narrow.ci_low > 0  # the same rule once the spread is small
+
+
+def test_a_set_of_one_problem_has_no_variance_and_is_not_tested():
+    did = difference_in_differences(np.array([0.0, 1.0]), np.array([0.0]))
+    assert (did.status, did.statistic, did.ci_low, did.problems) == ("not_tested", None, None, (2, 1))
 
 
 @pytest.mark.parametrize(
@@ -71,6 +81,6 @@ def test_power_by_simulation_finds_a_large_effect_and_rarely_a_null_one():
 
     kept = PowerSpec(problems=8, n=8, solve_rate=0.4, churn=0.0, opt_share_low=0.7, opt_share_high=0.7)
     effect = PowerSpec(problems=8, n=8, solve_rate=0.02, churn=0.0, opt_share_low=0.9, opt_share_high=0.1)
-    assert did_power(effect, kept, runs=30, spec=DidSpec(replicates=500))["shows"] >= 0.9
-    null = did_power(effect.null(), kept, runs=30, spec=DidSpec(replicates=500))
+    assert did_power(effect, kept, runs=30)["shows"] >= 0.9
+    null = did_power(effect.null(), kept, runs=30)
     assert null["shows"] <= 0.2 and sum(null.values()) == pytest.approx(1.0)
