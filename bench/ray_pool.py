@@ -56,7 +56,7 @@ def main() -> None:
     store = Store(root / "bench.duckdb")
     build_builtin(store, progress=False)
     low, high = (str(make_tiny_checkpoint(root / name, seed=s)) for name, s in (("low", 1), ("high", 2)))
-    alphas = ",".join(f"{-0.5 + 2.0 * i / max(args.alphas - 1, 1):g}" for i in range(args.alphas))
+    alphas = [-0.5 + 2.0 * i / max(args.alphas - 1, 1) for i in range(args.alphas)]
     spec = SweepSpec(low=low, high=high, alphas=alphas, n=args.n, max_tokens=args.max_tokens, executor="ray")
     problems = select_problems(store, spec)[: args.problems]
     store.put([Job(id="bench", kind="sweep", status="running", experiment_id="bench")])

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from backend.alpha import alpha_label
+from backend.alpha import alpha_label, alpha_text
 from backend.analysis.ensembles import short_problems
 from backend.analysis.findings_axis import check_churn, check_ensemble
 from backend.analysis.findings_rules import (
@@ -176,7 +176,7 @@ def check_extrapolation(o: Outcomes, spec: FindingsSpec, f1: Finding | None = No
             f"opt share more extreme at {a} than at {name}",
             *_diff(s["opt_share"], toward, away),
             spec,
-            f"opt_share({o.alphas[toward]:g}) − opt_share({o.alphas[away]:g})",
+            f"opt_share({alpha_text(o.alphas[toward])}) − opt_share({alpha_text(o.alphas[away])})",
             len(o.problems),
         )
         why = _no_share(o, side) or _no_share(o, endpoint)
