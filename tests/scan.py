@@ -19,5 +19,5 @@ def product_modules() -> dict[str, ast.Module]:
 
 
 def offenders(find, skip=frozenset()) -> dict[str, list[int]]:
-    """{module: lines} where `find(tree)` finds something, for every module not in `skip`."""
-    return {path: lines for path, tree in product_modules().items() if path not in skip and (lines := find(tree))}
+    """{module: lines} where `find(tree, path)` finds something, for every module not in `skip`."""
+    return {path: lines for path, tree in product_modules().items() if path not in skip and (lines := find(tree, path))}

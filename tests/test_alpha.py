@@ -128,7 +128,7 @@ HOME = "backend/alpha.py"
 ALLOWED = {"dashboard/controls.py"}
 
 
-def label_formats(tree: ast.Module) -> list[int]:
+def label_formats(tree: ast.Module, path: str = "") -> list[int]:
     """Lines of f-strings that write "α=" or "α = " (or "alpha=") right before a formatted value."""
     found = []
     for node in ast.walk(tree):
@@ -149,7 +149,7 @@ def test_no_other_module_formats_the_alpha_label():
     assert offenders(label_formats, skip={HOME, *ALLOWED}) == {}
 
 
-def alpha_g_formats(tree: ast.Module) -> list[int]:
+def alpha_g_formats(tree: ast.Module, path: str = "") -> list[int]:
     """Lines of f-strings that format α with a `g` spec: the value's text names α (alpha, α), or
     it is a loop variable over something that does."""
     over_alphas = {

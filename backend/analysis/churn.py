@@ -8,8 +8,10 @@ import numpy as np
 import polars as pl
 
 from backend.alpha import alpha_text
-from backend.analysis.frame import DIFFICULTY_ORDER, SOLVED_AT, Outcomes, best_single, check_solved_at
+from backend.analysis.frame import DIFFICULTY_ORDER, Outcomes, best_single, check_solved_at
 from backend.analysis.resampling import fit_additive_logit, null_draws
+from backend.outcomes import OutcomeClass
+from backend.vocab import SOLVED_AT
 
 ORDERINGS = ("difficulty", "cluster")
 NULL_CELLS = 2_000_000
@@ -38,7 +40,7 @@ def solve_matrix(o: Outcomes) -> pl.DataFrame:
             "label": [o.labels[i] for i in c_idx],
             "alpha": [o.alphas[i] for i in c_idx],
             "rate": rates.ravel(),
-            "correct": o.correct.ravel(),
+            OutcomeClass.CORRECT: o.correct.ravel(),
             "n": o.n.ravel(),
         },
         strict=False,

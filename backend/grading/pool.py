@@ -11,8 +11,9 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-from backend.grading.judge import JudgeResult, JudgeTest, Program, SpecialJudge, judge
+from backend.grading.judge import JudgeTest, Program, SpecialJudge, format_failure, judge
 from backend.grading.limits import JudgeLimits
+from backend.records import Judgement
 
 # A job's key, returned with its result: a sweep's SampleKey (what the store files the result under),
 # or whatever names a program in the caller's own bookkeeping (an RL batch position, a calibration role).
@@ -32,10 +33,8 @@ class JudgeJob(Generic[K]):
     format_reason: str = ""
 
 
-def run_job(job: JudgeJob[K]) -> tuple[K, JudgeResult]:
+def run_job(job: JudgeJob[K]) -> tuple[K, Judgement]:
     if job.program is None:
-        from backend.grading.judge import format_failure
-
         return job.key, format_failure(job.format_reason or "no program extracted")
     result = judge(
         job.program,
@@ -69,7 +68,7 @@ class JudgePool:
     def submit(self, jobs: Iterable[JudgeJob[Hashable]]) -> None:
         self._pending |= {self._pool.submit(run_job, j) for j in jobs}
 
-    def collect(self, block: bool = False) -> list[tuple[Hashable, JudgeResult]]:
+    def collect(self, block: bool = False) -> list[tuple[Hashable, Judgement]]:
         """What has finished; with block, wait for at least one (when any is pending)."""
         if not self._pending:
             return []
@@ -86,7 +85,7 @@ class JudgePool:
 
 def judge_many(
     jobs: Iterable[JudgeJob[K]], workers: int | None = None, max_pending: int = 64
-) -> Iterator[tuple[K, JudgeResult]]:
+) -> Iterator[tuple[K, Judgement]]:
     """Yield (key, result) in completion order; at most max_pending jobs are in flight."""
     pool = JudgePool(workers)
     try:

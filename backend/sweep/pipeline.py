@@ -259,7 +259,7 @@ def _queue_judging(store, executor, exp, point, judge_inputs, spec, progress) ->
 def _drain(store, executor, exp, progress, block: bool) -> None:
     results = executor.collect(block=block)
     if results:
-        store.put([r.evaluation(exp, key) for key, r in results], replace=False)
+        store.put([Evaluation.of(exp, key, r) for key, r in results], replace=False)
         progress.advance("judge", len(results))
 
 
