@@ -72,7 +72,8 @@ def main() -> None:
         executor = RayExecutor("transformers", None, gpus)
         progress.set_total("rollout", len(points) * len(problems) * args.n)
         began = time.perf_counter()
-        executor.rollout_points(points, RolloutOnly(store, executor, f"bench-{gpus}", problems, spec, {}, progress))
+        work = RolloutOnly(store, executor.judging, f"bench-{gpus}", problems, spec, {}, progress, "chat")
+        executor.rollout_points(points, work)
         seconds[gpus] = time.perf_counter() - began
         executor.close()
         print(f"{gpus} actor(s): {seconds[gpus]:.1f} s")

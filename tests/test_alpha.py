@@ -10,7 +10,7 @@ import pytest
 from backend.alpha import AlphaSwitch, alpha_folder, alpha_grid, alpha_kind, alpha_label, alpha_text, parse_alpha_grid
 from backend.analysis.frame import point_kind
 from backend.errors import UserError
-from backend.sweep.pipeline import Point
+from backend.sweep.executors import Point
 from tests.scan import offenders
 
 CASES = [  # α, its label, its kind: by hand
