@@ -1,9 +1,12 @@
 """The outcome rule, written once: every verdict the judge emits or the database stores, the four outcome
-classes (docs/method.md), which class each verdict is, and the tiny-input rule (`opt_min_tier`).
+classes (docs/method.md) and the sandbox error that is in none, which class each verdict is, and the
+tiny-input rule (`opt_min_tier`).
 
-The judge classifies with `stored_outcome`, the analysis counts with `classify`, and the store's SQL is
-generated here (`stored_outcome_sql`, `counted_in_sql`), so Python and DuckDB cannot disagree;
-tests/test_outcome_rule.py evaluates the generated SQL in DuckDB against `classify` on every
+It is applied twice and nowhere else: the judge stores each sample's class (`stored_outcome`), and
+every count the analysis makes is the store's SQL generated here (`counted_in_sql`, with the
+tiny-input rule: backend/store_queries.py's outcome_counts, read by analysis/frame.py), so no other
+module spells a class or re-states the rule (tests/test_outcome_classes.py scans for it). `classify`
+is the rule in Python, which tests/test_outcome_rule.py holds the generated SQL to on every
 verdict x tier x opt_min_tier. db/migrations/005.sql, which classified the rows stored before v5, is
 checked against the same rule.
 """
@@ -28,25 +31,27 @@ class Verdict(StrEnum):
 
 
 class OutcomeClass(StrEnum):
+    """A judged sample's stored outcome: one of the four classes, or SANDBOX_ERROR."""
+
     CORRECT = "correct"
     OPTIMIZATION_FAILURE = "optimization_failure"
     CORRECTNESS_FAILURE = "correctness_failure"
     FORMAT_FAILURE = "format_failure"
+    SANDBOX_ERROR = "sandbox_error"  # the sandbox failed, not the program: stored, counted in no class
 
 
-SANDBOX_ERROR = "sandbox_error"  # the sandbox failed, not the program: in no class, not counted
-OUTCOME_CLASSES: tuple[str, ...] = tuple(c.value for c in OutcomeClass)
+OUTCOME_CLASSES: tuple[str, ...] = tuple(c.value for c in OutcomeClass if c is not OutcomeClass.SANDBOX_ERROR)
 VERDICTS: tuple[str, ...] = tuple(v.value for v in Verdict)
 
 # The first failing test in ascending input length decides. CE stays its own verdict so the dashboard can
 # show the compiler's message, but it is a format failure: docs/method.md's "no runnable program" class.
-VERDICT_OUTCOME: dict[Verdict, str] = {
+VERDICT_OUTCOME: dict[Verdict, OutcomeClass] = {
     Verdict.AC: OutcomeClass.CORRECT,
     Verdict.FORMAT: OutcomeClass.FORMAT_FAILURE,
     Verdict.CE: OutcomeClass.FORMAT_FAILURE,
     Verdict.TLE: OutcomeClass.OPTIMIZATION_FAILURE,
     Verdict.MLE: OutcomeClass.OPTIMIZATION_FAILURE,
-    Verdict.SE: SANDBOX_ERROR,
+    Verdict.SE: OutcomeClass.SANDBOX_ERROR,
     Verdict.WA: OutcomeClass.CORRECTNESS_FAILURE,
     Verdict.RE: OutcomeClass.CORRECTNESS_FAILURE,
     Verdict.OLE: OutcomeClass.CORRECTNESS_FAILURE,
@@ -58,12 +63,12 @@ FORMAT = frozenset(v for v, c in VERDICT_OUTCOME.items() if c == OutcomeClass.FO
 TINY_FROM, TINY_TO = OutcomeClass.OPTIMIZATION_FAILURE, OutcomeClass.CORRECTNESS_FAILURE
 
 
-def stored_outcome(first_failing_verdict: str | None) -> str:
+def stored_outcome(first_failing_verdict: str | None) -> OutcomeClass:
     """The class the judge stores: no failing test (None) or AC is correct; an unknown verdict raises."""
     if first_failing_verdict is None:
-        return OutcomeClass.CORRECT.value
+        return OutcomeClass.CORRECT
     try:
-        return str(VERDICT_OUTCOME[Verdict(first_failing_verdict)])
+        return VERDICT_OUTCOME[Verdict(first_failing_verdict)]
     except ValueError:
         raise ValueError(
             f"unknown verdict {first_failing_verdict!r}; backend/outcomes.py's Verdict lists them"
@@ -74,12 +79,14 @@ def is_tiny(outcome: str, first_failing_tier: int | None, opt_min_tier: int | No
     return outcome == TINY_FROM and first_failing_tier is not None and first_failing_tier < (opt_min_tier or 0)
 
 
-def counted_as(outcome: str, first_failing_tier: int | None, opt_min_tier: int | None) -> str:
+def counted_as(outcome: str, first_failing_tier: int | None, opt_min_tier: int | None) -> OutcomeClass:
     """The class a stored outcome counts in under opt_min_tier."""
-    return TINY_TO.value if is_tiny(outcome, first_failing_tier, opt_min_tier) else str(outcome)
+    return TINY_TO if is_tiny(outcome, first_failing_tier, opt_min_tier) else OutcomeClass(outcome)
 
 
-def classify(verdict: str | None, first_failing_tier: int | None = None, opt_min_tier: int | None = None) -> str:
+def classify(
+    verdict: str | None, first_failing_tier: int | None = None, opt_min_tier: int | None = None
+) -> OutcomeClass:
     """The outcome rule: one of OUTCOME_CLASSES, or SANDBOX_ERROR (counted in none)."""
     return counted_as(stored_outcome(verdict), first_failing_tier, opt_min_tier)
 
@@ -92,7 +99,7 @@ def stored_outcome_sql(verdict: str = "verdict") -> str:
     """`stored_outcome` as a DuckDB CASE over a verdict column (NULL: no failing test, correct)."""
     groups: dict[str, list[str]] = {}
     for v, c in VERDICT_OUTCOME.items():
-        groups.setdefault(str(c), []).append(v.value)
+        groups.setdefault(c.value, []).append(v.value)
     whens = [f"WHEN {verdict} IS NULL THEN '{OutcomeClass.CORRECT}'"]
     whens += [f"WHEN {verdict} IN ({_sql_list(vs)}) THEN '{c}'" for c, vs in groups.items()]
     return f"CASE {' '.join(whens)} END"  # an unknown verdict gives NULL, which no outcome column accepts

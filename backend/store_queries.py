@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from backend.outcomes import OUTCOME_CLASSES, SANDBOX_ERROR, OutcomeClass, Verdict, counted_in_sql
+from backend.outcomes import OUTCOME_CLASSES, OutcomeClass, Verdict, counted_in_sql
 
 SAMPLES_JOIN = "LEFT JOIN samples s USING (experiment_id, checkpoint_id, problem_id, sample_idx)"
 
@@ -108,7 +108,7 @@ class AnalysisQueries:
         """WHERE terms, their parameters and the joins they need (problems `p`, samples `s`, unless
         the query joins its samples itself) for evaluations `e` of one experiment: no filter, no join.
         Judged samples only, or with `sandbox_errors` only the sandbox errors."""
-        judged = f"e.outcome {'=' if sandbox_errors else '<>'} '{SANDBOX_ERROR}'"
+        judged = f"e.outcome {'=' if sandbox_errors else '<>'} '{OutcomeClass.SANDBOX_ERROR}'"
         filters = ["e.experiment_key = md5_number_lower(?)", "e.experiment_id = ?", judged]
         params = [experiment_id, experiment_id]
         terms = {"p.difficulty": where.difficulty, "p.platform": where.platform, "s.setting": where.setting}

@@ -1,12 +1,10 @@
-"""The product's enumerations, each written once. Specs use the Literal aliases as field types;
+"""The product's enumerations, each written once (the verdicts and outcome classes, with the rule
+between them, are backend/outcomes.py's). Specs use the Literal aliases as field types;
 everything else iterates the tuples derived from them (`choices(Setting)`)."""
 
 from __future__ import annotations
 
 from typing import Literal, get_args
-
-# the verdicts, outcome classes and the rule between them live in backend/outcomes.py; named here too
-from backend.outcomes import OUTCOME_CLASSES, SANDBOX_ERROR, OutcomeClass, Verdict  # noqa: F401
 
 Setting = Literal["reasoning", "tool", "agentic"]
 Difficulty = Literal["easy", "medium", "hard"]

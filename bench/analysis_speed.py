@@ -28,6 +28,7 @@ from backend.analysis.churn import churn_stats, solve_matrix
 from backend.analysis.ensembles import gain_table, passk_per_checkpoint
 from backend.analysis.frame import to_outcomes
 from backend.analysis.frontier import frontier_table
+from backend.outcomes import OUTCOME_CLASSES, OutcomeClass
 from backend.records import Checkpoint, Evaluation, Experiment, Problem
 from backend.store import Store
 
@@ -35,7 +36,7 @@ from backend.store import Store
 # seconds (its figures then time nothing worth reporting).
 FULL, SMOKE = (20, 1000, 250), (20, 60, 20)
 CKPTS, PROBLEMS, SAMPLES = FULL
-CLASSES = np.array(["correct", "optimization_failure", "correctness_failure", "format_failure"])
+CLASSES = np.array(OUTCOME_CLASSES)
 EXP = "synthetic-bench"
 
 
@@ -116,10 +117,14 @@ def baseline(df: pd.DataFrame) -> dict[str, float]:
     per.groupby(level="checkpoint_id").mean()
     t["frontier table (no CIs)"] = time.perf_counter() - start
     mark = time.perf_counter()
-    df.assign(ok=df["outcome"] == "correct").groupby(["problem_id", "checkpoint_id"])["ok"].mean().unstack()
+    df.assign(ok=df["outcome"] == OutcomeClass.CORRECT).groupby(["problem_id", "checkpoint_id"])["ok"].mean().unstack()
     t["churn matrix"] = time.perf_counter() - mark
     mark = time.perf_counter()
-    nc = df.assign(ok=df["outcome"] == "correct").groupby(["checkpoint_id", "problem_id"])["ok"].agg(["size", "sum"])
+    nc = (
+        df.assign(ok=df["outcome"] == OutcomeClass.CORRECT)
+        .groupby(["checkpoint_id", "problem_id"])["ok"]
+        .agg(["size", "sum"])
+    )
 
     def curve(row):
         n, c = int(row["size"]), int(row["sum"])

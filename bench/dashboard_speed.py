@@ -36,6 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from backend.alpha import alpha_label  # noqa: E402
+from backend.outcomes import OutcomeClass  # noqa: E402
 from backend.records import Checkpoint, Experiment, Problem  # noqa: E402
 from backend.store import Store, _insert  # noqa: E402
 
@@ -135,20 +136,20 @@ WITH grid AS (
            hash($exp, c, p, sample_idx, 'v') AS v
     FROM grid
 ), judged AS (
-    SELECT *, CASE WHEN u < skill THEN 'correct'
-                   WHEN u < skill + (1 - skill) * 0.9 * opt THEN 'optimization_failure'
-                   WHEN u < 0.97 THEN 'correctness_failure' ELSE 'format_failure' END AS outcome
+    SELECT *, CASE WHEN u < skill THEN '{ok}'
+                   WHEN u < skill + (1 - skill) * 0.9 * opt THEN '{optimization}'
+                   WHEN u < 0.97 THEN '{correctness}' ELSE '{format}' END AS outcome
     FROM drawn
 )
 SELECT $exp AS experiment_id, printf('c%02d', c) AS checkpoint_id, printf('syn/p%05d', p) AS problem_id,
        sample_idx::INTEGER AS sample_idx, outcome,
-       CASE outcome WHEN 'correct' THEN 'AC'
-                    WHEN 'optimization_failure' THEN CASE WHEN v % 5 = 0 THEN 'MLE' ELSE 'TLE' END
-                    WHEN 'correctness_failure' THEN CASE WHEN v % 4 = 0 THEN 'RE' ELSE 'WA' END
+       CASE outcome WHEN '{ok}' THEN 'AC'
+                    WHEN '{optimization}' THEN CASE WHEN v % 5 = 0 THEN 'MLE' ELSE 'TLE' END
+                    WHEN '{correctness}' THEN CASE WHEN v % 4 = 0 THEN 'RE' ELSE 'WA' END
                     ELSE CASE WHEN v % 2 = 0 THEN 'CE' ELSE 'FORMAT' END END AS verdict,
-       CASE outcome WHEN 'optimization_failure' THEN 3 + (v >> 8) % 4          -- tiers 3..6: large inputs
-                    WHEN 'correctness_failure' THEN 1 + (v >> 8) % 6 END::INTEGER AS first_failing_tier,
-       CASE outcome WHEN 'correct' THEN 6 WHEN 'format_failure' THEN 0
+       CASE outcome WHEN '{optimization}' THEN 3 + (v >> 8) % 4          -- tiers 3..6: large inputs
+                    WHEN '{correctness}' THEN 1 + (v >> 8) % 6 END::INTEGER AS first_failing_tier,
+       CASE outcome WHEN '{ok}' THEN 6 WHEN '{format}' THEN 0
                     ELSE first_failing_tier - 1 END::INTEGER AS highest_tier_passed
 FROM judged
 """
@@ -196,7 +197,9 @@ def build(db: Path, rows: int, experiments: int) -> None:
             for p in range(problems)
         ]
     )
-    select = ROWS.format(samples=SAMPLES, checkpoints=CKPTS)
+    classes = {"ok": OutcomeClass.CORRECT, "format": OutcomeClass.FORMAT_FAILURE}
+    classes |= {"optimization": OutcomeClass.OPTIMIZATION_FAILURE, "correctness": OutcomeClass.CORRECTNESS_FAILURE}
+    select = ROWS.format(samples=SAMPLES, checkpoints=CKPTS, **classes)
     for exp in experiment_ids(experiments):
         store.put([Experiment(id=exp, kind="sweep", name=f"synthetic {exp}", note="SYNTHETIC: timing only")])
         with store.transaction() as con:

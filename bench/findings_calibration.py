@@ -61,6 +61,7 @@ from backend.analysis.findings import FindingsSpec, check_churn, check_extrapola
 from backend.analysis.frame import Outcomes, point_kind
 from backend.analysis.recovery import recovery
 from backend.analysis.trend import trend
+from backend.outcomes import OutcomeClass
 
 ALPHAS = np.round(np.arange(-0.5, 1.51, 0.25), 2)
 N = 16
@@ -164,10 +165,10 @@ def world(kind: str, problems: int, rng: np.random.Generator) -> Outcomes:
     names = [f"p{i}" for i in range(problems)]
     kinds = [point_kind("merged" if x is not None else "trained", x) for x in alphas]
     classes = {
-        "correct": counts[..., 0],
-        "optimization_failure": counts[..., 1],
-        "correctness_failure": counts[..., 2],
-        "format_failure": np.zeros_like(counts[..., 0]),
+        OutcomeClass.CORRECT: counts[..., 0],
+        OutcomeClass.OPTIMIZATION_FAILURE: counts[..., 1],
+        OutcomeClass.CORRECTNESS_FAILURE: counts[..., 2],
+        OutcomeClass.FORMAT_FAILURE: np.zeros_like(counts[..., 0]),
     }
     return Outcomes(
         names, names, [None] * problems, labels, labels, alphas, kinds, np.full(counts.shape[:2], N), classes
@@ -207,7 +208,7 @@ def evaluate(kind: str, problems: int, seed: int, null_replicates: int = 500) ->
     for row in gains.filter(gains["pool"] != "best single").iter_rows(named=True):
         out[f"gain table, {row['pool']}, k={row['k']}" + (" (= F4)" if row["k"] == F4_K else "")] = row["gain_lo"] > 0
     for s in trend(o, seed=seed)["slopes"]:
-        name = "optimization" if s["class"] == "optimization_failure" else "correctness"
+        name = "optimization" if s["class"] == OutcomeClass.OPTIMIZATION_FAILURE else "correctness"
         out[f"trend slope, {name} share"] = not s["slope_lo"] <= 0 <= s["slope_hi"]
     excess = churn_stats(o, seed=seed, null_replicates=null_replicates)["union_excess"]
     out["churn excess (union_excess)"] = not excess["lo"] <= 0 <= excess["hi"]

@@ -163,6 +163,7 @@ def check_vllm(low: str, high: str, root: Path, alphas=(-0.5, 0.5, 1.5)) -> dict
 
     if importlib.util.find_spec("vllm") is None or not torch.cuda.is_available():
         return {"skipped": "vllm does not import here (build the GPU environment with `make gpu-env`)"}
+    from backend.alpha import alpha_text
     from backend.merge.engine import merge
     from backend.merge.spec import Merge
     from backend.rollout.spec import SamplingSpec
@@ -181,10 +182,10 @@ def check_vllm(low: str, high: str, root: Path, alphas=(-0.5, 0.5, 1.5)) -> dict
     engine.close()
     identical = {}
     for a in alphas:  # one engine per merged folder, each closed before the next starts
-        folder = root / f"vllm-merged-{a:g}"
+        folder = root / f"vllm-merged-{alpha_text(a)}"
         merge(Merge.at_alpha(low, high, a), folder, progress=False)
         loaded = VLLMEngine(str(folder), max_model_len=512, worker_extension_cls=EXTENSION)
-        identical[f"{a:g}"] = loaded.llm.collective_rpc("flab_weights_digest")[0] == switched[a]
+        identical[alpha_text(a)] = loaded.llm.collective_rpc("flab_weights_digest")[0] == switched[a]
         loaded.close()
     return {
         "tokens": tokens,

@@ -60,7 +60,7 @@ def ours(tests: list[JudgeTest]) -> tuple[float, dict]:
     start = time.perf_counter()
     result = judge(Program(SOURCE), tests, JudgeLimits(), backend="bwrap")
     elapsed = time.perf_counter() - start
-    assert result.verdict == "AC" and len(result.tests) == len(tests), result.verdict
+    assert result.verdict == "AC" and len(result.test_results) == len(tests), result.verdict
     assert result.accounting.startswith("cgroup"), f"no cgroup accounting here: {result.accounting}"
     phases = session.PHASES.copy()
     phases.subtract(before)

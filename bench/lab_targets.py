@@ -48,6 +48,7 @@ from backend.lab.recipe import LabRecipe
 from backend.lab.report import reward_disagreement
 from backend.lab.separation import told_apart
 from backend.lab.styles import STYLES, confusion_shares, restates_title, sample_styles, style_shares
+from backend.outcomes import OutcomeClass
 from backend.records import Checkpoint, Evaluation, Metric, Problem, Sample
 from backend.store import Store
 
@@ -102,7 +103,7 @@ def report(store: Store, manifest: dict, rejudge: bool = False) -> None:
             f"brute-force-style {brute.get(alpha, 0.0):6.1%}{apart}"
         )
     sft = manifest["sft_checkpoint"]
-    solved = {e.problem_id for e in evals if e.checkpoint_id == sft and e.outcome == "correct"}
+    solved = {e.problem_id for e in evals if e.checkpoint_id == sft and e.outcome == OutcomeClass.CORRECT}
     share = len(solved & held_in) / len(held_in)
     print(f"worst broken share in [−0.5, 1.5]: {worst:.1%} (target ≤ 15 %: {'met' if worst <= 0.15 else 'NOT met'})")
     print(

@@ -56,7 +56,7 @@ def main() -> None:
     store = Store(root / "bench.duckdb")
     build_builtin(store, progress=False)
     low, high = (str(make_tiny_checkpoint(root / name, seed=s)) for name, s in (("low", 1), ("high", 2)))
-    alphas = ",".join(f"{-0.5 + 2.0 * i / max(args.alphas - 1, 1):g}" for i in range(args.alphas))
+    alphas = [-0.5 + 2.0 * i / max(args.alphas - 1, 1) for i in range(args.alphas)]
     spec = SweepSpec(low=low, high=high, alphas=alphas, n=args.n, max_tokens=args.max_tokens, executor="ray")
     problems = select_problems(store, spec)[: args.problems]
     store.put([Job(id="bench", kind="sweep", status="running", experiment_id="bench")])
@@ -72,7 +72,8 @@ def main() -> None:
         executor = RayExecutor("transformers", None, gpus)
         progress.set_total("rollout", len(points) * len(problems) * args.n)
         began = time.perf_counter()
-        executor.rollout_points(points, RolloutOnly(store, executor, f"bench-{gpus}", problems, spec, {}, progress))
+        work = RolloutOnly(store, executor.judging, f"bench-{gpus}", problems, spec, {}, progress, "chat")
+        executor.rollout_points(points, work)
         seconds[gpus] = time.perf_counter() - began
         executor.close()
         print(f"{gpus} actor(s): {seconds[gpus]:.1f} s")

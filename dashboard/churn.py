@@ -3,12 +3,12 @@
 import pandas as pd
 import streamlit as st
 
-from backend.alpha import alpha_text as written
+from backend.alpha import alpha_text
 from backend.analysis.churn import noise_verdict
 from dashboard import controls, view
 from dashboard.exports import figure_downloads
 from dashboard.figures import GRID_ROWS, churn_figure
-from dashboard.samples import alpha_text, default_pair
+from dashboard.samples import default_pair, point_name
 
 NOISE_WORDS = {
     "exceeds": "the churn **exceeds** sampling noise.",
@@ -35,7 +35,7 @@ event = st.plotly_chart(fig, width="stretch", on_select="rerun", selection_mode=
 figure_downloads(fig, "churn_heatmap")
 points = (event or {}).get("selection", {}).get("points", []) if event else []
 if points:  # a clicked cell opens the samples view of that problem at the α clicked
-    clicked = alpha_text(o, o.labels.index(points[0]["x"]))
+    clicked = point_name(o, o.labels.index(points[0]["x"]))
     low, high = default_pair(o)
     view.put("problem", points[0]["y"])
     view.put("alpha", clicked)
@@ -68,7 +68,7 @@ if flipping:
     table = pd.DataFrame(flipping)
     table["samples"] = [
         "/problem?"
-        + view.link(problem=r["problem_id"], alpha=written(r["alpha_solved"]), vs=written(r["alpha_unsolved"]))
+        + view.link(problem=r["problem_id"], alpha=alpha_text(r["alpha_solved"]), vs=alpha_text(r["alpha_unsolved"]))
         for r in flipping
     ]
     st.dataframe(

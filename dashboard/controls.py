@@ -10,10 +10,9 @@ import pandas as pd
 import streamlit as st
 
 from backend.alpha import alpha_text
-from backend.analysis.frame import SOLVED_AT
 from backend.errors import UserError
 from backend.store_queries import EVERY_SAMPLE, SampleFilter
-from backend.vocab import DIFFICULTIES, SETTINGS
+from backend.vocab import DIFFICULTIES, SETTINGS, SOLVED_AT
 from dashboard import data, view
 from dashboard.experiment_view import ExperimentView
 from dashboard.figures import ORDERINGS, Selection, passk_defaults

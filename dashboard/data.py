@@ -16,10 +16,10 @@ import polars as pl
 import streamlit as st
 
 from backend.alpha import alpha_text
-from backend.analysis.frame import SOLVED_AT
 from backend.records import Checkpoint, Evaluation, Experiment, Job, Metric, Problem, Sample, Test
 from backend.store import Store, default_db_path
 from backend.store_queries import EVERY_SAMPLE, SampleFilter
+from backend.vocab import SOLVED_AT
 from dashboard.experiment_view import ExperimentView, stamp
 
 EXPERIMENT_KINDS_WITH_RESULTS = ("sweep", "eval", "rollout")  # the kinds whose experiments hold samples

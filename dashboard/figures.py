@@ -10,10 +10,11 @@ import plotly.graph_objects as go
 import polars as pl
 
 from backend.analysis.churn import solve_matrix, solve_rates
-from backend.analysis.frame import SOLVED_AT, default_passk_selection
+from backend.analysis.frame import default_passk_selection
 from backend.analysis.provenance import Provenance
 from backend.errors import UserError
 from backend.store_queries import EVERY_SAMPLE, SampleFilter
+from backend.vocab import SOLVED_AT
 from dashboard import data
 from dashboard.experiment_view import BEST, ExperimentView, Pools
 from dashboard.paper_views import BASELINE, gain_curves, recovery_overlay, trend_bands

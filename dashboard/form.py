@@ -10,6 +10,7 @@ import streamlit as st
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
+from backend.alpha import alpha_text
 from backend.errors import FieldError
 from backend.specs import bounds, bounds_text, extra, form_label, help_text, literal_choices, ordered_fields, unwrap
 
@@ -68,7 +69,7 @@ def _input(container, name: str, field: FieldInfo, key: str, value):
     if base in (int, float):
         return _number(container, base, label, field, default, optional, none_word, key, help_)
     if extra(field).get("text"):  # a list typed as text, such as the α grid
-        text = ", ".join(f"{v:g}" for v in default) if isinstance(default, list) else str(default or "")
+        text = ", ".join(map(alpha_text, default)) if isinstance(default, list) else str(default or "")
         return container.text_input(label, text, key=key, help=help_)
     if typing.get_origin(base) is list:
         text = container.text_area(f"{label}, one per line", "\n".join(map(str, default or [])), key=key, help=help_)

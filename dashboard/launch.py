@@ -5,9 +5,9 @@ runner cannot read)."""
 
 import streamlit as st
 
+from backend.alpha import parse_alpha_grid
 from backend.errors import FieldError, UserError
 from backend.jobs import runner
-from backend.merge.grid import parse_alpha_grid
 from backend.problems.ccplus import CCPlusFilter
 from backend.problems.importing import HUB_REPOS, run_import
 from backend.problems.lcb import LCBFilter

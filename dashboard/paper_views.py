@@ -9,6 +9,7 @@ import polars as pl
 
 from backend.alpha import alpha_label
 from backend.analysis.ensembles import BEST
+from backend.outcomes import OutcomeClass
 from dashboard.passk_plots import MAX_BANDS, _band, best_single_name
 from dashboard.plots import COLORS, LAYOUT, NAMES, _rgba, mark_alpha_axis
 
@@ -49,7 +50,7 @@ def recovery_overlay(fig: go.Figure, rows: list[dict]) -> go.Figure:
 def trend_bands(result: dict, title: str = "Failure shares along α, with simultaneous 95% bands") -> go.Figure:
     """Each failure share against α with the band that holds at every α at once (trend.trend)."""
     fig = go.Figure()
-    for cls in ("optimization_failure", "correctness_failure"):
+    for cls in (OutcomeClass.OPTIMIZATION_FAILURE, OutcomeClass.CORRECTNESS_FAILURE):
         rows = [b for b in result["bands"] if b["class"] == cls]
         if not rows:
             continue

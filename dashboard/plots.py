@@ -13,8 +13,7 @@ import polars as pl
 from plotly.subplots import make_subplots
 
 from backend.alpha import alpha_text
-from backend.analysis.frame import CLASSES
-from backend.outcomes import OutcomeClass
+from backend.outcomes import OUTCOME_CLASSES, OutcomeClass
 
 COLORS = {
     OutcomeClass.CORRECT: "#009E73",
@@ -23,7 +22,7 @@ COLORS = {
     OutcomeClass.FORMAT_FAILURE: "#999999",
 }
 NAMES = {
-    OutcomeClass.CORRECT: "correct",
+    OutcomeClass.CORRECT: OutcomeClass.CORRECT.value,  # its name says it
     OutcomeClass.OPTIMIZATION_FAILURE: "optimization failure (TLE/MLE)",
     OutcomeClass.CORRECTNESS_FAILURE: "correctness failure (WA/RE/OLE)",
     OutcomeClass.FORMAT_FAILURE: "format failure (no runnable program: none, truncated, CE)",
@@ -146,7 +145,7 @@ def outcome_fractions(
         rows=2,
         cols=2,
         shared_xaxes=True,
-        subplot_titles=[NAMES[c].split(" (")[0] for c in CLASSES],
+        subplot_titles=[NAMES[c].split(" (")[0] for c in OUTCOME_CLASSES],
         vertical_spacing=0.14,
         horizontal_spacing=0.1,
     )
@@ -155,7 +154,7 @@ def outcome_fractions(
         t = table.filter(pl.col("alpha").is_not_null()).sort("alpha")
         alphas += t["alpha"].to_list()
         hover = "n_samples" in t.columns  # frontier tables carry n and CIs; hand-made ones may not
-        for j, cls in enumerate(CLASSES):
+        for j, cls in enumerate(OUTCOME_CLASSES):
             row, col = divmod(j, 2)
             color = COLORS[cls] if len(series) == 1 else EXPERIMENT_COLORS[i % len(EXPERIMENT_COLORS)]
             label = name or NAMES[cls]
@@ -221,7 +220,7 @@ def _stacked_fractions(tables: Tables, title: str, experiment: str | None) -> go
     for col, t in enumerate(series.values(), start=1):
         t = t.filter(pl.col("alpha").is_not_null()).sort("alpha")
         hover = "n_samples" in t.columns
-        for cls in CLASSES:
+        for cls in OUTCOME_CLASSES:
             template = "α=%{customdata[0]}<br>%{y:.1%}" + HOVER_CI if hover else "α=%{x}<br>%{y:.1%}"
             fig.add_trace(
                 go.Scatter(
@@ -275,7 +274,7 @@ def solve_rate(tables: Tables, experiment: str | None = None) -> go.Figure:
     fig, top, alphas = go.Figure(), [0.05], []
     for i, (name, table) in enumerate(series.items()):
         t = table.filter(pl.col("alpha").is_not_null()).sort("alpha")
-        color = COLORS["correct"] if len(series) == 1 else EXPERIMENT_COLORS[i % len(EXPERIMENT_COLORS)]
+        color = COLORS[OutcomeClass.CORRECT] if len(series) == 1 else EXPERIMENT_COLORS[i % len(EXPERIMENT_COLORS)]
         fig.add_trace(
             go.Scatter(
                 x=list(t["alpha"]) + list(t["alpha"])[::-1],

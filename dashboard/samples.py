@@ -6,8 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from backend.alpha import alpha_label
-from backend.alpha import alpha_text as written
+from backend.alpha import alpha_label, alpha_text
 from backend.analysis.frame import Outcomes
 from backend.analysis.samples import NOT_RUN, code_diff, first_failure, first_failure_line, ladder, prose
 from backend.outcomes import OPTIMIZATION, Verdict
@@ -19,15 +18,15 @@ FAILED_COLOR = "#f7c9b8"  # any other verdict: a correctness failure
 LADDER_ROW, SCROLLBAR = 35, 16  # px: the ladder's rows and the grid's horizontal scroll bar
 
 
-def alpha_text(o: Outcomes, i: int) -> str:
+def point_name(o: Outcomes, i: int) -> str:
     """How a checkpoint is named in the URL: its α as written (e.g. -0.5), or its label when it has none."""
     a = o.alphas[i]
-    return written(a) if a is not None else o.labels[i]
+    return alpha_text(a) if a is not None else o.labels[i]
 
 
 def default_pair(o: Outcomes) -> tuple[str, str]:
     """The endpoints (α = 0 and 1) when the experiment has them, else its first and last checkpoints."""
-    names = [alpha_text(o, i) for i in range(len(o.checkpoints))]
+    names = [point_name(o, i) for i in range(len(o.checkpoints))]
     return ("0" if "0" in names else names[0]), ("1" if "1" in names else names[-1])
 
 
@@ -35,7 +34,7 @@ def samples_view(
     o: Outcomes, problem: Problem, samples: list[Sample], evals: list[Evaluation], tests: list[Test] = ()
 ) -> None:
     st.subheader("Samples compared across α")
-    names = [alpha_text(o, i) for i in range(len(o.checkpoints))]
+    names = [point_name(o, i) for i in range(len(o.checkpoints))]
     shown = {n: alpha_label(a, spaced=True) if a is not None else n for n, a in zip(names, o.alphas, strict=True)}
     labels = {n: alpha_label(a) if a is not None else n for n, a in zip(names, o.alphas, strict=True)}
     low, high = default_pair(o)

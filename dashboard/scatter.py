@@ -15,6 +15,7 @@ import polars as pl
 from plotly.colors import sample_colorscale
 
 from backend.alpha import alpha_label, alpha_text
+from backend.outcomes import OutcomeClass
 from dashboard.plots import EXPERIMENT_COLORS, LAYOUT, Tables, _rgba, _series, _titled, fitted_range
 
 # filled shapes with a dark outline: an open marker in the colour scale's yellow vanished on white
@@ -53,8 +54,8 @@ def failure_scatter(tables: Tables, experiment: str | None = None) -> go.Figure:
             colors = colors or [color if is_merged or not single else NOT_MERGED] * len(part)
             _ci_bars(fig, part, colors, name)
             fig.add_trace(_points(part, is_merged, single, name, colors[0]))
-            xs += _extent(part, "correctness_failure")
-            ys += _extent(part, "optimization_failure")
+            xs += _extent(part, OutcomeClass.CORRECTNESS_FAILURE)
+            ys += _extent(part, OutcomeClass.OPTIMIZATION_FAILURE)
             points += _labelled(part, is_merged)
     rows = max(0, math.ceil(len([t for t in fig.data if t.showlegend is not False]) / 3) - 1)
     margin = {**MARGIN, "b": MARGIN["b"] + LEGEND_ROW * rows}
@@ -106,8 +107,8 @@ def _points(part: pl.DataFrame, is_merged: bool, single: bool, name: str, color:
         else (name if is_merged else f"{name}: not merged")
     )
     return go.Scatter(
-        x=part["correctness_failure"].to_list(),
-        y=part["optimization_failure"].to_list(),
+        x=part[OutcomeClass.CORRECTNESS_FAILURE].to_list(),
+        y=part[OutcomeClass.OPTIMIZATION_FAILURE].to_list(),
         mode="markers+lines" if is_merged else "markers",
         name=label,
         marker=marker,
@@ -125,7 +126,7 @@ def _ci_bars(fig: go.Figure, part: pl.DataFrame, colors: list[str], group: str) 
     if "correctness_failure_lo" not in part.columns:
         return
     for r, color in zip(part.iter_rows(named=True), colors, strict=True):
-        x, y = r["correctness_failure"], r["optimization_failure"]
+        x, y = r[OutcomeClass.CORRECTNESS_FAILURE], r[OutcomeClass.OPTIMIZATION_FAILURE]
         bar = dict(type="data", symmetric=False, color=_faded(color), thickness=1.5, width=CAP)
         fig.add_trace(
             go.Scatter(
@@ -188,7 +189,7 @@ def _labelled(part: pl.DataFrame, is_merged: bool) -> list[Point]:
     have = "correctness_failure_lo" in part.columns
     out = []
     for r in part.iter_rows(named=True):
-        x, y = r["correctness_failure"], r["optimization_failure"]
+        x, y = r[OutcomeClass.CORRECTNESS_FAILURE], r[OutcomeClass.OPTIMIZATION_FAILURE]
         text = alpha_label(r["alpha"]) if is_merged else r["label"]
         ends = (
             (

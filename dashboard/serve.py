@@ -56,6 +56,7 @@ def _draw_once() -> None:
     from backend.analysis.frame import to_outcomes
     from backend.analysis.frontier import frontier_table
     from backend.analysis.trend import trend
+    from backend.outcomes import OutcomeClass
     from dashboard.paper_views import trend_bands
     from dashboard.plots import outcome_fractions, solve_rate
     from dashboard.scatter import failure_scatter
@@ -67,10 +68,10 @@ def _draw_once() -> None:
             "checkpoint_id": [c for c, _, _ in rows],
             "problem_id": [p for _, p, _ in rows],
             "n": [4] * len(rows),
-            "correct": [1, 2] * 3,
-            "optimization_failure": [1, 0] * 3,
-            "correctness_failure": [1, 1] * 3,
-            "format_failure": [1, 1] * 3,
+            OutcomeClass.CORRECT: [1, 2] * 3,
+            OutcomeClass.OPTIMIZATION_FAILURE: [1, 0] * 3,
+            OutcomeClass.CORRECTNESS_FAILURE: [1, 1] * 3,
+            OutcomeClass.FORMAT_FAILURE: [1, 1] * 3,
             "alpha": [a for _, _, a in rows],
             "kind": ["merged"] * len(rows),
             "label": [alpha_label(a) for _, _, a in rows],

@@ -5,7 +5,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import polars as pl
 
-from backend.analysis.frame import CLASSES
+from backend.outcomes import OUTCOME_CLASSES
 from dashboard.plots import COLORS, LAYOUT, NAMES
 
 
@@ -41,8 +41,8 @@ def training_curves(metrics: pl.DataFrame) -> dict[str, go.Figure]:
     lines(
         "outcomes",
         "Outcome classes of the step's completions",
-        {f"frac_{c}": NAMES[c] for c in CLASSES},
-        {f"frac_{c}": COLORS[c] for c in CLASSES},
+        {f"frac_{c}": NAMES[c] for c in OUTCOME_CLASSES},
+        {f"frac_{c}": COLORS[c] for c in OUTCOME_CLASSES},
         pct=True,
         y="fraction of completions",
     )

@@ -78,11 +78,11 @@ def test_gpu_check_vllm_part_through_the_standin(tmp_path, monkeypatch):
 def test_dashboard_bench_builds_the_asked_shape_in_experiment_order(tmp_path):
     """bench/dashboard_speed.py's SYNTHETIC file: exactly checkpoints × problems × samples rows per
     experiment, ids as documented, each row's outcome the one its verdict gives (the judge's own
-    rule, backend/grading/verdicts.py), and one experiment's rows after another on disk."""
+    rule, backend/outcomes.py), and one experiment's rows after another on disk."""
 
     import duckdb
 
-    from backend.grading.verdicts import outcome_of
+    from backend.outcomes import stored_outcome as outcome_of
 
     bench = bench_script("dashboard_speed")
     db = tmp_path / "bench.duckdb"

@@ -12,7 +12,6 @@ import pytest
 from backend.grading.judge import format_failure
 from backend.outcomes import (
     OUTCOME_CLASSES,
-    SANDBOX_ERROR,
     VERDICTS,
     OutcomeClass,
     Verdict,
@@ -51,9 +50,9 @@ def test_every_documented_and_emitted_verdict_is_a_member():
     documented = {v for v, _ in documented_classes()}
     assert documented == set(VERDICTS) == {v.value for v in Verdict}
     assert format_failure("no code block").verdict == Verdict.FORMAT  # the judge's own FORMAT result
-    assert {stored_outcome(v) for v in VERDICTS} == {*OUTCOME_CLASSES, SANDBOX_ERROR}
+    assert {stored_outcome(v) for v in VERDICTS} == {*OUTCOME_CLASSES, OutcomeClass.SANDBOX_ERROR}
     assert OUTCOME_CLASSES == ("correct", "optimization_failure", "correctness_failure", "format_failure")
-    assert [c.value for c in OutcomeClass] == list(OUTCOME_CLASSES)
+    assert [c.value for c in OutcomeClass] == [*OUTCOME_CLASSES, "sandbox_error"]  # stored, counted in none
 
 
 def test_an_unknown_verdict_is_refused_not_counted_as_some_class():
@@ -88,7 +87,7 @@ def test_generated_sql_classifies_as_python_does(opt_min_tier):
     for v, t, *flags in counted:
         expect = by_hand(v, t, opt_min_tier)
         assert [c for c, on in zip(OUTCOME_CLASSES, flags, strict=True) if on] == (
-            [] if expect == SANDBOX_ERROR else [expect]
+            [] if expect == OutcomeClass.SANDBOX_ERROR else [expect]
         )
 
 
@@ -96,7 +95,7 @@ def test_store_outcome_counts_follow_the_rule_on_a_real_database(store):
     """One evaluation per (verdict, tier), stored as the judge stores it; outcome_counts under each
     opt_min_tier counts every one in the class of the hand table (sandbox errors in none, not in n)."""
     keys = [(v, t) for v, t in itertools.product(VERDICTS, TIERS)]
-    store.put([Evaluation("e", "c", f"p{i}", 0, stored_outcome(v), verdict=v, first_failing_tier=t)
+    store.put([Evaluation("e", "c", f"p{i}", 0, outcome=stored_outcome(v), verdict=v, first_failing_tier=t)
                for i, (v, t) in enumerate(keys)])  # fmt: skip
     for opt_min_tier in OPT_MIN_TIERS:
         frame = store.outcome_counts("e", SampleFilter(opt_min_tier=opt_min_tier))

@@ -184,7 +184,7 @@ def test_v2_database_gains_the_accounting_column_and_keeps_evaluations(db_path):
     assert store.schema_version() == SCHEMA_VERSION  # migrated through v3 to the current version
     old = store.get(Evaluation, "e", "c", "p", 0)
     assert (old.cpu_s, old.accounting) == (0.5, None)
-    store.put([Evaluation("e", "c", "p", 1, "correct", accounting="cgroup-v1")])
+    store.put([Evaluation("e", "c", "p", 1, outcome="correct", accounting="cgroup-v1")])
     assert store.get(Evaluation, "e", "c", "p", 1).accounting == "cgroup-v1"
 
 
@@ -284,5 +284,5 @@ def test_v5_database_gains_experiment_keys_and_keeps_evaluations(db_path):
         ).fetchall()
     assert rows == [("a", True), ("b", True), ("b", True)]  # keyed, and stored in experiment order
     assert store.outcome_counts("b")["correct"].to_list() == [2]
-    store.put([Evaluation("a", "c", "p", 1, "correct")])
+    store.put([Evaluation("a", "c", "p", 1, outcome="correct")])
     assert store.experiment_stamp("a")[0] == 2

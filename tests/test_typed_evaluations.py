@@ -1,6 +1,6 @@
 """An evaluation's rewards and per-test results are typed columns (v7): what the judge returns is
-what the store gives back; a v6 file, and Parquet a v6 frontier-lab exported (the committed lab),
-read as the same values they held as JSON text."""
+what the store gives back, verdicts and classes as their enumerations; a v6 file, and Parquet a v6
+frontier-lab exported (the committed lab), read as the same values they held as JSON text."""
 
 import json
 from pathlib import Path
@@ -8,10 +8,10 @@ from pathlib import Path
 import duckdb
 import pyarrow.parquet as pq
 
-from backend.grading.judge import JudgeResult, format_failure
-from backend.grading.verdicts import rewards
+from backend.grading.judge import format_failure
 from backend.lab.artifacts import ARTIFACTS
-from backend.records import Evaluation, Rewards, SampleKey, TestResult
+from backend.outcomes import OutcomeClass, Verdict
+from backend.records import Evaluation, Judgement, Rewards, SampleKey, TestResult, rewards
 from backend.store import SCHEMA_VERSION, Store
 
 MIGRATIONS = Path(__file__).resolve().parents[1] / "db" / "migrations"
@@ -56,24 +56,28 @@ def _v6_file(path: Path) -> None:
 
 def test_a_judged_sample_is_stored_and_read_back_typed(store):
     tests = [
-        TestResult(0, 3, 1, "AC", 0.01, 0.02, 9.0, "ok " * 200),
-        TestResult(1, 40, 2, "WA", 0.02, 0.03, 9.5, "x" * 900),
+        TestResult(0, 3, 1, Verdict.AC, 0.01, 0.02, 9.0, "ok " * 100),
+        TestResult(1, 40, 2, Verdict.WA, 0.02, 0.03, 9.5, "x" * 900),
         TestResult(2, 500, 3, None),
     ]
-    wrong = JudgeResult("correctness_failure", "WA", 1, 2, 1, tests, rewards(tests), cpu_s=0.02, mem_mb=9.5,
-                        accounting="cgroup-v1")  # fmt: skip
-    store.put(
-        [
-            wrong.evaluation("e", SampleKey("c", "p", 0)),
-            format_failure("no code").evaluation("e", SampleKey("c", "p", 1)),
-        ]
-    )
+    wrong = Judgement(outcome=OutcomeClass.CORRECTNESS_FAILURE, verdict=Verdict.WA, first_failing_test=1,
+                      first_failing_tier=2, highest_tier_passed=1, cpu_s=0.02, mem_mb=9.5, accounting="cgroup-v1",
+                      rewards=rewards(tests), test_results=tests)  # fmt: skip
+    filed = [
+        Evaluation.of("e", SampleKey("c", "p", 0), wrong),
+        Evaluation.of("e", SampleKey("c", "p", 1), format_failure("no code")),
+    ]
+    store.put(filed)
+    assert store.select(Evaluation) == filed  # every field as the judge gave it, and nothing else
     judged, unformatted = store.select(Evaluation)
+    assert (judged.experiment_id, judged.checkpoint_id, judged.problem_id, judged.sample_idx) == ("e", "c", "p", 0)
     assert judged.rewards == Rewards(1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1 / 3, 1 / 3)
-    assert [t.detail for t in judged.test_results] == ["ok " * 100, "x" * 900, ""]  # the first failure's whole
+    assert [t.detail for t in judged.test_results] == ["ok " * 100, "x" * 900, ""]
     assert [(t.index, t.input_len, t.tier, t.verdict, t.cpu_s, t.mem_mb) for t in judged.test_results] == [
         (0, 3, 1, "AC", 0.01, 9.0), (1, 40, 2, "WA", 0.02, 9.5), (2, 500, 3, None, 0.0, 0.0)
     ]  # fmt: skip
+    read = [judged.outcome, judged.verdict, judged.test_results[1].verdict, unformatted.outcome, unformatted.verdict]
+    assert [type(v) for v in read] == [OutcomeClass, Verdict, Verdict, OutcomeClass, Verdict]  # members, not text
     assert (unformatted.verdict, unformatted.format_reason, unformatted.test_results) == ("FORMAT", "no code", [])
     with store.connect(read_only=True) as con:
         types = dict(con.execute("SELECT column_name, data_type FROM information_schema.columns "

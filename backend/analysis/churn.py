@@ -7,8 +7,11 @@ import itertools
 import numpy as np
 import polars as pl
 
-from backend.analysis.frame import DIFFICULTY_ORDER, SOLVED_AT, Outcomes, best_single, check_solved_at
+from backend.alpha import alpha_text
+from backend.analysis.frame import DIFFICULTY_ORDER, Outcomes, best_single, check_solved_at
 from backend.analysis.resampling import fit_additive_logit, null_draws
+from backend.outcomes import OutcomeClass
+from backend.vocab import SOLVED_AT
 
 ORDERINGS = ("difficulty", "cluster")
 NULL_CELLS = 2_000_000
@@ -37,7 +40,7 @@ def solve_matrix(o: Outcomes) -> pl.DataFrame:
             "label": [o.labels[i] for i in c_idx],
             "alpha": [o.alphas[i] for i in c_idx],
             "rate": rates.ravel(),
-            "correct": o.correct.ravel(),
+            OutcomeClass.CORRECT: o.correct.ravel(),
             "n": o.n.ravel(),
         },
         strict=False,
@@ -196,7 +199,9 @@ def flipping_problems(o: Outcomes, at_least: float = SOLVED_AT) -> list[dict]:
         if not flips:
             continue
         runs = [list(g) for key, g in itertools.groupby(zip(pattern, on_axis, strict=True), key=lambda t: t[0]) if key]
-        ranges = [f"{o.alphas[r[0][1]]:g}" + (f" … {o.alphas[r[-1][1]]:g}" if len(r) > 1 else "") for r in runs]
+        ranges = [
+            alpha_text(o.alphas[r[0][1]]) + (f" … {alpha_text(o.alphas[r[-1][1]])}" if len(r) > 1 else "") for r in runs
+        ]
         first_flip = next(i for i in range(len(pattern) - 1) if pattern[i] != pattern[i + 1])
         solved_at, unsolved_at = sorted((first_flip, first_flip + 1), key=lambda i: not pattern[i])
         rows.append(

@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from backend.analysis.frame import Outcomes
+from backend.outcomes import OutcomeClass
 
 DID_STATUSES = ("shows", "does_not_show", "underpowered", "not_tested")
 
@@ -53,7 +54,7 @@ class Did:
         return asdict(self)
 
 
-def endpoint_change(o: Outcomes, problems: list[str], outcome: str = "correctness_failure") -> np.ndarray:
+def endpoint_change(o: Outcomes, problems: list[str], outcome: str = OutcomeClass.CORRECTNESS_FAILURE) -> np.ndarray:
     """Per problem of `problems` (in that order, those with samples at both endpoints): its share of
     samples in `outcome` at α = 1 minus at α = 0."""
     low, high = _at(o, 0.0), _at(o, 1.0)

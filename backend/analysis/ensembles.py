@@ -11,10 +11,11 @@ import numpy as np
 import polars as pl
 from scipy.stats import t as student_t
 
-from backend.analysis.frame import SOLVED_AT, Outcomes, bootstrap_weights, percentile_ci
+from backend.analysis.frame import Outcomes, bootstrap_weights, percentile_ci
 from backend.analysis.passk import expected_miss, miss_ratio_table, pass_at_k_curve
 from backend.analysis.resampling import half_correct
 from backend.errors import UserError
+from backend.vocab import SOLVED_AT
 
 GAIN_KS = (1, 10, 100)
 BEST = "best single"  # the gain table's row of the per-k best single checkpoint

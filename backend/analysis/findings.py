@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from backend.alpha import alpha_label
+from backend.alpha import alpha_label, alpha_text
 from backend.analysis.ensembles import short_problems
 from backend.analysis.findings_axis import check_churn, check_ensemble
 from backend.analysis.findings_rules import (
@@ -29,6 +29,7 @@ from backend.analysis.findings_rules import (
 from backend.analysis.findings_text import tiny_input_rule
 from backend.analysis.frame import Outcomes, bootstrap_weights
 from backend.errors import UserError
+from backend.outcomes import OutcomeClass
 
 FINDINGS = ("frontier", "extrapolation", "churn", "ensemble")
 STATUSES = ("shows", "does_not_show", "underpowered", "not_tested")
@@ -92,8 +93,8 @@ def _fraction(o: Outcomes, count: np.ndarray, W: np.ndarray) -> tuple[np.ndarray
 
 def _shares(o: Outcomes, W: np.ndarray) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     out = {
-        "opt": _fraction(o, o.counts["optimization_failure"], W),
-        "corr": _fraction(o, o.counts["correctness_failure"], W),
+        "opt": _fraction(o, o.counts[OutcomeClass.OPTIMIZATION_FAILURE], W),
+        "corr": _fraction(o, o.counts[OutcomeClass.CORRECTNESS_FAILURE], W),
         "solve": _fraction(o, o.correct, W),
     }
     with np.errstate(invalid="ignore", divide="ignore"):  # no failures at all: undefined, NaN
@@ -176,7 +177,7 @@ def check_extrapolation(o: Outcomes, spec: FindingsSpec, f1: Finding | None = No
             f"opt share more extreme at {a} than at {name}",
             *_diff(s["opt_share"], toward, away),
             spec,
-            f"opt_share({o.alphas[toward]:g}) − opt_share({o.alphas[away]:g})",
+            f"opt_share({alpha_text(o.alphas[toward])}) − opt_share({alpha_text(o.alphas[away])})",
             len(o.problems),
         )
         why = _no_share(o, side) or _no_share(o, endpoint)
@@ -194,10 +195,11 @@ def check_extrapolation(o: Outcomes, spec: FindingsSpec, f1: Finding | None = No
 def _no_share(o: Outcomes, i: int) -> str | None:
     """Why the optimization share of failures, opt/(opt+corr), is undefined at checkpoint i, in
     words; None where it is defined (some optimization or correctness failure there)."""
-    if (o.counts["optimization_failure"][:, i].sum() + o.counts["correctness_failure"][:, i].sum()) > 0:
+    failures = o.counts[OutcomeClass.OPTIMIZATION_FAILURE][:, i] + o.counts[OutcomeClass.CORRECTNESS_FAILURE][:, i]
+    if failures.sum() > 0:
         return None
     at = alpha_label(o.alphas[i], spaced=True)
-    if o.counts["format_failure"][:, i].sum() > 0:
+    if o.counts[OutcomeClass.FORMAT_FAILURE][:, i].sum() > 0:
         return f"every failure at {at} is a format failure, so its optimization share of failures is undefined"
     return f"no sample at {at} fails, so its optimization share of failures is undefined"
 

@@ -10,8 +10,8 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from backend.analysis.frame import SOLVED_AT
 from backend.analysis.resampling import t_ci
+from backend.vocab import SOLVED_AT
 
 
 class FindingsSpec(BaseModel):

@@ -14,11 +14,9 @@ import polars as pl
 
 from backend.alpha import PointKind, alpha_kind
 from backend.errors import UserError
-from backend.outcomes import OUTCOME_CLASSES
+from backend.outcomes import OUTCOME_CLASSES, OutcomeClass
 from backend.vocab import DIFFICULTIES
-from backend.vocab import SOLVED_AT as SOLVED_AT  # churn, ensembles and the lab read it from here
 
-CLASSES = OUTCOME_CLASSES
 DIFFICULTY_ORDER = {d: i for i, d in enumerate(DIFFICULTIES)}
 
 
@@ -50,7 +48,7 @@ class Outcomes:
 
     @property
     def correct(self) -> np.ndarray:
-        return self.counts["correct"]
+        return self.counts[OutcomeClass.CORRECT]
 
     @functools.cached_property
     def miss_tables(self) -> np.ndarray:
@@ -130,7 +128,7 @@ def to_outcomes(counts: pl.DataFrame) -> Outcomes:
         alphas=alphas,
         kinds=[point_kind(k, a) for k, a in zip(ck["kind"], alphas, strict=True)],
         n=dense("n"),
-        counts={c: dense(c) for c in CLASSES},
+        counts={c: dense(c) for c in OUTCOME_CLASSES},
     )
 
 

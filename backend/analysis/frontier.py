@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from backend.analysis.frame import CLASSES, Outcomes, bootstrap_weights, percentile_ci
+from backend.analysis.frame import Outcomes, bootstrap_weights, percentile_ci
+from backend.outcomes import OUTCOME_CLASSES, OutcomeClass
 from backend.vocab import Averaging, choices
 
 AVERAGING = choices(Averaging)
@@ -27,15 +28,15 @@ def frontier_table(o: Outcomes, averaging: str = "per_problem", replicates: int 
     rows["n_problems"] = has.sum(axis=0).tolist()
     rows["n_samples"] = o.n.sum(axis=0).tolist()
     rows["averaging"] = [averaging] * len(o.checkpoints)
-    for cls in CLASSES:
+    for cls in OUTCOME_CLASSES:
         point, lo, hi = _fraction(o.counts[cls], o.n, W, averaging)
         rows[cls], rows[f"{cls}_lo"], rows[f"{cls}_hi"] = point, lo, hi
     # solve rate = pass@1, the per-problem correct fraction averaged over problems
     point, lo, hi = _fraction(o.correct, o.n, W, "per_problem")
     rows["solve_rate"], rows["solve_rate_lo"], rows["solve_rate_hi"] = point, lo, hi
-    failures = np.array(rows["optimization_failure"]) + np.array(rows["correctness_failure"])
+    failures = np.array(rows[OutcomeClass.OPTIMIZATION_FAILURE]) + np.array(rows[OutcomeClass.CORRECTNESS_FAILURE])
     with np.errstate(invalid="ignore", divide="ignore"):
-        rows["optimization_share_of_failures"] = (np.array(rows["optimization_failure"]) / failures).tolist()
+        rows["optimization_share_of_failures"] = (np.array(rows[OutcomeClass.OPTIMIZATION_FAILURE]) / failures).tolist()
     return pl.DataFrame(rows, strict=False)
 
 

@@ -25,6 +25,7 @@ from backend.alpha import alpha_label
 from backend.analysis.findings import FINDINGS, STATUSES, FindingsSpec, check_findings
 from backend.analysis.frame import Outcomes, point_kind
 from backend.analysis.spec import PowerSpec  # declared with the other specs: `power --help` loads no numpy
+from backend.outcomes import OutcomeClass
 
 
 def _logit(p: float) -> float:
@@ -44,10 +45,10 @@ def cell_probabilities(spec: PowerSpec, rng: np.random.Generator) -> dict[str, n
     low, high = _logit(spec.opt_share_low), _logit(spec.opt_share_high)
     opt_share = _sigmoid(low + alphas * (high - low))[None, :]
     return {
-        "correct": solve,
-        "optimization_failure": (1 - solve) * opt_share,
-        "correctness_failure": (1 - solve) * (1 - opt_share),
-        "format_failure": np.zeros_like(solve),
+        OutcomeClass.CORRECT: solve,
+        OutcomeClass.OPTIMIZATION_FAILURE: (1 - solve) * opt_share,
+        OutcomeClass.CORRECTNESS_FAILURE: (1 - solve) * (1 - opt_share),
+        OutcomeClass.FORMAT_FAILURE: np.zeros_like(solve),
     }
 
 

@@ -11,8 +11,9 @@ import numpy as np
 
 from backend.analysis.frame import Outcomes, bootstrap_weights
 from backend.analysis.resampling import t_ci
+from backend.outcomes import OutcomeClass
 
-SHARE_CLASSES = ("optimization_failure", "correctness_failure")
+SHARE_CLASSES = (OutcomeClass.OPTIMIZATION_FAILURE, OutcomeClass.CORRECTNESS_FAILURE)
 MARGIN = round(0.10 * math.sqrt(2), 3)
 """A distance in the (optimization, correctness) share plane within which a checkpoint counts as on
 the curve: the findings' equivalence margin (FindingsSpec.margin, 10 points) in each of the two

@@ -8,7 +8,7 @@ from dataclasses import fields
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from backend.merge.grid import parse_alpha_grid
+from backend.alpha import alpha_grid
 from backend.store_queries import SampleFilter
 from backend.vocab import SOLVED_AT, Averaging, Difficulty, Setting
 
@@ -83,7 +83,7 @@ class PowerSpec(BaseModel):
     @field_validator("alphas", mode="before")
     @classmethod
     def _grid(cls, v):
-        grid = parse_alpha_grid(v) if isinstance(v, str) else sorted(set(float(a) for a in v))
+        grid = alpha_grid(v)
         if 0.0 not in grid or 1.0 not in grid:
             raise ValueError("the α grid must hold both endpoints, 0 and 1: every finding compares them")
         return grid

@@ -9,8 +9,9 @@ import numpy as np
 from backend.analysis.frame import Outcomes, bootstrap_weights
 from backend.analysis.recovery import class_shares
 from backend.analysis.resampling import t_ci
+from backend.outcomes import OutcomeClass
 
-CLASS_NAMES = ("optimization_failure", "correctness_failure")
+CLASS_NAMES = (OutcomeClass.OPTIMIZATION_FAILURE, OutcomeClass.CORRECTNESS_FAILURE)
 
 
 def trend(o: Outcomes, replicates: int = 2000, seed: int = 0, level: float = 0.95) -> dict:

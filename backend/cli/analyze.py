@@ -13,6 +13,7 @@ import typer
 from backend.analysis.spec import AnalysisSpec
 from backend.cli.options import AS_CSV, AS_JSON, DB, open_store, spec_command
 from backend.errors import UserError
+from backend.outcomes import OutcomeClass
 from backend.records import Experiment
 from backend.vocab import Analysis, choices
 
@@ -64,10 +65,10 @@ def analyze_command(spec: AnalysisSpec, what: str, as_json: bool, as_csv: bool, 
                 "label",
                 "alpha",
                 "point_kind",
-                "correct",
-                "optimization_failure",
-                "correctness_failure",
-                "format_failure",
+                OutcomeClass.CORRECT,
+                OutcomeClass.OPTIMIZATION_FAILURE,
+                OutcomeClass.CORRECTNESS_FAILURE,
+                OutcomeClass.FORMAT_FAILURE,
                 "solve_rate",
                 "solve_rate_lo",
                 "solve_rate_hi",

@@ -13,7 +13,7 @@ from backend.errors import UserError
 from backend.grading.judge import JudgeTest, Program, SpecialJudge, judge, judge_setup
 from backend.grading.limits import JudgeLimits
 from backend.grading.spec import JudgeSpec
-from backend.records import Problem, Test
+from backend.records import Judgement, Problem, Test
 
 CPP_SUFFIXES = (".cpp", ".cc", ".cxx", ".c++")
 
@@ -77,15 +77,27 @@ def judge_command(spec: JudgeSpec, as_json: bool = False, db=None) -> None:
         check = SpecialJudge(_read(path, "checker"), _language_of(path, None)) if path.is_file() else checker
     result = judge(program, cases, limits, check, backend=spec.backend, run_all=spec.run_all, func_name=func)
     if as_json:
-        typer.echo(json.dumps(result.to_dict()))
+        typer.echo(json.dumps(_summary(result)))
         return
     typer.echo(f"{result.verdict}  ({result.outcome})")
-    for t in result.tests:
+    for t in result.test_results:
         typer.echo(
             f"  test {t.index:>3}  tier {t.tier}  len {t.input_len:>8}  "
             f"{t.verdict or '-':<4} {t.cpu_s:6.3f}s {t.mem_mb:7.1f} MB"
         )
     typer.echo("  " + "  ".join(f"{k}={v:g}" for k, v in asdict(result.rewards).items()))
+
+
+def _summary(judged: Judgement) -> dict:
+    """`judge --json`'s object: the judgement without the tests' details."""
+    return {
+        "outcome": judged.outcome,
+        "verdict": judged.verdict,
+        "first_failing_test": judged.first_failing_test,
+        "tests": [{k: v for k, v in asdict(t).items() if k != "detail"} for t in judged.test_results],
+        "rewards": asdict(judged.rewards),
+        "accounting": judged.accounting,
+    }
 
 
 def register(app: typer.Typer) -> None:

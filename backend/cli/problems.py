@@ -50,7 +50,7 @@ def calibrate_command(spec: CalibrateSpec, db=None) -> None:
         for pid, (agree, total) in sorted(report.per_problem.items()):
             typer.echo(f"{'ok  ' if agree == total else 'DIFF'} {pid:<40} {agree}/{total} agree")
         for pid, correct, verdict in report.disagreements[:10]:
-            typer.echo(f"  {pid}: labelled {'correct' if correct else 'incorrect'}, judged {verdict}")
+            typer.echo(f"  {pid}: labelled {'' if correct else 'in'}correct, judged {verdict}")
         skipped = ", ".join(f"{n} {lang}" for lang, n in sorted(report.skipped_languages.items()))
         typer.echo(
             f"agreement {report.rate:.1%} over {sum(n for _, n in report.per_problem.values())} submissions"

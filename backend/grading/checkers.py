@@ -54,3 +54,15 @@ def check(kind: str, tol: float, expected: str, got: str) -> bool:
     if kind == "functional":
         return lcb.functional_equal(expected, got)
     return exact(expected, got)
+
+
+def short_diff(expected: str, got: str, limit: int = 300) -> str:
+    """The first differing line of expected vs got, each side truncated: enough for a repair prompt."""
+    exp_lines, got_lines = expected.splitlines(), got.splitlines()
+    for i in range(max(len(exp_lines), len(got_lines))):
+        e = exp_lines[i] if i < len(exp_lines) else "<missing>"
+        g = got_lines[i] if i < len(got_lines) else "<missing>"
+        if e.split() != g.split():
+            half = limit // 2
+            return f"line {i + 1}: expected {e[:half]!r}, got {g[:half]!r}"
+    return ""

@@ -1,25 +1,20 @@
 """The judge: one program against a problem's tests, in ascending input length, in a sandbox.
 
 `judge()` is a plain function of (program, tests, limits, ...) so it runs anywhere: in this
-process, in a worker pool (pool.py) or in a Ray task.
+process, in a worker pool (pool.py) or in a Ray task. It returns the judged sample's one record,
+a `Judgement` (backend/records.py), which the store keeps as it is.
 """
 
 from __future__ import annotations
 
 import signal
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 
 from backend.errors import UserError
 from backend.grading import checkers, lcb, special
 from backend.grading.limits import JudgeLimits
-from backend.grading.verdicts import (
-    highest_tier_passed,
-    outcome_of,
-    rewards,
-    short_diff,
-    zero_rewards,
-)
-from backend.records import Evaluation, Problem, Rewards, SampleKey, TestResult, tier_of
+from backend.outcomes import Verdict, stored_outcome
+from backend.records import Judgement, Problem, TestResult, highest_tier_passed, rewards, tier_of, zero_rewards
 from backend.sandbox.backends import SandboxError, Session, open_session
 from backend.sandbox.result import RunResult
 
@@ -63,7 +58,7 @@ class SpecialJudge:
 class FailureContext:
     """What a repair policy is shown about a sample's first failure (rl/ truncates it further)."""
 
-    verdict: str
+    verdict: Verdict
     tier: int
     input_len: int
     cpu_s: float | None = None  # None (and the limits): nothing ran, a compile error
@@ -74,59 +69,30 @@ class FailureContext:
     stderr: str = ""  # RE and CE: the end of stderr
 
 
-DETAIL_KEPT = 300  # characters of a passing or later test's detail an evaluation keeps; the first failure's is whole
+def failure_context(judged: Judgement, limits: JudgeLimits) -> FailureContext | None:
+    """A judged sample's first failure as a repair policy is shown it, under the limits it was
+    judged with: its verdict and tier, CPU and memory against the limits, and its test's detail (a
+    wrong answer's first differing line or a special checker's message, a crash's stderr, a
+    compiler's message). None where no program ran: a format failure, or the sandbox failed."""
+    failed = judged.first_failure
+    if failed is None or judged.verdict in (Verdict.FORMAT, Verdict.SE):
+        return None
+    if failed.verdict == Verdict.CE:
+        return FailureContext(Verdict.CE, tier=1, input_len=0, stderr=failed.detail[-300:])
+    return FailureContext(
+        verdict=failed.verdict,
+        tier=failed.tier,
+        input_len=failed.input_len,
+        cpu_s=round(failed.cpu_s, 3),
+        time_limit_s=limits.time_limit_s,
+        mem_mb=round(failed.mem_mb, 1),
+        memory_limit_mb=limits.memory_mb,
+        diff=failed.detail if failed.verdict == Verdict.WA else "",
+        stderr=failed.detail[-300:] if failed.verdict == Verdict.RE else "",
+    )
 
 
-@dataclass
-class JudgeResult:
-    outcome: str
-    verdict: str  # the first failing test's verdict, or AC
-    first_failing_test: int | None
-    first_failing_tier: int | None
-    highest_tier_passed: int
-    tests: list[TestResult]
-    rewards: Rewards
-    compile_error: str | None = None
-    failure_context: FailureContext | None = None
-    cpu_s: float = 0.0  # the largest per-test figures, for the store
-    mem_mb: float = 0.0
-    accounting: str | None = None  # how cpu_s and mem_mb were measured: cgroup-v2 | cgroup-v1 | rlimits
-    format_reason: str | None = None  # FORMAT: why no program could be extracted
-
-    def to_dict(self) -> dict:
-        return {
-            "outcome": self.outcome,
-            "verdict": self.verdict,
-            "first_failing_test": self.first_failing_test,
-            "tests": [{k: v for k, v in asdict(t).items() if k != "detail"} for t in self.tests],
-            "rewards": asdict(self.rewards),
-            "accounting": self.accounting,
-        }
-
-    def evaluation(self, experiment_id: str, key: SampleKey) -> Evaluation:
-        """The stored row of this result, for one sample of an experiment."""
-        tests = [t if t.index == self.first_failing_test else _short_detail(t) for t in self.tests]
-        return Evaluation(
-            experiment_id=experiment_id,
-            checkpoint_id=key.checkpoint_id,
-            problem_id=key.problem_id,
-            sample_idx=key.sample_idx,
-            outcome=self.outcome,
-            verdict=self.verdict,
-            first_failing_test=self.first_failing_test,
-            first_failing_tier=self.first_failing_tier,
-            highest_tier_passed=self.highest_tier_passed,
-            cpu_s=self.cpu_s,
-            mem_mb=self.mem_mb,
-            accounting=self.accounting,
-            rewards=self.rewards,
-            test_results=tests,
-            format_reason=self.format_reason,
-        )
-
-
-def _short_detail(test: TestResult) -> TestResult:
-    return replace(test, detail=test.detail[:DETAIL_KEPT])
+DETAIL_KEPT = 300  # characters of a passing or later test's detail a judgement keeps; the first failure's is whole
 
 
 @dataclass
@@ -149,12 +115,21 @@ def judge_setup(problem: Problem, time_limit_s: float | None = None, memory_mb: 
     return JudgeSetup(limits, checker, problem.func_name if problem.kind == "functional" else None)
 
 
-def format_failure(reason: str) -> JudgeResult:
-    """No program could be extracted upstream: recorded as format_failure, every reward 0."""
-    return JudgeResult("format_failure", "FORMAT", None, None, 0, [], zero_rewards(), format_reason=reason)
+def format_failure(reason: str) -> Judgement:
+    """No program could be extracted upstream: a format failure, every reward 0."""
+    return Judgement(
+        outcome=stored_outcome(Verdict.FORMAT),
+        verdict=Verdict.FORMAT,
+        highest_tier_passed=0,
+        cpu_s=0.0,
+        mem_mb=0.0,
+        rewards=zero_rewards(),
+        test_results=[],
+        format_reason=reason,
+    )
 
 
-def _verdict(res: RunResult, limits: JudgeLimits) -> str | None:
+def _verdict(res: RunResult, limits: JudgeLimits) -> Verdict | None:
     """Everything but the output check. None means the run was clean.
 
     What the program did decides, not which limit's enforcement came first: a test that reached
@@ -163,19 +138,19 @@ def _verdict(res: RunResult, limits: JudgeLimits) -> str | None:
     and how much depends on the machine's load."""
     sig = res.signal
     if res.oom_killed or res.cap_hit or res.mem_mb > limits.memory_mb:
-        return "MLE"
+        return Verdict.MLE
     if res.wall_backstop_fired or res.cpu_s > limits.time_limit_s or sig == signal.SIGXCPU:
-        return "TLE"
+        return Verdict.TLE
     if sig == signal.SIGXFSZ or len(res.stdout) > limits.output_mb << 20:
-        return "OLE"
+        return Verdict.OLE
     failed = sig is not None or res.exit_code != 0
     out_of_memory = any(m in res.stderr for m in ("MemoryError", "std::bad_alloc", "Cannot allocate memory"))
     # Under rlimits a crash at the address-space cap (a NULL malloc, a stack that cannot grow) is memory too.
     at_cap = sig is not None and res.mem_mb >= 0.9 * limits.memory_mb and res.accounting.startswith("rlimits")
     if (failed and out_of_memory) or at_cap:
-        return "MLE"
+        return Verdict.MLE
     if failed:
-        return "RE"
+        return Verdict.RE
     return None
 
 
@@ -189,7 +164,7 @@ class _Checker:
     def accepts(self, test: JudgeTest, got: str) -> tuple[bool, str]:
         if not self.special:
             ok = checkers.check(self.kind, self.tol, test.output, got)
-            return ok, "" if ok else short_diff(test.output, got)
+            return ok, "" if ok else checkers.short_diff(test.output, got)
         if self.session is None:
             self.session = self._open_special()
         files = {"input.txt": test.input, "output.txt": got, "answer.txt": test.output}
@@ -228,7 +203,7 @@ def judge(
     backend: str = "bwrap",
     run_all: bool = False,
     func_name: str | None = None,
-) -> JudgeResult:
+) -> Judgement:
     """Judge one program; sandbox errors are retried, then reported as SE (never the program's fault)."""
     limits = limits or JudgeLimits()
     if not tests:
@@ -248,13 +223,23 @@ def judge(
     raise AssertionError("unreachable")
 
 
-def _sandbox_error(tests: list[JudgeTest], error: str) -> JudgeResult:
+def _sandbox_error(tests: list[JudgeTest], error: str) -> Judgement:
     first = min(range(len(tests)), key=lambda i: tests[i].input_len)
-    result = TestResult(first, tests[first].input_len, tier_of(tests[first].input_len), "SE", detail=error)
-    return JudgeResult("sandbox_error", "SE", first, result.tier, 0, [result], zero_rewards())
+    result = TestResult(first, tests[first].input_len, tier_of(tests[first].input_len), Verdict.SE, detail=error)
+    return Judgement(
+        outcome=stored_outcome(Verdict.SE),
+        verdict=Verdict.SE,
+        first_failing_test=first,
+        first_failing_tier=result.tier,
+        highest_tier_passed=0,
+        cpu_s=0.0,
+        mem_mb=0.0,
+        rewards=zero_rewards(),
+        test_results=[result],
+    )
 
 
-def _judge_once(program, tests, limits, checker_spec, backend, run_all) -> JudgeResult:
+def _judge_once(program, tests, limits, checker_spec, backend, run_all) -> Judgement:
     order = sorted(range(len(tests)), key=lambda i: (tests[i].input_len, i))
     checker = _Checker(checker_spec, limits, backend)
     session = open_session(backend, tmpfs_mb=2 * limits.output_mb + 96, allow_none=backend == "none")
@@ -262,13 +247,12 @@ def _judge_once(program, tests, limits, checker_spec, backend, run_all) -> Judge
         loaded = session.load(program.language, program.source, limits.for_compile())
         results: list[TestResult] = []
         first_fail: TestResult | None = None
-        context = None
         for i in order:
             test = tests[i]
             result = TestResult(i, test.input_len, tier_of(test.input_len), None)
             results.append(result)
             if not loaded.ok:
-                result.verdict, result.detail = "CE", loaded.error or ""
+                result.verdict, result.detail = Verdict.CE, loaded.error or ""
             elif first_fail is None or run_all:
                 if session.broken:  # the OOM killer took the launcher on an earlier test (run_all)
                     session.close()
@@ -279,46 +263,27 @@ def _judge_once(program, tests, limits, checker_spec, backend, run_all) -> Judge
                 result.verdict = _verdict(res, limits)
                 if result.verdict is None:
                     ok, result.detail = checker.accepts(test, res.stdout)
-                    result.verdict = "AC" if ok else "WA"
-                elif result.verdict == "RE":
+                    result.verdict = Verdict.AC if ok else Verdict.WA
+                elif result.verdict == Verdict.RE:
                     result.detail = res.stderr[-500:]
-                if result.verdict != "AC" and first_fail is None:
-                    context = _failure_context(result, limits, test, res)
-            if result.verdict != "AC" and first_fail is None:
+            if result.verdict != Verdict.AC and first_fail is None:
                 first_fail = result
     finally:
         session.close()
         checker.close()
     reward = rewards(results)
-    return JudgeResult(
-        outcome=outcome_of(first_fail.verdict if first_fail else None),
-        verdict=first_fail.verdict if first_fail else "AC",
+    return Judgement(
+        outcome=stored_outcome(first_fail.verdict if first_fail else None),
+        verdict=first_fail.verdict if first_fail else Verdict.AC,
         first_failing_test=first_fail.index if first_fail else None,
         first_failing_tier=first_fail.tier if first_fail else None,
         highest_tier_passed=highest_tier_passed(reward),
-        tests=sorted(results, key=lambda r: r.index),
-        rewards=reward,
-        compile_error=None if loaded.ok else loaded.error,
-        failure_context=context or (_compile_context(loaded.error) if not loaded.ok else None),
         cpu_s=max((r.cpu_s for r in results), default=0.0),
         mem_mb=max((r.mem_mb for r in results), default=0.0),
         accounting=session.accounting,
+        rewards=reward,
+        test_results=[
+            r if r is first_fail else replace(r, detail=r.detail[:DETAIL_KEPT])
+            for r in sorted(results, key=lambda r: r.index)
+        ],
     )
-
-
-def _failure_context(result: TestResult, limits: JudgeLimits, test: JudgeTest, res: RunResult) -> FailureContext:
-    return FailureContext(
-        verdict=result.verdict,
-        tier=result.tier,
-        input_len=result.input_len,
-        cpu_s=round(result.cpu_s, 3),
-        time_limit_s=limits.time_limit_s,
-        mem_mb=round(result.mem_mb, 1),
-        memory_limit_mb=limits.memory_mb,
-        diff=short_diff(test.output, res.stdout) if result.verdict == "WA" else "",
-        stderr=res.stderr[-300:] if result.verdict == "RE" else "",
-    )
-
-
-def _compile_context(error: str | None) -> FailureContext:
-    return FailureContext("CE", tier=1, input_len=0, stderr=(error or "")[-300:])

@@ -27,11 +27,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 
-from backend.grading.judge import JudgeResult, JudgeTest, Program
+from backend.grading.judge import JudgeTest, Program
 from backend.grading.limits import JudgeLimits
 from backend.grading.pool import JudgeJob, judge_many
 from backend.problems.builtin import get
-from backend.records import Problem, Test
+from backend.records import Judgement, Problem, Test
 
 FLOOR_S = 0.05  # below this, a limit measures the sandbox's start-up as much as the program
 REFERENCE_MARGIN = 3.0
@@ -147,7 +147,7 @@ def separation(
             JudgeJob((p.id, f"buggy-{i}"), Program(src), _cases(tests), limits_p, run_all=True)
             for i, src in enumerate(own.buggy)
         ]
-    results: dict[tuple[str, str], JudgeResult] = dict(_judged(jobs, workers, progress, "separation"))
+    results: dict[tuple[str, str], Judgement] = dict(_judged(jobs, workers, progress, "separation"))
     for p, _ in built:
         _judge_separation(reports[p.id], results, [key for key in results if key[0] == p.id])
     return sorted(reports.values(), key=lambda r: r.problem_id)
@@ -163,17 +163,17 @@ def _judge_separation(report: Separation, results: dict, keys: list) -> None:
         report.reasons.append(f"the brute force needs {small.cpu_s:.3f} s on tiers <= {SMALL_TIER} (> L/3)")
     large = results[(report.problem_id, "brute-large")]
     # judged under SIZE_FACTOR × L: over L is a TLE at L, a TLE here needed SIZE_FACTOR × L
-    report.brute_large_tle = sum(t.verdict == "TLE" or t.cpu_s > report.limit_s for t in large.tests)
-    report.brute_large_sized = sum(t.verdict == "TLE" for t in large.tests)
+    report.brute_large_tle = sum(t.verdict == "TLE" or t.cpu_s > report.limit_s for t in large.test_results)
+    report.brute_large_sized = sum(t.verdict == "TLE" for t in large.test_results)
     if report.brute_large_tle < BRUTE_TLE_NEEDED:
         report.reasons.append(f"the brute force exceeds L on {report.brute_large_tle} tier-{LARGE_TIER} tests")
     middle = results.get((report.problem_id, "brute-middle"))
-    brute = [*small.tests, *(middle.tests if middle else []), *large.tests]
+    brute = [*small.test_results, *(middle.test_results if middle else []), *large.test_results]
     report.brute_first_fail_tier = first_failing_tier(brute, report.limit_s)
     for key in sorted((k for k in keys if k[1].startswith("buggy-")), key=lambda k: int(k[1].split("-")[1])):
-        failed = [t.tier for t in results[key].tests if t.verdict in ("WA", "RE")]  # wrong, not slow
+        failed = [t.tier for t in results[key].test_results if t.verdict in ("WA", "RE")]  # wrong, not slow
         report.buggy_fail_tiers.append(max(failed) if failed else None)
-        report.buggy_first_fail_tiers.append(first_failing_tier(results[key].tests))
+        report.buggy_first_fail_tiers.append(first_failing_tier(results[key].test_results))
     if not any(tier is not None and tier >= SMALL_TIER for tier in report.buggy_fail_tiers):
         report.reasons.append(f"no buggy-fast variant fails a test of tier >= {SMALL_TIER}")
 

@@ -22,9 +22,9 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from backend.alpha import alpha_folder, alpha_grid
 from backend.errors import UserError
 from backend.merge import methods
-from backend.merge.grid import parse_alpha_grid
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 # Output shard size: here, not in the engine, so that the CLI can show the default without torch.
@@ -75,11 +75,7 @@ class MergeConfig(BaseModel):
     @field_validator("alphas", mode="before")
     @classmethod
     def _grid(cls, v):
-        if isinstance(v, str):
-            return parse_alpha_grid(v)
-        if v and all(isinstance(a, str) for a in v):  # the CLI's repeated --alpha / --alphas texts
-            return parse_alpha_grid(",".join(v))
-        return v
+        return alpha_grid(v)  # text, the CLI's repeated --alpha / --alphas texts, or numbers
 
     @model_validator(mode="after")
     def _one_form(self):
@@ -114,11 +110,6 @@ class MergeConfig(BaseModel):
                 return [Merge.task_vectors(self.base, paths, weights, **kw)], [self.output_dir]
             return [Merge(paths, weights, self.merge_method, **kw)], [self.output_dir]
         return [from_mergekit_yaml(self.mergekit)], [self.output_dir]
-
-
-def alpha_folder(alpha: float) -> str:
-    """The output folder of one α among several: alpha_<α>/ under --out."""
-    return f"alpha_{alpha:g}"
 
 
 class InspectRequest(BaseModel):

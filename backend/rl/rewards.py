@@ -10,11 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from backend.errors import UserError
-from backend.grading.judge import FailureContext, JudgeResult, JudgeTest, Program, judge_setup
+from backend.grading.judge import FailureContext, JudgeTest, Program, failure_context, judge_setup
 from backend.grading.pool import JudgeJob, judge_many
-from backend.grading.verdicts import REWARD_NAMES, reward_value
-from backend.outcomes import OUTCOME_CLASSES
-from backend.records import Problem
+from backend.outcomes import OUTCOME_CLASSES, OutcomeClass
+from backend.records import REWARD_NAMES, Judgement, Problem, reward_value
 from backend.rollout.extract import extract_code
 
 REWARDS = REWARD_NAMES  # the judge computes every one of them for every evaluation
@@ -47,8 +46,8 @@ class RewardStats:
         for k in BINARY:
             out[f"pass_{k}"] = sum(t.get(k, 0.0) for t in self.tier_passed) / n
         if self.is_repair:  # online repair: originals and repairs reported apart
-            original = [o == "correct" for o, r in zip(self.outcomes, self.is_repair, strict=True) if not r]
-            repaired = [o == "correct" for o, r in zip(self.outcomes, self.is_repair, strict=True) if r]
+            original = [o == OutcomeClass.CORRECT for o, r in zip(self.outcomes, self.is_repair, strict=True) if not r]
+            repaired = [o == OutcomeClass.CORRECT for o, r in zip(self.outcomes, self.is_repair, strict=True) if r]
             out["original_pass_rate"] = sum(original) / max(len(original), 1)
             out["repair_samples"] = float(len(repaired))
             if repaired:
@@ -105,11 +104,13 @@ class SandboxReward:
             if self.pool is not None:
                 stats.is_repair.append(bool(is_repair))
                 if value < 1.0 and r.verdict != "FORMAT" and not is_repair:  # a program to repair, CE included
-                    self.pool.add(self.problems[pid][0], extract_code(text, "python", "stop").code, r.failure_context)
+                    problem = self.problems[pid][0]
+                    context = failure_context(r, judge_setup(problem).limits)
+                    self.pool.add(problem, extract_code(text, "python", "stop").code, context)
         self.history.append(stats)
         return stats.rewards
 
-    def judge(self, texts: list[str], problem_ids: list[str]) -> list[JudgeResult]:
+    def judge(self, texts: list[str], problem_ids: list[str]) -> list[Judgement]:
         jobs = []
         for i, (text, pid) in enumerate(zip(texts, problem_ids, strict=True)):
             problem, tests = self.problems[pid]

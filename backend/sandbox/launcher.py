@@ -342,7 +342,7 @@ def main():
             else:
                 send({"error": f"unknown op {msg['op']}"})
         except Exception as exc:  # a sandbox error, reported to the host as SE
-            send({"sandbox_error": f"{type(exc).__name__}: {exc}"})
+            send({"launcher_error": f"{type(exc).__name__}: {exc}"})
 
 
 if __name__ == "__main__":

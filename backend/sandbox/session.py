@@ -92,7 +92,7 @@ class Session:
 
     def _await_ready(self) -> None:
         hello = self._recv(timeout=60)
-        if "sandbox_error" in hello or not Ready.decode(hello).ready:
+        if "launcher_error" in hello or not Ready.decode(hello).ready:
             raise SandboxError(f"launcher did not start: {hello}")
 
     def load(
@@ -239,9 +239,9 @@ class Session:
         except SandboxError:
             self.broken = True
             raise
-        if "sandbox_error" in reply:
+        if "launcher_error" in reply:
             self.broken = self.broken or bool(payload)  # no reuse (docker) after a failed `test`
-            raise SandboxError(reply["sandbox_error"])
+            raise SandboxError(reply["launcher_error"])
         return reply
 
     def _send_bytes(self, data: bytes) -> None:

@@ -1,28 +1,105 @@
-"""Where a job's work runs. The driver process owns the database either way: executors return
-results to it and never write.
+"""Where a job's work runs, behind one Protocol (`Executor`). The driver process owns the database
+either way: executors return results to it and never write.
 
-- local: rollouts in the driver (the model stays loaded), judging in a process pool over all cores.
+- local: rollouts in the driver (the model stays loaded), judging in a process pool over all cores
+         (grading/pool.py's JudgePool).
 - ray:   an engine pool (backend/sweep/pool.py): one engine actor per GPU, α points handed to
-         whichever actor is free; merges and judging as CPU tasks. `ray_address` (else RAY_ADDRESS)
-         joins a running cluster; neither starts a local one that listens on 127.0.0.1 only.
+         whichever actor is free; merges and judging as CPU tasks (grading/pool.py's RayJudging).
+         `ray_address` (else RAY_ADDRESS) joins a running cluster; neither starts a local one that
+         listens on 127.0.0.1 only.
 
-Both run a job's points through `rollout_points(points, work)`: `work` says what each point still
-lacks and stores what comes back, so resume is the same computation either way.
+Both run a job's points (`Point`, the typed work item of sampling) through
+`rollout_points(points, work)`: `work` (`PointWork`, the pipeline's) says what each point still
+lacks and stores what comes back, so resume is the same computation either way. Judging goes
+through the executor's `judging` (grading/pool.py's Judging Protocol): typed JudgeJobs in, the
+judged samples (Judged) out.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
-from backend.grading.pool import JudgeJob, JudgePool
+from backend.alpha import AlphaSwitch, PointKind, alpha_kind, alpha_label
+from backend.grading.pool import JudgePool, Judging
 from backend.merge.cache import MergeCache
 from backend.merge.spec import Merge
+from backend.records import SampleKey
 from backend.rollout.engines import make_engine
+from backend.rollout.run import Batch
 from backend.rollout.settings import SettingLimits, run_episodes
-from backend.rollout.spec import SamplingSpec
+from backend.rollout.spec import Episode, SamplingSpec
+
+
+@dataclass
+class Point:
+    """One checkpoint to sample, an executor's unit of work: a merged α (`Point.merged`), or an
+    existing checkpoint of an eval."""
+
+    checkpoint_id: str
+    path: str
+    alpha_switch: AlphaSwitch | None = None  # sampled by switching the engine's weights, not from `path`
+    label: str = ""
+    index: int = 0  # its place among the job's points: with disjoint seeds, its block of seeds
+    alpha: float | None = None  # None: an eval's checkpoint, no α
+
+    @classmethod
+    def merged(cls, checkpoint_id: str, path: str, alpha: float, switch: AlphaSwitch | None = None) -> Point:
+        return cls(checkpoint_id, path, switch, alpha_label(alpha), alpha=alpha)
+
+    @property
+    def kind(self) -> PointKind:
+        return alpha_kind(self.alpha)
+
+
+class PointWork(Protocol):
+    """What an executor asks of the pipeline (sweep/pipeline.py's Work) while it samples points."""
+
+    def todo(self, point: Point) -> list[Batch]:
+        """The point's batches still missing from the store."""
+        ...
+
+    def conversations(self, batch: Batch) -> list[list[dict]]: ...
+
+    def request(self, batch: Batch) -> dict:
+        """The rest of the engine call for one batch (Engines.rollout's keywords)."""
+        ...
+
+    def stored(self, point: Point, batch: Batch, episodes: list[list[Episode]]) -> None:
+        """A batch's episodes, handed back to the driver to store."""
+        ...
+
+    def finished(self, point: Point) -> None:
+        """Every batch of the point is stored: its samples go to judging."""
+        ...
+
+    def idle(self) -> None:
+        """Between calls: store what judging has finished."""
+        ...
+
+    def actor(self, name: str, **fields) -> None:
+        """An engine actor's state (where it runs, what it samples), for the job's progress."""
+        ...
+
+
+class Executor(Protocol):
+    """Where a job's points are merged and sampled and its samples judged: LocalExecutor (this
+    process) or RayExecutor (sweep/pool.py)."""
+
+    judging: Judging[SampleKey]
+
+    def merge(self, specs: list[Merge]) -> list[Path]:
+        """The merged folder of each spec, made where missing."""
+        ...
+
+    def rollout_points(self, points: list[Point], work: PointWork) -> None:
+        """Every point's missing samples, stored through `work`; returns when all are."""
+        ...
+
+    def close(self) -> None: ...
 
 
 class Engines:
@@ -79,6 +156,10 @@ def engine_options(spec) -> dict:
 
 
 class LocalExecutor:
+    """Sampling in this process, one point after another; judging on a local process pool."""
+
+    judging: Judging[SampleKey]
+
     def __init__(
         self, engine_name: str = "auto", judge_workers: int | None = None, switch_endpoints: str = "device", **engine_kw
     ):
@@ -88,7 +169,7 @@ class LocalExecutor:
     def merge(self, specs: list[Merge]) -> list[Path]:
         return MergeCache().get(specs, progress=False)  # one pass over the inputs for every missing α
 
-    def rollout_points(self, points: list, work) -> None:
+    def rollout_points(self, points: list[Point], work: PointWork) -> None:
         """One point after another in this process; the model stays loaded between points."""
         for point in points:
             for batch in work.todo(point):
@@ -97,16 +178,6 @@ class LocalExecutor:
                 )
                 work.stored(point, batch, episodes)
             work.finished(point)
-
-    def submit_judging(self, jobs: list[JudgeJob]) -> None:
-        self.judging.submit(jobs)
-
-    def collect(self, block: bool = False) -> list[tuple[Any, Any]]:
-        return self.judging.collect(block)
-
-    @property
-    def pending(self) -> int:
-        return self.judging.pending
 
     def close(self) -> None:
         try:

@@ -4,6 +4,10 @@ Resumable by construction: each stage computes what is missing (merged folders n
 cache, problems without all their samples, samples without an evaluation) and does only that.
 Judging of one point runs in the executor's pool while the next point is being generated. The
 executor decides where points are sampled (backend/sweep/executors.py, backend/sweep/pool.py).
+
+A sample's judging, typed end to end: its problem's JudgeInputs and the sample make a
+JudgeJob[SampleKey]; the executor's `judging` (grading/pool.py) returns Judged(key, judgement);
+the judgement, filed under the key (Evaluation.of), is what the store writes.
 """
 
 from __future__ import annotations
@@ -11,9 +15,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, replace
 
-from backend.alpha import AlphaSwitch, PointKind, alpha_kind, alpha_label
-from backend.grading.judge import JudgeTest, Program, judge_setup
-from backend.grading.pool import JudgeJob
+from backend.alpha import AlphaSwitch
+from backend.grading.judge import JudgeSetup, JudgeTest, Program, judge_setup
+from backend.grading.pool import JudgeJob, Judging
 from backend.hub import checkpoint_label
 from backend.merge import checkpoints
 from backend.merge.cache import register_live_switch, register_merged
@@ -23,8 +27,9 @@ from backend.records import Evaluation, Job, Problem, Sample, SampleKey, Test
 from backend.rollout.prompts import resolve_prompt_format
 from backend.rollout.run import Batch, batch_sampling, conversations, missing_batches, select_problems, store_batch
 from backend.rollout.settings import SettingLimits
+from backend.rollout.spec import Episode
 from backend.store import Store
-from backend.sweep.executors import LocalExecutor, engine_options
+from backend.sweep.executors import Executor, LocalExecutor, Point, engine_options
 from backend.sweep.spec import EvalSpec, SweepSpec, job_folders, labelled
 
 
@@ -91,24 +96,26 @@ class Progress:
         self.store.update(Job, (self.job_id,), stage=stage, progress=out)
 
 
-@dataclass
-class Point:
-    """One checkpoint to evaluate: a merged α (`Point.merged`), or an existing checkpoint of an eval."""
+@dataclass(frozen=True)
+class JudgeInputs:
+    """What judging one problem's samples needs, read from the store once per job: its tests and
+    how it is judged (limits, checker, method)."""
 
-    checkpoint_id: str
-    path: str
-    alpha_switch: AlphaSwitch | None = None  # sampled by switching the engine's weights, not from `path`
-    label: str = ""
-    index: int = 0  # its place among the job's points: with disjoint seeds, its block of seeds
-    alpha: float | None = None  # None: an eval's checkpoint, no α
+    tests: list[JudgeTest]
+    setup: JudgeSetup
 
     @classmethod
-    def merged(cls, checkpoint_id: str, path: str, alpha: float, switch: AlphaSwitch | None = None) -> Point:
-        return cls(checkpoint_id, path, switch, alpha_label(alpha), alpha=alpha)
+    def of(cls, store: Store, problem: Problem, spec: SweepSpec | EvalSpec) -> JudgeInputs:
+        tests = [JudgeTest(t.input, t.output) for t in store.select(Test, {"problem_id": problem.id})]
+        return cls(tests, judge_setup(problem, spec.time_limit_s, spec.memory_limit_mb))
 
-    @property
-    def kind(self) -> PointKind:
-        return alpha_kind(self.alpha)
+    def job(self, sample: Sample, backend: str) -> JudgeJob[SampleKey]:
+        """The sample's program judged (no program: a format failure, for its extraction's reason)."""
+        key = SampleKey(sample.checkpoint_id, sample.problem_id, sample.sample_idx)
+        program = Program(sample.code) if sample.code else None
+        return JudgeJob.of(
+            key, program, self.tests, self.setup, backend=backend, format_reason=sample.extract_error or ""
+        )
 
 
 def sweep_points(store: Store, spec: SweepSpec, progress: Progress, merge) -> list[Point]:
@@ -138,7 +145,7 @@ def eval_points(store: Store, entries: list[str]) -> list[Point]:
     return points
 
 
-def make_executor(spec: SweepSpec | EvalSpec):
+def make_executor(spec: SweepSpec | EvalSpec) -> Executor:
     """Local, or the Ray engine pool (imported only when asked for: it imports Ray)."""
     switch_endpoints = getattr(spec, "switch_endpoints", "device")
     if spec.executor == "ray":
@@ -159,7 +166,7 @@ def run_pipeline(store: Store, job_id: str, experiment_id: str, spec: SweepSpec 
     progress = Progress(store, job_id)
     problems = select_problems(store, spec)
     prompt_format = resolve_prompt_format(spec.prompt_format, job_folders(spec))
-    judge_inputs = {p.id: _judge_inputs(store, p, spec) for p in problems}
+    judge_inputs = {p.id: JudgeInputs.of(store, p, spec) for p in problems}
     executor = make_executor(spec)
     try:
         if isinstance(spec, SweepSpec):
@@ -172,11 +179,10 @@ def run_pipeline(store: Store, job_id: str, experiment_id: str, spec: SweepSpec 
         for point in points:
             done = store.sample_keys(experiment_id, point.checkpoint_id)
             progress.reuse("rollout", sum(1 for p in problems for i in range(spec.n) if (p.id, i) in done))
-        executor.rollout_points(
-            points, Work(store, executor, experiment_id, problems, spec, judge_inputs, progress, prompt_format)
-        )
-        while executor.pending:
-            _drain(store, executor, experiment_id, progress, block=True)
+        work = Work(store, executor.judging, experiment_id, problems, spec, judge_inputs, progress, prompt_format)
+        executor.rollout_points(points, work)
+        while executor.judging.pending:
+            work.drain(block=True)
         progress.flush("judge", force=True)
     finally:
         executor.close()
@@ -190,15 +196,16 @@ def run_pipeline(store: Store, job_id: str, experiment_id: str, spec: SweepSpec 
 
 @dataclass
 class Work:
-    """What an executor needs of the pipeline: what a point still lacks, and where results go. The
-    executor calls stored() with each batch as it arrives, in the driver, the only writer."""
+    """What an executor needs of the pipeline (executors.PointWork): what a point still lacks, and
+    where results go. The executor calls stored() with each batch as it arrives, in the driver, the
+    only writer; a finished point's samples go to `judging`, whose results drain() stores."""
 
     store: Store
-    executor: object
+    judging: Judging[SampleKey]
     exp: str
     problems: list[Problem]
     spec: SweepSpec | EvalSpec
-    judge_inputs: dict
+    judge_inputs: dict[str, JudgeInputs]  # by problem id
     progress: Progress
     prompt_format: str
 
@@ -222,48 +229,32 @@ class Work:
     def conversations(self, batch: Batch) -> list[list[dict]]:
         return conversations(self.store, batch, self.spec.setting)
 
-    def stored(self, point: Point, batch: Batch, episodes) -> None:
+    def stored(self, point: Point, batch: Batch, episodes: list[list[Episode]]) -> None:
         stored = store_batch(self.store, self.exp, point.checkpoint_id, batch, episodes, self.spec.setting)
         self.progress.advance("rollout", stored)
 
     def finished(self, point: Point) -> None:
-        _queue_judging(self.store, self.executor, self.exp, point, self.judge_inputs, self.spec, self.progress)
+        """The point's samples not judged yet go to judging."""
+        judged = self.store.evaluation_keys(self.exp, point.checkpoint_id)
+        samples = [
+            s
+            for s in self.store.select(Sample, {"experiment_id": self.exp, "checkpoint_id": point.checkpoint_id})
+            if s.problem_id in self.judge_inputs
+        ]
+        todo = [s for s in samples if (s.problem_id, s.sample_idx) not in judged]
+        self.progress.reuse("judge", len(samples) - len(todo))
+        self.judging.submit(self.judge_inputs[s.problem_id].job(s, self.spec.backend) for s in todo)
         self.idle()
 
     def idle(self) -> None:
-        _drain(self.store, self.executor, self.exp, self.progress, block=False)
+        self.drain(block=False)
+
+    def drain(self, block: bool) -> None:
+        """Store the judged samples judging has finished, each filed under its sample's key."""
+        done = self.judging.collect(block=block)
+        if done:
+            self.store.put([Evaluation.of(self.exp, d.key, d.judgement) for d in done], replace=False)
+            self.progress.advance("judge", len(done))
 
     def actor(self, name: str, **fields) -> None:
         self.progress.actor(name, **fields)
-
-
-def _queue_judging(store, executor, exp, point, judge_inputs, spec, progress) -> None:
-    judged = store.evaluation_keys(exp, point.checkpoint_id)
-    samples = [
-        s
-        for s in store.select(Sample, {"experiment_id": exp, "checkpoint_id": point.checkpoint_id})
-        if s.problem_id in judge_inputs
-    ]
-    todo = [s for s in samples if (s.problem_id, s.sample_idx) not in judged]
-    progress.reuse("judge", len(samples) - len(todo))
-    jobs = []
-    for s in todo:
-        tests, limits, checker, func = judge_inputs[s.problem_id]
-        program = Program(s.code) if s.code else None
-        key = SampleKey(point.checkpoint_id, s.problem_id, s.sample_idx)
-        reason = s.extract_error or ""
-        jobs.append(JudgeJob(key, program, tests, limits, checker, func, backend=spec.backend, format_reason=reason))
-    executor.submit_judging(jobs)
-
-
-def _drain(store, executor, exp, progress, block: bool) -> None:
-    results = executor.collect(block=block)
-    if results:
-        store.put([r.evaluation(exp, key) for key, r in results], replace=False)
-        progress.advance("judge", len(results))
-
-
-def _judge_inputs(store: Store, problem: Problem, spec) -> tuple:
-    tests = [JudgeTest(t.input, t.output) for t in store.select(Test, {"problem_id": problem.id})]
-    setup = judge_setup(problem, spec.time_limit_s, spec.memory_limit_mb)
-    return tests, setup.limits, setup.checker, setup.func_name

@@ -22,10 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from backend.errors import UserError
-from backend.grading.pool import JudgeJob, run_job
+from backend.grading.pool import Judging, RayJudging
 from backend.merge.cache import MergeCache
 from backend.merge.spec import Merge
-from backend.sweep.executors import Engines, connect_ray
+from backend.records import SampleKey
+from backend.rollout.run import Batch
+from backend.sweep.executors import Engines, Point, PointWork, connect_ray
 from backend.sweep.ray_join import chosen_address
 from backend.sweep.shared_paths import require_shared
 
@@ -43,7 +45,7 @@ class EngineActor:
 
         return {"node": ray.util.get_node_ip_address(), "gpus": [str(g) for g in ray.get_gpu_ids()], "pid": os.getpid()}
 
-    def rollout(self, point, conversations, request: dict) -> tuple[list, dict]:
+    def rollout(self, point: Point, conversations: list[list[dict]], request: dict) -> tuple[list, dict]:
         began = time.time()
         episodes = self.engines.rollout(point.path, conversations, alpha_switch=point.alpha_switch, **request)
         return episodes, {"began": began, "ended": time.time()}
@@ -57,6 +59,10 @@ def _merge_task(spec: Merge, cache_root: str) -> str:
 
 
 class RayExecutor:
+    """Sampling on the cluster's engine actors, merges and judging as its CPU tasks."""
+
+    judging: Judging[SampleKey]
+
     def __init__(
         self,
         engine_name: str = "auto",
@@ -71,8 +77,7 @@ class RayExecutor:
             require_shared(self.ray, list(folders), [str(MergeCache().root)])
         self.engine_name, self.engine_kw = engine_name, engine_kw or {}
         self.per_actor, self.most_actors = self._plan(gpus, tensor_parallel_size)
-        self._judge = self.ray.remote(num_cpus=1)(run_job)
-        self._pending: list = []
+        self.judging = RayJudging(self.ray)
         self.actors: dict[str, Any] = {}
         self._where: dict[Any, str] = {}  # an actor's where() call → its name, until it answers
         self._started = 0
@@ -99,14 +104,14 @@ class RayExecutor:
         task = self.ray.remote(num_cpus=1)(_merge_task)
         return [Path(p) for p in self._get([task.remote(s, root) for s in specs])]
 
-    def rollout_points(self, points: list, work) -> None:
+    def rollout_points(self, points: list[Point], work: PointWork) -> None:
         """Every point's missing samples, spread over the pool; returns when all are stored."""
         if not points:
             return
         for _ in range(min(self.most_actors, len(points))):
             self._start_actor(work)
         queue, free = collections.deque(points), list(self.actors)
-        in_flight: dict[Any, tuple[str, Any, list, list]] = {}  # ref → (actor, point, batch, later batches)
+        in_flight: dict[Any, tuple[str, Point, Batch, list[Batch]]] = {}  # ref → (actor, point, batch, later ones)
         failures: collections.Counter = collections.Counter()
         while queue or in_flight:
             while free and queue:
@@ -159,7 +164,7 @@ class RayExecutor:
         errors = self.ray.exceptions
         return (errors.RayActorError, errors.ActorUnavailableError)
 
-    def _start_actor(self, work) -> str:
+    def _start_actor(self, work: PointWork) -> str:
         name = f"engine-{self._started}"
         self._started += 1
         actor = (
@@ -172,7 +177,7 @@ class RayExecutor:
         work.actor(name, state="starting")
         return name
 
-    def _located(self, work) -> None:
+    def _located(self, work: PointWork) -> None:
         """Record where each new actor runs (node, GPUs, pid) as soon as it answers."""
         if not self._where:
             return
@@ -184,7 +189,7 @@ class RayExecutor:
             except self._died:
                 pass  # its rollout call reports the death
 
-    def _lost(self, name: str, work, free: list) -> None:
+    def _lost(self, name: str, work: PointWork, free: list[str]) -> None:
         """Drop a dead actor; start a replacement when the cluster has room for one (a pre-empted
         node's GPUs may be gone), and always when no actor is left."""
         self.ray.kill(self.actors.pop(name), no_restart=True)
@@ -193,25 +198,10 @@ class RayExecutor:
         if not self.actors or room:
             free.append(self._start_actor(work))
 
-    def _submit(self, in_flight: dict, name: str, point, batches: list, work) -> None:
+    def _submit(self, in_flight: dict, name: str, point: Point, batches: list[Batch], work: PointWork) -> None:
         batch, later = batches[0], batches[1:]
         ref = self.actors[name].rollout.remote(point, work.conversations(batch), work.request(batch))
         in_flight[ref] = (name, point, batch, later)
-
-    def submit_judging(self, jobs: list[JudgeJob]) -> None:
-        self._pending += [self._judge.remote(j) for j in jobs]
-
-    def collect(self, block: bool = False) -> list[tuple[Any, Any]]:
-        if not self._pending:
-            return []
-        ready, self._pending = self.ray.wait(
-            self._pending, num_returns=1 if block else len(self._pending), timeout=None if block else 0
-        )
-        return self.ray.get(ready)
-
-    @property
-    def pending(self) -> int:
-        return len(self._pending)
 
     def close(self) -> None:
         """Each engine's device share is released before its actor goes (a vLLM engine holds it
@@ -224,3 +214,4 @@ class RayExecutor:
             for actor in self.actors.values():
                 self.ray.kill(actor)
             self.actors.clear()
+            self.judging.close()

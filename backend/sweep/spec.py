@@ -15,10 +15,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from backend.alpha import alpha_grid
 from backend.errors import FieldError, UserError
 from backend.grading.limits import MIN_MEMORY_MB
 from backend.hub import hub_ref, labelled
-from backend.merge.grid import parse_alpha_grid
 from backend.rollout.spec import SamplingSpec, check_temperature
 from backend.specs import HIDDEN, validate_spec  # noqa: F401  (re-exported for the job runner)
 from backend.vocab import Difficulty, EngineName, ExecutorName, PromptFormat, SandboxBackend, Setting
@@ -253,10 +253,8 @@ class SweepSpec(JobSpec):
     @field_validator("alphas", mode="before")
     @classmethod
     def _grid(cls, v):
-        if not isinstance(v, str):
-            return sorted(set(float(a) for a in v))
         try:
-            return parse_alpha_grid(v)
+            return alpha_grid(v)
         except UserError as err:  # the grid's own line, said at the grid's field
             raise FieldError(str(err), "alphas") from None
 

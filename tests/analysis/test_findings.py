@@ -22,8 +22,9 @@ from backend.analysis.findings import (
     verdict,
 )
 from backend.analysis.findings_text import findings_table
-from backend.analysis.frame import CLASSES, Outcomes, best_single
+from backend.analysis.frame import Outcomes, best_single
 from backend.errors import UserError
+from backend.outcomes import OUTCOME_CLASSES
 
 LAB_ALPHAS = [-1.0, -0.5, -0.25, 0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0]  # the lab's sweep
 FAST = {"replicates": 400, "null_replicates": 100, "splits": 2}  # fewer draws, same criteria
@@ -37,7 +38,7 @@ def outcomes(correct: np.ndarray, n: int | np.ndarray, alphas: list[float], opt=
     corr = n - correct - opt if corr is None else corr
     counts = {"correct": correct, "optimization_failure": opt, "correctness_failure": corr,
               "format_failure": n - correct - opt - corr}  # fmt: skip
-    assert set(counts) == set(CLASSES) and (counts["format_failure"] >= 0).all()
+    assert set(counts) == set(OUTCOME_CLASSES) and (counts["format_failure"] >= 0).all()
     names = [f"m{a:g}" for a in alphas]
     kinds = ["endpoint" if a in (0, 1) else "interpolated" if 0 < a < 1 else "extrapolated" for a in alphas]
     return Outcomes([f"p{i}" for i in range(problems)], [f"P{i}" for i in range(problems)], ["easy"] * problems,

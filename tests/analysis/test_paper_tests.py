@@ -8,10 +8,11 @@ import json
 import numpy as np
 import pytest
 
-from backend.analysis.frame import CLASSES, Outcomes, point_kind
+from backend.analysis.frame import Outcomes, point_kind
 from backend.analysis.frontier import format_causes
 from backend.analysis.recovery import recovery
 from backend.analysis.trend import trend
+from backend.outcomes import OUTCOME_CLASSES
 from backend.records import Checkpoint, Evaluation, Experiment, Problem, Sample
 from backend.store_queries import SampleFilter
 
@@ -20,7 +21,7 @@ def outcomes(counts: dict[str, tuple[int, int, int]], alphas: dict[str, float | 
     """counts[checkpoint] = (correct, opt, corr) of 10 samples, the same on every problem."""
     names = list(counts)
     table = np.array([counts[c] for c in names])  # checkpoints × 3
-    per = {cls: np.tile(col, (problems, 1)) for cls, col in zip(CLASSES[:3], table.T, strict=True)}
+    per = {cls: np.tile(col, (problems, 1)) for cls, col in zip(OUTCOME_CLASSES[:3], table.T, strict=True)}
     per["format_failure"] = 10 - sum(per.values())
     kinds = [point_kind("merged" if alphas[c] is not None else "trained", alphas[c]) for c in names]
     return Outcomes([f"p{i}" for i in range(problems)], [""] * problems, [None] * problems, names, names,

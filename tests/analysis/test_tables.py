@@ -12,9 +12,10 @@ from backend.analysis.ensembles import (
     standard_pools,
     unique_solves,
 )
-from backend.analysis.frame import CLASSES, to_outcomes
+from backend.analysis.frame import to_outcomes
 from backend.analysis.frontier import frontier_table
 from backend.errors import UserError
+from backend.outcomes import OUTCOME_CLASSES
 from backend.store_queries import SampleFilter
 from tests.analysis.conftest import fill_experiment
 from tests.conftest import run_cli
@@ -35,9 +36,9 @@ def test_store_counts_and_alpha_order(outcomes):
 @pytest.mark.parametrize("averaging", ["per_problem", "per_sample"])
 def test_frontier_fractions_sum_to_one_and_cis_contain_points(outcomes, averaging):
     table = frontier_table(outcomes, averaging)
-    total = sum(table[c].to_numpy() for c in CLASSES)
+    total = sum(table[c].to_numpy() for c in OUTCOME_CLASSES)
     np.testing.assert_allclose(total, 1.0)
-    for c in (*CLASSES, "solve_rate"):
+    for c in (*OUTCOME_CLASSES, "solve_rate"):
         assert (table[f"{c}_lo"] <= table[c] + 1e-12).all() and (table[c] <= table[f"{c}_hi"] + 1e-12).all()
     assert set(table["averaging"]) == {averaging}
     # the synthetic data shifts failures from optimization to correctness as α grows

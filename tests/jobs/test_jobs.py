@@ -6,11 +6,12 @@ import time
 import psutil
 import pytest
 
+from backend.alpha import parse_alpha_grid
 from backend.errors import UserError
 from backend.jobs import runner
 from backend.records import Checkpoint, Evaluation, Job, Sample, Test
 from backend.store import Store
-from backend.sweep.spec import SweepSpec, parse_alpha_grid, validate_spec
+from backend.sweep.spec import SweepSpec, validate_spec
 from tests.conftest import run_cli, wait_until
 from tests.jobs.conftest import finished, sweep, wait_for
 

@@ -57,8 +57,7 @@ def test_lab_experiment_without_a_manifest_is_none(store, tmp_path):
 def test_reward_disagreement_from_step_metrics_counts_the_rollouts_two_rewards_score_apart():
     """Each rollout judged on tests of tiers 1-5 passing or failing at random; the steps' logged
     summaries (RewardStats, what the trainer stores) against a direct count over the rollouts."""
-    from backend.grading.verdicts import reward_value, rewards
-    from backend.records import TestResult
+    from backend.records import TestResult, reward_value, rewards
     from backend.rl.rewards import RewardStats
 
     rng = np.random.default_rng(0)

@@ -259,13 +259,16 @@ def test_cache_reuses_and_evicts_lru(pair, tmp_path, db_path):
 def test_cli_sweep_writes_alpha_folders_and_registers(pair, tmp_path, db_path):
     low, high = pair()
     out = tmp_path / "sweep"
-    res = run_cli("merge", "--low", str(low), "--high", str(high), "--alpha", "-0.5", "--alpha", "1.5",
+    # 1 and 1.000000001 are two α: two folders, two rows (a six-digit name would put both in alpha_1)
+    res = run_cli("merge", "--low", str(low), "--high", str(high), "--alpha", "-0.5", "--alphas", "1,1.000000001",
                   "--out", str(out), "--register", "--db", str(db_path))  # fmt: skip
     assert res.returncode == 0, res.stderr
-    assert sorted(p.name for p in out.iterdir()) == ["alpha_-0.5", "alpha_1.5"]
+    assert sorted(p.name for p in out.iterdir()) == ["alpha_-0.5", "alpha_1", "alpha_1.000000001"]
+    assert json.loads((out / "alpha_1.000000001" / "merge.json").read_text())["spec"]["alpha"] == 1.000000001
     from backend.store import Store
 
-    assert sorted(c.alpha for c in Store(db_path).select(CheckpointRow, {"kind": "merged"})) == [-0.5, 1.5]
+    rows = Store(db_path).select(CheckpointRow, {"kind": "merged"})
+    assert sorted((c.alpha, c.label) for c in rows) == [(-0.5, "α=-0.5"), (1.0, "α=1"), (1.000000001, "α=1.000000001")]
 
 
 @pytest.mark.slow
@@ -279,6 +282,12 @@ def test_cli_general_form_and_errors(pair, tmp_path):
     assert bad.returncode == 2 and "DIR:WEIGHT" in bad.stderr and bad.stderr.count("\n") == 1
     exists = run_cli("merge", "--low", str(low), "--high", str(high), "--alpha", "1", "--out", str(tmp_path / "g"))
     assert exists.returncode == 2 and "exists and is not empty" in exists.stderr
+    # an α a float cannot tell apart from 1: refused in one line, nothing written
+    same = run_cli("merge", "--low", str(low), "--high", str(high), "--alphas", "1,1.00000000000000001",
+                   "--out", str(tmp_path / "same"))  # fmt: skip
+    assert same.returncode == 2 and same.stderr.count("\n") == 1, same.stderr
+    assert "α 1.00000000000000001 cannot be told apart from α 1" in same.stderr
+    assert not (tmp_path / "same").exists()
 
 
 def test_no_warning_for_alpha_form(pair):

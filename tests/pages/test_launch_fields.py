@@ -29,7 +29,7 @@ def test_a_bad_alpha_grid_is_reported_under_the_grid(store, db_path, monkeypatch
     at.text_input(key="high-path").set_value("/some/high")
     at.text_input(key="sweep-alphas").set_value("2:-1:0.5")
     at.button(key="sweep-launch").click().run()
-    # backend/merge/grid.py's rule for a range whose start is above its stop
+    # backend/alpha.py's rule for a range whose start is above its stop
     assert error_after(at, "sweep-alphas") == "α range '2:-1:0.5' is reversed; write -1:2:0.5"
     assert len(at.error) == 1  # there alone, not under the button as well
     assert store.count(Job) == 0

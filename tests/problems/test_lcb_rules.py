@@ -49,7 +49,7 @@ def test_lcb_rule(row):
     else:
         result = judge(Program(row["program"]), tests, limits, "lcb")
     got = "pass" if result.verdict == "AC" else "fail"
-    assert got == row["lcb"], (result.verdict, result.tests[0].detail)
+    assert got == row["lcb"], (result.verdict, result.test_results[0].detail)
 
 
 def test_the_same_programs_are_judged_differently_by_token_exact():

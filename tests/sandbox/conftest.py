@@ -34,7 +34,7 @@ def backend(request):
 
 @pytest.fixture
 def run(backend):
-    """run(source, tests, ...) -> JudgeResult on the backend under test."""
+    """run(source, tests, ...) -> the Judgement on the backend under test."""
 
     def _run(source, tests=None, language="python", limits=None, **kw):
         tests = tests if tests is not None else [JudgeTest("1 2\n", "3\n")]

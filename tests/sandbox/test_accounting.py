@@ -128,9 +128,13 @@ def test_escapes_are_caught(run, name):
     limits = scaled(limits, program=name == "memory_over_eight_processes")
     result = run(source, TESTS, language=language, limits=limits)
     assert result.accounting.startswith("cgroup-"), result.accounting
-    assert result.verdict in ("TLE", "MLE"), (result.verdict, result.tests[0].cpu_s, result.tests[0].detail)
+    assert result.verdict in ("TLE", "MLE"), (
+        result.verdict,
+        result.test_results[0].cpu_s,
+        result.test_results[0].detail,
+    )
     if name != "memory_over_eight_processes":
-        assert result.verdict == "TLE" and result.tests[0].cpu_s >= limits.time_limit_s
+        assert result.verdict == "TLE" and result.test_results[0].cpu_s >= limits.time_limit_s
     else:
         assert result.verdict == "MLE"
 
@@ -140,22 +144,22 @@ def test_programs_within_their_limits_pass(run, other_core, name):
     source, language, limits = WITHIN[name]
     limits = scaled(limits)  # a program's fixed work (start-up, forks, compiles) grows on a slow machine
     result = run(source, TESTS, language=language, limits=limits)
-    assert result.verdict == "AC", (result.verdict, result.tests[0].detail, result.compile_error)
-    assert result.tests[0].cpu_s < limits.time_limit_s
+    assert result.verdict == "AC", (result.verdict, result.test_results[0].detail, result.compile_error)
+    assert result.test_results[0].cpu_s < limits.time_limit_s
 
 
 def test_cpu_over_two_processes_is_summed(run):
     """0.5 s in each of two processes is 1 s of the test's CPU time."""
     result = run(parallel_workers(0.5), TESTS, limits=JudgeLimits(time_limit_s=3.0))
     assert result.verdict == "AC"
-    assert abs(result.tests[0].cpu_s - 1.0) <= 0.2, result.tests[0].cpu_s
+    assert abs(result.test_results[0].cpu_s - 1.0) <= 0.2, result.test_results[0].cpu_s
 
 
 def test_memory_is_the_sum_over_processes(run):
     """Four processes of 40 MB: about 160 MB, where the largest process alone is 40 MB."""
     result = run(memory_over_processes(4, 40), TESTS, limits=scaled(JudgeLimits(time_limit_s=5.0, memory_mb=512)))
     assert result.verdict == "AC"
-    assert 140 <= result.tests[0].mem_mb <= 200, (result.tests[0].mem_mb, result.accounting)
+    assert 140 <= result.test_results[0].mem_mb <= 200, (result.test_results[0].mem_mb, result.accounting)
     assert result.accounting in ("cgroup-v1", "cgroup-v2", "cgroup-v2-per-test")  # never one process's RSS
 
 

@@ -44,7 +44,7 @@ def test_a_special_judge_beside_the_programs_sandbox_is_admitted_at_once(small_h
     program = Program("print(sum(map(int, input().split())))")
     start = time.monotonic()
     [result] = finished_within(60, lambda: judge(program, TESTS, checker=SpecialJudge(CHECKER, "python")))
-    assert result.verdict == "AC", result.tests[0].detail
+    assert result.verdict == "AC", result.test_results[0].detail
     assert time.monotonic() - start < 30
     assert admission.running() == {}
 

@@ -43,8 +43,8 @@ def test_each_test_is_measured_from_zero(run):
     source = "n = int(input())\nb = bytearray(n << 20)\nfor i in range(0, len(b), 4096):\n    b[i] = 1\nprint(n)\n"
     tests = [JudgeTest(pad + f"{n}\n", f"{n}\n") for pad, n in (("", 60), (" ", 10), ("  ", 61))]
     result = run(source, tests, limits=JudgeLimits(time_limit_s=10.0, memory_mb=256))
-    assert result.verdict == "AC", [t.detail for t in result.tests]
-    mems = [t.mem_mb for t in result.tests]
+    assert result.verdict == "AC", [t.detail for t in result.test_results]
+    mems = [t.mem_mb for t in result.test_results]
     assert 55 <= mems[0] <= 100 and mems[1] < 30 and 55 <= mems[2] <= 100, mems
 
 
@@ -82,7 +82,7 @@ from backend.grading.limits import JudgeLimits
 child = ("import os, time\\nif os.fork() == 0:\\n    s = time.process_time()\\n"
          "    while time.process_time() - s < 3:\\n        pass\\n    os._exit(0)\\nos.wait()\\nprint(3)\\n")
 r = judge(Program(child), [JudgeTest("", "3")], JudgeLimits(time_limit_s=1.0))
-print(r.verdict, r.tests[0].cpu_s, r.accounting)
+print(r.verdict, r.test_results[0].cpu_s, r.accounting)
 print(open("/proc/self/cgroup").read().strip())
 """
 

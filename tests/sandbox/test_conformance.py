@@ -2,7 +2,7 @@
 
 import pytest
 
-from backend.grading.judge import JudgeTest, SpecialJudge
+from backend.grading.judge import JudgeTest, SpecialJudge, failure_context
 from backend.grading.limits import JudgeLimits
 from tests.sandbox.speed import scaled
 
@@ -40,7 +40,7 @@ EXPECTED_OUTCOME = {
 @pytest.mark.parametrize("verdict", list(PY))
 def test_one_program_per_verdict(run, language, programs, verdict):
     result = run(programs[verdict], SUM_TESTS, language=language, limits=scaled(LIMITS))
-    assert result.verdict == verdict, result.tests[0].detail
+    assert result.verdict == verdict, result.test_results[0].detail
     assert result.outcome == EXPECTED_OUTCOME.get(verdict, "correctness_failure")
     if verdict == "CE":
         assert result.compile_error
@@ -49,12 +49,12 @@ def test_one_program_per_verdict(run, language, programs, verdict):
 def test_tests_run_in_ascending_input_length_and_stop_at_first_failure(run):
     tests = [JudgeTest("1" * 150 + "\n", "big\n"), JudgeTest("7\n", "7\n"), JudgeTest("12345\n", "12345\n")]
     result = run("s = input()\nprint(s if len(s) < 100 else 'wrong')", tests)
-    assert [t.verdict for t in result.tests] == ["WA", "AC", "AC"]
+    assert [t.verdict for t in result.test_results] == ["WA", "AC", "AC"]
     assert result.first_failing_test == 0 and result.first_failing_tier == 3
     stop = run("print('nope')", tests)
-    assert [t.verdict for t in stop.tests] == [None, "WA", None]  # index 1 is the shortest
+    assert [t.verdict for t in stop.test_results] == [None, "WA", None]  # index 1 is the shortest
     every = run("print('nope')", tests, run_all=True)
-    assert [t.verdict for t in every.tests] == ["WA", "WA", "WA"]
+    assert [t.verdict for t in every.test_results] == ["WA", "WA", "WA"]
 
 
 def test_rewards_follow_tiers(run):
@@ -110,7 +110,7 @@ def test_cpu_time_is_measured(run, language):
     }
     result = run(programs[language], language=language, limits=JudgeLimits(time_limit_s=3.0))
     assert result.verdict == "AC", result.compile_error
-    assert abs(result.tests[0].cpu_s - 1.0) <= 0.2
+    assert abs(result.test_results[0].cpu_s - 1.0) <= 0.2
 
 
 @pytest.mark.parametrize("language", ["python", "cpp"])
@@ -122,18 +122,18 @@ def test_peak_memory_is_measured(run, language):
     }
     result = run(programs[language], language=language, limits=scaled(JudgeLimits(time_limit_s=3.0, memory_mb=512)))
     assert result.verdict == "AC"
-    assert abs(result.tests[0].mem_mb - 200) <= 30
+    assert abs(result.test_results[0].mem_mb - 200) <= 30
 
 
 def test_sleeping_program_hits_the_wall_backstop(run):
     result = run("import time\ntime.sleep(60)", limits=JudgeLimits(time_limit_s=0.3))
     assert result.verdict == "TLE"
-    assert result.tests[0].cpu_s < 0.3 and result.tests[0].wall_s < 5
+    assert result.test_results[0].cpu_s < 0.3 and result.test_results[0].wall_s < 5
 
 
 def test_failure_context_for_repair(run):
     result = run("print(4)")
-    ctx = result.failure_context
+    ctx = failure_context(result, JudgeLimits(time_limit_s=1.0))
     assert ctx.verdict == "WA" and ctx.tier == 1 and ctx.input_len == 4
     assert "expected '3', got '4'" in ctx.diff
     assert ctx.time_limit_s == 1.0

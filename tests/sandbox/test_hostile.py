@@ -189,8 +189,8 @@ def test_hostile_program(run, name, host_guard, host_listener, monkeypatch, tmp_
     (tmp_path / "expected.txt").write_text("EXPECTED-MARKER")
     tests = [JudgeTest("1\n", expected + "\n"), JudgeTest("22\n", expected + "\n")]
     result = run(source, tests, language=language, limits=scaled(LIMITS), run_all=True)
-    assert result.verdict in verdicts, (name, result.verdict, result.tests[0].detail[:300])
-    assert all(t.verdict != "SE" for t in result.tests), "the sandbox must survive every program"
+    assert result.verdict in verdicts, (name, result.verdict, result.test_results[0].detail[:300])
+    assert all(t.verdict != "SE" for t in result.test_results), "the sandbox must survive every program"
     assert hits == [], "a sandboxed program reached the host's network"
 
 

@@ -30,7 +30,7 @@ CLEAN = "0 True ['.io', 'run'] False False\n"
 
 def test_no_state_passes_between_tests(run):
     result = run(LEAVES_STATE, [JudgeTest("", CLEAN)] * 3, run_all=True)
-    assert [t.verdict for t in result.tests] == ["AC"] * 3, [t.detail for t in result.tests]
+    assert [t.verdict for t in result.test_results] == ["AC"] * 3, [t.detail for t in result.test_results]
 
 
 def test_the_input_is_not_the_programs_memory(run):
@@ -40,10 +40,10 @@ def test_the_input_is_not_the_programs_memory(run):
     big = "1" * (24 << 20)
     limits = JudgeLimits(time_limit_s=5.0, memory_mb=16)
     idle = run("print(3)", [JudgeTest(big, "3\n")], limits=limits)
-    assert idle.verdict == "AC" and idle.tests[0].mem_mb < 6, (idle.verdict, idle.tests[0].mem_mb)
+    assert idle.verdict == "AC" and idle.test_results[0].mem_mb < 6, (idle.verdict, idle.test_results[0].mem_mb)
     reader = run("import sys\nprint(len(sys.stdin.read()) // 1024)", [JudgeTest(big, f"{24 << 10}\n")],
                  limits=JudgeLimits(time_limit_s=5.0, memory_mb=256))  # fmt: skip
-    assert reader.verdict == "AC" and 24 <= reader.tests[0].mem_mb <= 120, reader.tests[0].mem_mb
+    assert reader.verdict == "AC" and 24 <= reader.test_results[0].mem_mb <= 120, reader.test_results[0].mem_mb
 
 
 def test_each_test_is_one_round_trip(monkeypatch):
@@ -123,7 +123,7 @@ int main() {
 def test_a_program_cannot_replace_what_the_next_test_runs(run):
     tests = [JudgeTest("1 2\n", "3\n"), JudgeTest("2 2\n", "4\n"), JudgeTest("3 4\n", "7\n")]
     result = run(REPLACES_ITS_BINARY, tests, language="cpp", run_all=True)
-    assert [t.verdict for t in result.tests] == ["AC"] * 3, [t.detail for t in result.tests]
+    assert [t.verdict for t in result.test_results] == ["AC"] * 3, [t.detail for t in result.test_results]
 
 
 def _launcher_private_kb(monkeypatch, argv: list[str], image: bytes) -> tuple[int, str]:
@@ -162,4 +162,4 @@ def test_every_test_runs_on_one_cpu():
     test's hand-offs stay on one CPU (backends.pin_to_current_cpu); every test's process inherits it."""
     program = "import os\nprint(len(os.sched_getaffinity(0)))"
     result = judge(Program(program), [JudgeTest("", "1\n")] * 3, backend="bwrap")
-    assert result.verdict == "AC", [t.detail for t in result.tests]
+    assert result.verdict == "AC", [t.detail for t in result.test_results]

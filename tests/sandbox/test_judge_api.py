@@ -3,10 +3,11 @@ import json
 import pytest
 
 from backend.errors import UserError
-from backend.grading.judge import JudgeTest, Program, judge
+from backend.grading.judge import JudgeTest, Program, failure_context, judge
+from backend.grading.limits import JudgeLimits
 from backend.grading.pool import JudgeJob, judge_many
-from backend.grading.verdicts import REWARD_NAMES, outcome_of, reward_value, rewards
-from backend.records import Problem, Test, TestResult
+from backend.outcomes import stored_outcome as outcome_of
+from backend.records import REWARD_NAMES, Problem, Test, TestResult, reward_value, rewards
 from backend.sandbox.backends import open_session
 from tests.conftest import run_cli
 
@@ -103,3 +104,15 @@ def test_cli_user_errors_exit_2_with_one_line(tmp_path, db_path, args, message):
     out = run_cli("judge", "--code", str(code), *args, "--db", str(db_path))
     assert out.returncode == 2
     assert message in out.stderr and out.stderr.count("\n") == 1
+
+
+def test_the_judgement_keeps_the_first_failures_detail_whole_and_the_start_of_the_others():
+    """What the judge returns is what the store keeps: a crash's stderr (its last 500 characters) in
+    full on the first failing test, the first 300 of it on a later one."""
+    crash = "import sys\nsys.stderr.write('e' * 400 + 'f' * 400)\nsys.exit(3)"
+    judged = judge(Program(crash), TESTS, run_all=True)
+    first, later = judged.test_results
+    assert (judged.verdict, judged.first_failing_test, first.verdict, later.verdict) == ("RE", 0, "RE", "RE")
+    assert first.detail == "e" * 100 + "f" * 400  # the tail the judge keeps of stderr
+    assert later.detail == "e" * 100 + "f" * 200
+    assert failure_context(judged, JudgeLimits()).stderr == "f" * 300

@@ -81,7 +81,7 @@ def test_an_ending_python3_accepts_is_ac(backend, run, name, tmp_path):
     assert plain_python3(ENDINGS[name], tmp_path) == (0, TEST.output)
     assert in_sandbox(backend, ENDINGS[name]) == (0, TEST.output)
     result = run(ENDINGS[name], [TEST], limits=scaled(JudgeLimits(time_limit_s=1.0)))
-    assert result.verdict == "AC", (result.verdict, result.tests[0].detail)
+    assert result.verdict == "AC", (result.verdict, result.test_results[0].detail)
 
 
 @pytest.mark.parametrize("name", FAILURES)
@@ -101,10 +101,10 @@ def test_an_error_is_reported_as_python3_reports_it(run, tmp_path):
     done = subprocess.run([SANDBOX_PYTHON, str(prog)], input=TEST.input, capture_output=True, text=True, timeout=30)
     result = run(source, [TEST])
     assert result.verdict == "RE"
-    frames = [line.split(",")[1:] for line in result.tests[0].detail.splitlines() if line.startswith("  File ")]
-    assert frames == [[" line 4", " in <module>"], [" line 3", " in solve"]], result.tests[0].detail
+    frames = [line.split(",")[1:] for line in result.test_results[0].detail.splitlines() if line.startswith("  File ")]
+    assert frames == [[" line 4", " in <module>"], [" line 3", " in solve"]], result.test_results[0].detail
     assert (
-        result.tests[0].detail.splitlines()[-1]
+        result.test_results[0].detail.splitlines()[-1]
         == done.stderr.splitlines()[-1]
         == "ZeroDivisionError: integer division or modulo by zero"
     )

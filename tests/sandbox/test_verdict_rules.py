@@ -52,7 +52,7 @@ def test_memory_above_the_limit_is_mle_even_when_the_clock_stops_it(run):
     kill comes and the clock stops the spin. The old rule (clock first) said TLE."""
     source = "x = bytearray(33 << 20)\nwhile True:\n    pass"
     result = run(source, limits=JudgeLimits(time_limit_s=0.5, memory_mb=32))
-    assert result.tests[0].cpu_s >= 0.5 and result.tests[0].mem_mb > 32
+    assert result.test_results[0].cpu_s >= 0.5 and result.test_results[0].mem_mb > 32
     assert result.verdict == "MLE"
 
 

@@ -88,7 +88,7 @@ def test_verdict_table_is_stable_under_load(request, backend):
             result = judge(Program(source, language), row_tests(), LIMITS, backend=backend, run_all=True)
             walls.append(time.monotonic() - start)
             assert result.compile_error is None, result.compile_error
-            for row, test in zip(ROWS, result.tests, strict=True):
+            for row, test in zip(ROWS, result.test_results, strict=True):
                 runs += 1
                 if test.verdict != ROWS[row]:
                     flips.append(f"repeat {repeat}: {language} {row} gave {test.verdict}, not {ROWS[row]}")
