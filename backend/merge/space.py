@@ -1,0 +1,72 @@
+"""The disk a merge needs, known before anything is written: a merged folder holds every tensor of
+its first input in the output dtype, and the files it copies from that input (config, tokenizer,
+chat templates). A 7B model is 15.2 GB per folder in bf16, 30.5 GB in float32."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+from pathlib import Path
+
+import torch
+
+from backend.errors import UserError
+from backend.merge.io import ST_DTYPES, ST_NAMES, CheckpointFolder, aux_files
+from backend.merge.spec import Merge
+
+HOST = socket.gethostname()  # a partial folder's node: only that node may reap it (merge/cache.py)
+
+
+def out_dtype(spec: Merge, dtype: str, is_float: bool) -> str:
+    """The safetensors dtype a tensor of `dtype` is written in."""
+    if not is_float or spec.dtype == "auto":
+        return dtype
+    return ST_NAMES[getattr(torch, spec.dtype)]
+
+
+def merged_bytes(spec: Merge) -> int:
+    """Bytes of the folder this merge writes: tensors × their output dtype's size, plus copied files."""
+    first = CheckpointFolder(spec.models[0])
+    try:
+        tensors = sum(
+            info.numel * ST_DTYPES[out_dtype(spec, info.dtype, info.is_float)].itemsize
+            for info in first.tensors.values()
+        )
+    finally:
+        first.close()
+    copied = sum((Path(spec.models[0]) / name).stat().st_size for name in aux_files(spec.models[0]))
+    return tensors + copied
+
+
+def free_bytes(folder: Path) -> int:
+    """Free bytes on the filesystem that holds `folder` (its nearest existing ancestor)."""
+    here = Path(folder).absolute()
+    while not here.exists():
+        here = here.parent
+    return shutil.disk_usage(here).free
+
+
+def gb(n: int) -> str:
+    return f"{n / 1e9:.3g} GB"
+
+
+def require_room(folder: Path, need: int, what: str, advice: str) -> None:
+    """One line, before anything is written, when `need` bytes do not fit where `folder` is."""
+    free = free_bytes(folder)
+    if need > free:
+        raise UserError(f"no space for {what} under {folder}: {gb(need)} needed, {gb(free)} free; {advice}")
+
+
+def partial_folder(out: Path, pid: int) -> Path:
+    """Where a merge writes before its rename into `out`: hidden, named by this node and process."""
+    return out.parent / f".{out.name}.partial-{HOST}-{pid}"
+
+
+def partial_owner(partial: Path) -> tuple[str | None, int | None]:
+    """(node, pid) of a partial folder's merge; node None for a folder named before partials carried
+    their node (`.KEY.partial-PID`), pid None for a name that is not a partial's."""
+    tail = partial.name.rpartition(".partial-")[2]
+    host, _, pid = tail.rpartition("-")
+    if not pid.isdigit():
+        return None, None
+    return host or None, int(pid)
