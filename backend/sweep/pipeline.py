@@ -157,6 +157,7 @@ def make_executor(spec: SweepSpec | EvalSpec):
             spec.tensor_parallel_size,
             {"switch_endpoints": switch_endpoints, **engine_options(spec)},
             job_folders(spec),
+            spec.backend,
         )
     return LocalExecutor(spec.engine, switch_endpoints=switch_endpoints, **engine_options(spec))
 
