@@ -84,12 +84,17 @@ def check_token(address: str, source: str) -> None:
         )
     if open_cluster:
         return
-    if not sending or token is None:
-        why = "RAY_AUTH_MODE is not token" if token else f"this machine has no token ({SOURCES} are all unset)"
+    if token is None:
         raise UserError(
-            f"the Ray cluster at {address} (from {source}) requires its token and {why}; copy the head's "
-            "~/.ray/auth_token (or `ray get-auth-token` there) to ~/.ray/auth_token here, or export RAY_AUTH_TOKEN "
-            "or RAY_AUTH_TOKEN_PATH (docs/scaling.md)"
+            f"the Ray cluster at {address} (from {source}) requires its token and this machine has none (none in "
+            f"{SOURCES.replace(', ~', ' or ~')}); copy the head's ~/.ray/auth_token (or `ray get-auth-token` there) "
+            "to ~/.ray/auth_token here, or export RAY_AUTH_TOKEN or RAY_AUTH_TOKEN_PATH (docs/scaling.md)"
+        )
+    if not sending:
+        raise UserError(
+            f"the Ray cluster at {address} (from {source}) requires its token and RAY_AUTH_MODE is "
+            f"{os.environ.get('RAY_AUTH_MODE')!r} here; unset RAY_AUTH_MODE (or set it to token) to send the token "
+            f"in {where}"
         )
     if answers(address, token) is False:
         raise UserError(

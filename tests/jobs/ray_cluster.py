@@ -33,6 +33,8 @@ def free_port() -> int:
 WORKER_NODE = """
 import os, signal, sys, time
 import ray._private.node, ray._private.parameter
+from ray._private.authentication.authentication_token_setup import maybe_enable_token_auth_if_token_available
+maybe_enable_token_auth_if_token_available(warn_if_disabled=False)  # the head's `ray start` rule, the same token
 params = ray._private.parameter.RayParams(gcs_address=sys.argv[1], node_ip_address="127.0.0.1", temp_dir=sys.argv[2],
     num_cpus=int(sys.argv[3]), num_gpus=0, object_store_memory=150 * 1024 * 1024, min_worker_port=0, max_worker_port=0,
     include_log_monitor=False, node_manager_port=0)

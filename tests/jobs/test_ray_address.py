@@ -136,6 +136,7 @@ def test_rl_trains_on_a_node_that_cannot_read_the_drivers_database(two_nodes, dr
     from backend.store import Store
 
     address, hidden = two_nodes
+    (hidden / "rl").mkdir()
     store = Store(hidden / "rl" / "jobs.duckdb")  # a folder only this machine holds
     store.put([Problem(id="t/one", bench="t", title="One", statement="Print 1.", time_limit_s=1.0)])
     store.put([Test(problem_id="t/one", idx=0, input="x\n", output="1\n", input_len=2, tier=1, is_public=True)])
