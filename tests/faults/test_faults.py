@@ -87,6 +87,7 @@ def test_a_merge_that_fails_mid_write_removes_the_folders_it_made(tmp_path):
 
 
 @needs_root
+@pytest.mark.slow  # a job in this process (torch, transformers): about 9 s
 def test_a_sweep_whose_merges_do_not_fit_is_refused_before_any_merge(endpoints, jobs_db, small_tmpfs, monkeypatch):
     """Five merged folders of the test endpoints (~0.4 MB each) into a 1 MB cache: the job stops
     before its first merge, in one line naming what they need, what is free and what to try."""
