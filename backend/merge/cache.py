@@ -20,18 +20,14 @@ from backend.merge import checkpoints
 from backend.merge.engine import sweep
 from backend.merge.io import CheckpointFolder, content_hash, copied_files_hash
 from backend.merge.methods import DEFAULT as DEFAULT_METHOD
-from backend.merge.space import HOST, merged_bytes, partial_owner, require_room
+from backend.merge.space import HOST, default_root, merged_bytes, partial_owner, require_room
+from backend.merge.space import budget_bytes as default_budget
 from backend.merge.spec import Merge
 from backend.records import Checkpoint as CheckpointRow
 from backend.store import Store
 
 USED_STAMP = ".last_used"
 PINS = ".pins"  # one file per running sweep: the folders no eviction may remove
-
-
-def default_root() -> Path:
-    base = os.environ.get("FLAB_CACHE", Path.home() / ".cache" / "frontier-lab")
-    return Path(os.environ.get("FLAB_MERGE_CACHE", Path(base) / "merges"))
 
 
 def merge_key(input_hashes: list[str], spec: Merge) -> str:
@@ -59,8 +55,7 @@ class MergeCache:
 
     def __init__(self, root: str | Path | None = None, budget_bytes: int | None = None):
         self.root = Path(root) if root else default_root()
-        gb = float(os.environ.get("FLAB_MERGE_CACHE_GB", "100"))
-        self.budget = budget_bytes if budget_bytes is not None else int(gb * (1 << 30))
+        self.budget = budget_bytes if budget_bytes is not None else default_budget()
 
     def paths(self, specs: list[Merge]) -> list[Path]:
         """The folder each spec's merge has (or will have) in this cache."""

@@ -4,21 +4,37 @@ chat templates). A 7B model is 15.2 GB per folder in bf16, 30.5 GB in float32.""
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 from pathlib import Path
-
-import torch
+from typing import TYPE_CHECKING
 
 from backend.errors import UserError
-from backend.merge.io import ST_DTYPES, ST_NAMES, CheckpointFolder, aux_files
-from backend.merge.spec import Merge
+
+if TYPE_CHECKING:  # torch loads with a merge, not with a node's preflight (which reports a missing torch)
+    from backend.merge.spec import Merge
 
 HOST = socket.gethostname()  # a partial folder's node: only that node may reap it (merge/cache.py)
 
 
+def default_root() -> Path:
+    """The merge cache: FLAB_MERGE_CACHE, else FLAB_CACHE/merges (FLAB_CACHE: ~/.cache/frontier-lab)."""
+    base = os.environ.get("FLAB_CACHE", Path.home() / ".cache" / "frontier-lab")
+    return Path(os.environ.get("FLAB_MERGE_CACHE", Path(base) / "merges"))
+
+
+def budget_bytes() -> int:
+    """What the merge cache keeps once no running sweep pins its folders: FLAB_MERGE_CACHE_GB (100)."""
+    return int(float(os.environ.get("FLAB_MERGE_CACHE_GB", "100")) * (1 << 30))
+
+
 def out_dtype(spec: Merge, dtype: str, is_float: bool) -> str:
     """The safetensors dtype a tensor of `dtype` is written in."""
+    import torch
+
+    from backend.merge.io import ST_NAMES
+
     if not is_float or spec.dtype == "auto":
         return dtype
     return ST_NAMES[getattr(torch, spec.dtype)]
@@ -26,6 +42,8 @@ def out_dtype(spec: Merge, dtype: str, is_float: bool) -> str:
 
 def merged_bytes(spec: Merge) -> int:
     """Bytes of the folder this merge writes: tensors × their output dtype's size, plus copied files."""
+    from backend.merge.io import ST_DTYPES, CheckpointFolder, aux_files
+
     first = CheckpointFolder(spec.models[0])
     try:
         tensors = sum(

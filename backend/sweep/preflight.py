@@ -24,20 +24,19 @@ INSTALL = "install requirements.txt (and requirements-gpu.txt on a GPU node) int
 
 
 def probe(paths: list[str], packages: tuple[str, ...]) -> dict:
-    """One node's row (runs there)."""
-    from backend.merge.cache import MergeCache
-    from backend.merge.space import free_bytes
+    """One node's row (runs there; imports nothing it reports on before reporting it)."""
+    from backend.merge.space import budget_bytes, default_root, free_bytes
     from backend.sandbox.boot import SANDBOX_PYTHON
 
-    cache = MergeCache()
+    cache = default_root()
     row = {
         "host": socket.gethostname(),
         "bwrap": shutil.which("bwrap"),
         "sandbox_python": os.path.exists(SANDBOX_PYTHON),
         "g++": shutil.which("g++"),
-        "cache": str(cache.root),
-        "budget_gb": cache.budget / (1 << 30),
-        "free": free_bytes(cache.root),
+        "cache": str(cache),
+        "budget_gb": budget_bytes() / (1 << 30),
+        "free": free_bytes(cache),
         "seen": seen_here(paths),
         "packages": {},
         "missing": {},
