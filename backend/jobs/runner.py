@@ -235,6 +235,7 @@ def actor_lines(job: Job) -> list[str]:
         where = f"{a.get('node', '?')} GPU {','.join(a['gpus'])}" if a.get("gpus") else a.get("node", "?")
         rate = f", {a['rate']:.2f} samples/s" if a.get("rate") else ""
         doing = f" {a['point']}" if a.get("state") == "sampling" else ""
+        doing += f" ({a['cause']})" if a.get("state") == "died" and a.get("cause") else ""  # Ray's reason
         lines.append(f"{name} on {where}: {a.get('state', '?')}{doing}, {a['points']} point(s) done{rate}")
     return lines
 
