@@ -128,8 +128,9 @@ def test_a_folder_only_this_machine_holds_is_refused_in_one_line(two_nodes, driv
 def test_rl_trains_on_a_node_that_cannot_read_the_drivers_database(two_nodes, driver, tmp_path):
     """`rl --executor ray` (issue #65, failure 5): the training task lands on the second node (the
     head has no CPUs), which sees neither the database's folder nor the repository's db/ (Ray ships
-    the code without it). Before: the task opened the driver's DuckDB path there and failed
-    (FileNotFoundError … db/schema.sql). Now the driver stores what the task writes to output_dir."""
+    the code without it). Before: the task opened the driver's DuckDB path there and failed (here
+    `database folder … does not exist`; where the folder is shared, `FileNotFoundError …
+    db/schema.sql`). Now the driver stores what the task writes to output_dir."""
     from backend.lab.tiny import make_tiny_checkpoint
     from backend.records import Checkpoint, Metric, Problem, Test
     from backend.rl.spec import RLSpec
