@@ -65,7 +65,8 @@ def free_bytes(folder: Path) -> int:
 
 
 def gb(n: int) -> str:
-    return f"{n / 1e9:.3g} GB"
+    """Bytes as GB: three significant digits (a test's 0.00196 GB), whole GB from 1,000 up (3,100 GB)."""
+    return f"{n / 1e9:.3g} GB" if n < 1e12 else f"{n / 1e9:,.0f} GB"
 
 
 def require_room(folder: Path, need: int, what: str, advice: str) -> None:

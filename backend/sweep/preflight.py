@@ -17,6 +17,7 @@ import shutil
 import socket
 
 from backend.errors import UserError
+from backend.merge.space import gb
 from backend.sweep.cluster_env import files_read
 from backend.sweep.shared_paths import mismatch, seen_here, tokens_in
 
@@ -114,7 +115,7 @@ def table(rows: list[dict], paths: list[str], expected: dict) -> str:
             "yes" if row["g++"] else "no",
             row["cache"],
             f"{row['budget_gb']:g} GB",
-            f"{row['free'] / 1e9:.3g} GB",
+            gb(row["free"]),
             f"{same} of {len(paths)} the same",
         ])  # fmt: skip
     widths = [max(len(str(line[i])) for line in lines) for i in range(len(head))]
