@@ -33,6 +33,8 @@ RUNNING = {
     "tensor_parallel_size",
     "live_switch",
     "switch_endpoints",
+    "merge_dtype",
+    "keep_merges",
 }
 GROUPS = (
     ("Sampling", None),

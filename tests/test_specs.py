@@ -255,7 +255,9 @@ def test_a_spec_stored_by_the_earlier_layered_configs_loads_with_every_value():
     stored = json.loads((ROOT / "tests" / "fixtures" / "stored_specs.json").read_text())
     assert set(stored) == {"sweep", "eval", "rl"}
     # an RL run stored before --keep-checkpoints resumes keeping every checkpoint, as it was started
-    added = {"rl": {"keep_checkpoints": 0}}
+    # a sweep stored before --merge-dtype and --keep-merges merges as it did (the endpoints' dtype) and
+    # keeps what the budget allows, as its merges' own evictions did
+    added = {"rl": {"keep_checkpoints": 0}, "sweep": {"merge_dtype": "auto", "keep_merges": "budget"}}
     for kind, data in stored.items():
         spec = validate_spec(SPECS[kind], stored_spec(kind, data))
         assert json.loads(spec.model_dump_json()) == data | added.get(kind, {}), kind

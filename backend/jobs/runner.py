@@ -189,40 +189,27 @@ def _lease(store: Store, job: Job, spec):
 
 def run_training(store: Store, spec, experiment_id: str, progress) -> str:
     """An RL job's body: here, or (executor "ray") as a Ray task asking for spec.gpus GPUs, so a
-    cluster places it on a GPU node. Either way it resumes from the newest checkpoint, and more than
-    one GPU launches training processes with accelerate (backend/rl/launch.py)."""
+    cluster places it on a GPU node (backend/rl/remote.py: the task never opens the store). Either
+    way it resumes from the newest checkpoint, and more than one GPU launches training processes
+    with accelerate (backend/rl/launch.py)."""
     from backend.rl.trainer import run_rl
 
     if spec.executor == "local":
         return run_rl(store, spec, progress=False, experiment_id=experiment_id, job=progress)
+    from backend.rl.remote import train_on_ray
     from backend.sweep.executors import connect_ray
+    from backend.sweep.preflight import preflight
     from backend.sweep.ray_join import chosen_address
-    from backend.sweep.shared_paths import require_shared
 
     ray = connect_ray(spec.ray_address)
-    if ray.cluster_resources().get("GPU", 0) < spec.gpus:
-        ray.shutdown()
-        raise UserError(f"the Ray cluster has no node with {spec.gpus:g} GPU(s); set gpus to 0 to train on CPUs")
-    if chosen_address(spec.ray_address)[0]:  # a user's cluster: the task may land where these are not
-        try:
-            require_shared(ray, [spec.base], [spec.output_dir])
-        except UserError:
-            ray.shutdown()
-            raise
-    task = ray.remote(num_gpus=spec.gpus)(_train_remote)
     try:
-        return ray.get(task.remote(str(store.path), spec.model_dump(), experiment_id, progress.job_id))
+        if ray.cluster_resources().get("GPU", 0) < spec.gpus:
+            raise UserError(f"the Ray cluster has no node with {spec.gpus:g} GPU(s); set gpus to 0 to train on CPUs")
+        if chosen_address(spec.ray_address)[0]:  # a user's cluster: the task may land where these are not
+            preflight(ray, [spec.base], [spec.output_dir], spec.backend, None, ("torch", "trl"))
+        return train_on_ray(ray, store, spec, experiment_id, progress)
     finally:
         ray.shutdown()
-
-
-def _train_remote(db: str, spec: dict, experiment_id: str, job_id: str) -> str:
-    from backend.rl.trainer import run_rl
-    from backend.store import Store
-    from backend.sweep.pipeline import Progress
-
-    store = Store(db)
-    return run_rl(store, RLSpec(**spec), progress=False, experiment_id=experiment_id, job=Progress(store, job_id))
 
 
 def observed(job: Job) -> Job:
@@ -248,6 +235,7 @@ def actor_lines(job: Job) -> list[str]:
         where = f"{a.get('node', '?')} GPU {','.join(a['gpus'])}" if a.get("gpus") else a.get("node", "?")
         rate = f", {a['rate']:.2f} samples/s" if a.get("rate") else ""
         doing = f" {a['point']}" if a.get("state") == "sampling" else ""
+        doing += f" ({a['cause']})" if a.get("state") == "died" and a.get("cause") else ""  # Ray's reason
         lines.append(f"{name} on {where}: {a.get('state', '?')}{doing}, {a['points']} point(s) done{rate}")
     return lines
 

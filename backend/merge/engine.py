@@ -28,7 +28,6 @@ from backend.errors import UserError
 from backend.merge import methods
 from backend.merge.io import (
     ST_DTYPES,
-    ST_NAMES,
     CheckpointFolder,
     OutTensor,
     ShardWriter,
@@ -37,6 +36,7 @@ from backend.merge.io import (
     copy_aux_files,
     plan_shards,
 )
+from backend.merge.space import merged_bytes, out_dtype, partial_folder, require_room
 from backend.merge.spec import SHARD_BYTES, Merge
 
 CHUNK_ELEMS = 4 << 20  # 16 MB of float32 per input per chunk
@@ -98,9 +98,7 @@ def validate(ckpts: list[CheckpointFolder]) -> list[str]:
 
 
 def _out_dtype(spec: Merge, info: TensorInfo) -> str:
-    if not info.is_float or spec.dtype == "auto":
-        return info.dtype
-    return ST_NAMES[getattr(torch, spec.dtype)]
+    return out_dtype(spec, info.dtype, info.is_float)
 
 
 def sweep(
@@ -126,11 +124,14 @@ def sweep(
     for out in outs:
         if out.exists() and any(out.iterdir()) and not overwrite:
             raise UserError(f"output folder {out} exists and is not empty; remove it or pass --overwrite")
+    folders = "the merge" if len(specs) == 1 else f"{len(specs)} merges"
+    require_room(outs[0].parent, sum(map(merged_bytes, specs)), folders, "free space or write elsewhere")
     ckpts = [CheckpointFolder(m) for m in specs[0].models]
     names = validate(ckpts)
     hashes = [content_hash(c) for c in ckpts]
     infos = {n: [c.resolve(n) for c in ckpts] for n in names}
-    partials = [o.parent / f".{o.name}.partial-{os.getpid()}" for o in outs]
+    partials = [partial_folder(o, os.getpid()) for o in outs]
+    created = _missing_folders([o.parent for o in outs])  # made here: removed again if the merge fails
     try:
         writers = []
         for spec, partial in zip(specs, partials, strict=True):
@@ -165,6 +166,7 @@ def sweep(
     except BaseException as exc:
         for partial in partials:
             shutil.rmtree(partial, ignore_errors=True)
+        _remove_empty(created)
         if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
             raise UserError(
                 f"no space left under {outs[0].parent} while writing the merge; nothing was kept: free space and rerun"
@@ -177,6 +179,26 @@ def sweep(
     for r in results:
         r.seconds = elapsed
     return results
+
+
+def _missing_folders(folders: list[Path]) -> list[Path]:
+    """Each folder that does not exist yet, with its missing ancestors, deepest first."""
+    missing = set()
+    for folder in folders:
+        here = folder.absolute()
+        while not here.exists():
+            missing.add(here)
+            here = here.parent
+    return sorted(missing, key=lambda p: len(p.parts), reverse=True)
+
+
+def _remove_empty(folders: list[Path]) -> None:
+    """The folders a failed merge made (deepest first), each only if nothing else was put there."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:
+            continue
 
 
 def _out_tensor(name: str, dtype: str, info: TensorInfo) -> OutTensor:

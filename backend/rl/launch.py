@@ -10,7 +10,6 @@ process, and the driver below turns both into Metric and Checkpoint rows as they
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import pickle
 import signal
@@ -26,15 +25,14 @@ import psutil
 
 from backend.errors import UserError
 from backend.gpus import node_gpus
-from backend.records import Job, Metric
+from backend.records import Job
+from backend.rl.follow import Follower
 from backend.rl.spec import RLSpec
-from backend.rl.task import Task, complete_checkpoints, register_checkpoint
+from backend.rl.task import Task
 from backend.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]  # the repository: `-m backend.rl.worker` resolves from here
 
-METRICS = "metrics.jsonl"  # rank 0's lines: {"step": N, "values": {...}}, then {"final": N} after saving final
-# (or {"stopped": LINE} when the disk guard stopped the run before a save)
 TASK = ".task.pkl"  # the training task the launched processes read (written by the driver)
 SERVER_START_S = 900.0  # vLLM loads the model and captures CUDA graphs before /health answers
 
@@ -183,16 +181,17 @@ def write_task(path: Path, task: Task, server_url: str | None, group_port: int |
 
 def drive(store: Store, spec: RLSpec, exp: str, the_plan: Plan, job=None, poll_s: float = 1.0) -> None:
     """Run the plan's processes; store rank 0's metrics and register each complete checkpoint as they
-    appear, then the final model. Any way out of here (end, error, `jobs cancel`'s TERM) stops every
-    process it started, with all their descendants."""
-    out = Path(spec.output_dir)
-    registered: set[int] = set()
-    metrics = MetricsTail(out / METRICS)
-    if job:
-        job.set_total("train", spec.steps)
-        done = complete_checkpoints(out)
-        if done:  # resumed: those steps are not this run's speed
-            job.reuse("train", done[-1][0])
+    appear, then the final model (follow.py). Any way out of here (end, error, `jobs cancel`'s TERM)
+    stops every process it started, with all their descendants."""
+    follower = Follower(store, spec, exp, job)
+    status = run_plan(the_plan, follower.poll, poll_s)
+    follower.finish(f"accelerate launch exited with status {status}; see the job's log" if status else None)
+
+
+def run_plan(the_plan: Plan, on_poll, poll_s: float = 1.0) -> int:
+    """Start the plan's processes (the vLLM server first, until it serves), call on_poll() every
+    poll_s until the training processes end, and return their exit status; every process started
+    here, with its descendants, is stopped on the way out."""
     tree, server = Tree(), None
     on_term = _stop_on_sigterm()
     try:
@@ -201,21 +200,14 @@ def drive(store: Store, spec: RLSpec, exp: str, the_plan: Plan, job=None, poll_s
             wait_healthy(the_plan.server_url, server)
         trainer = tree.add(_start(the_plan.train_argv, the_plan.train_env))
         while True:
-            finished = trainer.poll() is not None  # looked at before the last ingestion: nothing is missed
+            finished = trainer.poll() is not None  # looked at before the last poll: nothing is missed
             tree.look()
-            _ingest(store, spec, exp, metrics, registered, job)
+            on_poll()
             if finished:
-                break
+                return trainer.returncode
             if server and server.poll() is not None:
                 raise RuntimeError(f"the vLLM server exited with status {server.returncode}; see the job's log")
             time.sleep(poll_s)
-        if metrics.stopped:
-            raise UserError(metrics.stopped)
-        if trainer.returncode:
-            raise RuntimeError(f"accelerate launch exited with status {trainer.returncode}; see the job's log")
-        if metrics.final is None:
-            raise RuntimeError(f"the training processes ended without saving {out / 'final'}")
-        register_checkpoint(store, out / "final", spec, exp, metrics.final)
     finally:
         tree.stop()
         if on_term is not None:
@@ -233,48 +225,6 @@ def _stop_on_sigterm():
         raise SystemExit(128 + signum)
 
     return signal.signal(signal.SIGTERM, stop)
-
-
-def _ingest(store: Store, spec: RLSpec, exp: str, metrics: MetricsTail, registered: set[int], job) -> None:
-    rows = [Metric(exp, step, k, v) for step, values in metrics.read() for k, v in values.items()]
-    store.put(rows)  # keyed by (experiment, step, name): a step logged again after a resume replaces its row
-    if job and metrics.step is not None:
-        job.reached("train", metrics.step)
-    for step, folder in complete_checkpoints(Path(spec.output_dir)):
-        if step not in registered:
-            register_checkpoint(store, folder, spec, exp, step)
-            registered.add(step)
-
-
-class MetricsTail:
-    """Reads the lines rank 0 appended since the last read; a line still being written waits."""
-
-    def __init__(self, path: Path):
-        self.path, self.offset = path, 0
-        self.step: int | None = None
-        self.final: int | None = None
-        self.stopped: str | None = None
-
-    def read(self) -> list[tuple[int, dict[str, float]]]:
-        try:
-            with self.path.open("rb") as f:
-                f.seek(self.offset)
-                data = f.read()
-        except FileNotFoundError:
-            return []
-        whole = data[: data.rfind(b"\n") + 1]
-        self.offset += len(whole)
-        steps = []
-        for line in whole.decode().splitlines():
-            entry = json.loads(line)
-            if "final" in entry:
-                self.final = entry["final"]
-            elif "stopped" in entry:  # the disk guard's line (backend/rl/checkpoints.py)
-                self.stopped = entry["stopped"]
-            else:
-                steps.append((entry["step"], entry["values"]))
-                self.step = entry["step"]
-        return steps
 
 
 def wait_healthy(url: str, server: subprocess.Popen, timeout_s: float | None = None) -> None:

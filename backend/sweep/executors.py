@@ -213,7 +213,7 @@ def connect_ray(address: str | None, **init_kw):
                 _node_ip_address="127.0.0.1",
                 include_dashboard=False,
                 dashboard_host="127.0.0.1",
-                log_to_driver=False,
+                log_to_driver=True,  # the tasks' and actors' output (an engine's root cause) in the job's log
                 **init_kw,
             )
             return ray

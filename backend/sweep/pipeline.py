@@ -20,7 +20,7 @@ from backend.grading.judge import JudgeSetup, JudgeTest, Program, judge_setup
 from backend.grading.pool import JudgeJob, Judging
 from backend.hub import checkpoint_label
 from backend.merge import checkpoints
-from backend.merge.cache import register_live_switch, register_merged
+from backend.merge.cache import pinned_sweep, register_live_switch, register_merged
 from backend.merge.checkpoints import ensure_registered
 from backend.merge.spec import Merge
 from backend.records import Evaluation, Job, Problem, Sample, SampleKey, Test
@@ -118,9 +118,15 @@ class JudgeInputs:
         )
 
 
+def merge_specs(spec: SweepSpec) -> list[Merge]:
+    """One Merge per α; a live switch's in the endpoints' dtype (it writes no folder)."""
+    dtype = "auto" if spec.live_switch else spec.merge_dtype
+    return [Merge.at_alpha(spec.low, spec.high, a, dtype=dtype) for a in spec.alphas]
+
+
 def sweep_points(store: Store, spec: SweepSpec, progress: Progress, merge) -> list[Point]:
     """merge(specs) → folders: the executor's (in this process, or one Ray task per α)."""
-    specs = [Merge.at_alpha(spec.low, spec.high, a) for a in spec.alphas]
+    specs = merge_specs(spec)
     progress.set_total("merge", len(specs))
     if spec.live_switch:  # live α switch: no folders, the same ids a disk merge would get
         points = []
@@ -158,6 +164,7 @@ def make_executor(spec: SweepSpec | EvalSpec) -> Executor:
             spec.tensor_parallel_size,
             {"switch_endpoints": switch_endpoints, **engine_options(spec)},
             job_folders(spec),
+            spec.backend,
         )
     return LocalExecutor(spec.engine, switch_endpoints=switch_endpoints, **engine_options(spec))
 
@@ -167,25 +174,27 @@ def run_pipeline(store: Store, job_id: str, experiment_id: str, spec: SweepSpec 
     problems = select_problems(store, spec)
     prompt_format = resolve_prompt_format(spec.prompt_format, job_folders(spec))
     judge_inputs = {p.id: JudgeInputs.of(store, p, spec) for p in problems}
-    executor = make_executor(spec)
-    try:
-        if isinstance(spec, SweepSpec):
-            points = sweep_points(store, spec, progress, executor.merge) + eval_points(store, spec.independent)
-        else:
-            points = eval_points(store, spec.checkpoints)
-        points = [replace(p, index=i) for i, p in enumerate(points)]
-        progress.set_total("rollout", len(points) * len(problems) * spec.n)
-        progress.set_total("judge", len(points) * len(problems) * spec.n)
-        for point in points:
-            done = store.sample_keys(experiment_id, point.checkpoint_id)
-            progress.reuse("rollout", sum(1 for p in problems for i in range(spec.n) if (p.id, i) in done))
-        work = Work(store, executor.judging, experiment_id, problems, spec, judge_inputs, progress, prompt_format)
-        executor.rollout_points(points, work)
-        while executor.judging.pending:
-            work.drain(block=True)
-        progress.flush("judge", force=True)
-    finally:
-        executor.close()
+    on_disk = merge_specs(spec) if isinstance(spec, SweepSpec) and not spec.live_switch else []
+    with pinned_sweep(job_id, on_disk, getattr(spec, "keep_merges", "budget")):  # room checked before any merge
+        executor = make_executor(spec)
+        try:
+            if isinstance(spec, SweepSpec):
+                points = sweep_points(store, spec, progress, executor.merge) + eval_points(store, spec.independent)
+            else:
+                points = eval_points(store, spec.checkpoints)
+            points = [replace(p, index=i) for i, p in enumerate(points)]
+            progress.set_total("rollout", len(points) * len(problems) * spec.n)
+            progress.set_total("judge", len(points) * len(problems) * spec.n)
+            for point in points:
+                done = store.sample_keys(experiment_id, point.checkpoint_id)
+                progress.reuse("rollout", sum(1 for p in problems for i in range(spec.n) if (p.id, i) in done))
+            work = Work(store, executor.judging, experiment_id, problems, spec, judge_inputs, progress, prompt_format)
+            executor.rollout_points(points, work)
+            while executor.judging.pending:
+                work.drain(block=True)
+            progress.flush("judge", force=True)
+        finally:
+            executor.close()
     return {
         "points": len(points),
         "problems": len(problems),

@@ -28,8 +28,9 @@ from backend.merge.spec import Merge
 from backend.records import SampleKey
 from backend.rollout.run import Batch
 from backend.sweep.executors import Engines, Point, PointWork, connect_ray
+from backend.sweep.preflight import preflight
+from backend.sweep.ray_errors import cause
 from backend.sweep.ray_join import chosen_address
-from backend.sweep.shared_paths import require_shared
 
 ATTEMPTS = 3  # a point whose actor died this many times fails the job: the fault is likely the point's
 
@@ -71,10 +72,11 @@ class RayExecutor:
         tensor_parallel_size: int = 1,
         engine_kw: dict | None = None,
         folders: list[str] = (),
+        sandbox: str | None = None,
     ):
         self.ray = connect_ray(address)
-        if chosen_address(address)[0]:  # a user's cluster: its nodes may not see this machine's folders
-            require_shared(self.ray, list(folders), [str(MergeCache().root)])
+        if chosen_address(address)[0]:  # a user's cluster: what each node can do, and the folders it sees
+            preflight(self.ray, list(folders), [str(MergeCache().root)], sandbox, engine_name)
         self.engine_name, self.engine_kw = engine_name, engine_kw or {}
         self.per_actor, self.most_actors = self._plan(gpus, tensor_parallel_size)
         self.judging = RayJudging(self.ray)
@@ -136,9 +138,9 @@ class RayExecutor:
                     failures[point.checkpoint_id] += 1
                     if failures[point.checkpoint_id] >= ATTEMPTS:
                         raise RuntimeError(
-                            f"{point.label}: its engine actor died {ATTEMPTS} times; last: {exc}"
+                            f"{point.label}: its engine actor died {ATTEMPTS} times; last: {cause(exc)}"
                         ) from exc
-                    self._lost(name, work, free)
+                    self._lost(name, work, free, cause(exc))
                     queue.appendleft(point)  # the next free actor samples what the store still lacks
                     continue
                 work.stored(point, batch, episodes)
@@ -151,13 +153,16 @@ class RayExecutor:
                     free.append(name)
 
     def _get(self, refs):
-        """ray.get, with a user's mistake raised as its own one line (not Ray's wrapped traceback)."""
+        """ray.get, with a user's mistake raised as its own one line (not Ray's wrapped traceback),
+        and any other failure of the remote code as its cause's line (the traceback follows in the log)."""
         try:
             return self.ray.get(refs)
         except self.ray.exceptions.RayTaskError as exc:
             if isinstance(exc.cause, UserError):
                 raise exc.cause from None
-            raise
+            if isinstance(exc, self._died):
+                raise
+            raise RuntimeError(cause(exc)) from exc
 
     @property
     def _died(self) -> tuple[type[Exception], ...]:
@@ -189,11 +194,12 @@ class RayExecutor:
             except self._died:
                 pass  # its rollout call reports the death
 
-    def _lost(self, name: str, work: PointWork, free: list[str]) -> None:
+    def _lost(self, name: str, work: PointWork, free: list[str], why: str) -> None:
         """Drop a dead actor; start a replacement when the cluster has room for one (a pre-empted
         node's GPUs may be gone), and always when no actor is left."""
         self.ray.kill(self.actors.pop(name), no_restart=True)
-        work.actor(name, state="died")
+        print(f"{name} died: {why}", flush=True)  # the job's log says why, not only that it died
+        work.actor(name, state="died", cause=why)
         room = self.ray.available_resources().get("GPU", 0) >= self.per_actor.get("num_gpus", 0)
         if not self.actors or room:
             free.append(self._start_actor(work))

@@ -16,7 +16,8 @@ nothing asks for resources the cluster owns: ray.init refuses num_cpus/num_gpus 
   RAY_AUTH_TOKEN_PATH or ~/.ray/auth_token; scripts.py:1069), and every cluster that ray.init()
   starts writes one. A driver sends the token only if RAY_AUTH_MODE=token, which ray.init sets
   for `auto` but never for an explicit address (worker.py:1971-1977), so an explicit address fails
-  with an invalid-token error: a join here applies the `auto` rule to both.
+  with an invalid-token error: a join here applies the `auto` rule to both. Whether the cluster
+  agrees (it wants no token, or another one) is asked first, and a mismatch is one line (ray_auth.py).
 - ray.init waits long for a GCS that is not there; the address's port is tried first (CONNECT_S).
 
 The cluster's workers start in Ray's own directories, on nodes that need not hold this repository:
@@ -33,6 +34,8 @@ import socket
 from pathlib import Path
 
 from backend.errors import UserError
+from backend.sweep.cluster_env import shipped_env
+from backend.sweep.ray_auth import check_token
 
 CONNECT_S = 5.0
 ROOT = Path(__file__).resolve().parents[2]
@@ -110,10 +113,13 @@ def shipped_code(runtime_env: dict | None) -> dict:
     """The job's runtime_env with this repository in it as Ray's working_dir: Ray uploads it once
     (by content hash, without SHIPPED_EXCLUDES) and every worker, on any node, runs in its own
     unpacked copy and imports `backend` from there. The whole repository, not the package alone:
-    the code reads files beside it (scripts/build_sandbox_image.sh names the sandbox image)."""
+    the code reads files beside it (scripts/build_sandbox_image.sh names the sandbox image). The
+    variables the project reads go with it (cluster_env.py): the cluster's processes started in an
+    environment of their own."""
     env = dict(runtime_env or {})
     env["working_dir"] = str(ROOT)
     env["excludes"] = [*SHIPPED_EXCLUDES, *(env.get("excludes") or [])]
+    env["env_vars"] = {**shipped_env(), **(env.get("env_vars") or {})}
     return env
 
 
@@ -128,10 +134,12 @@ def join(ray, address: str, source: str = "--ray-address", **init_kw):
         os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
         ray_constants.ENABLE_RAY_CLUSTER = False  # read at import, which may have happened
     reachable(host, port, source)
+    if not target.startswith(CLIENT):  # a Ray Client server authenticates on its own
+        check_token(f"{host}:{port}", source)
     maybe_enable_token_auth_if_token_available(warn_if_disabled=False)  # what `auto` does, for every address
     runtime_env = shipped_code(init_kw.pop("runtime_env", None))
-    try:
-        ray.init(address=target, log_to_driver=False, runtime_env=runtime_env, **init_kw)
+    try:  # the tasks' and actors' output reaches the job's log: an engine's root cause is printed there
+        ray.init(address=target, log_to_driver=True, runtime_env=runtime_env, **init_kw)
     except Exception as exc:  # Ray's own refusal (a token, a version): its first line
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise UserError(f"could not join the Ray cluster at {target} (from {source}): {first}") from None

@@ -1,5 +1,5 @@
 """Folders a job reads on a Ray cluster must be the same folder on every node, or the job stops
-in one line before any work is placed there.
+in one line before any work is placed there (asked by the preflight, backend/sweep/preflight.py).
 
 A checkpoint or the merge cache named by a path is read (and the cache written) wherever Ray
 places a task; a path that only the driver's machine holds fails deep inside a task
@@ -12,11 +12,10 @@ the driver), so the hub cache must be shared as well.
 
 from __future__ import annotations
 
-import os
+import contextlib
 import secrets
+from collections.abc import Iterator
 from pathlib import Path
-
-from backend.errors import UserError
 
 TOKEN_PREFIX = ".flab-shared-"
 
@@ -36,42 +35,24 @@ def seen_here(paths: list[str]) -> dict[str, list | None]:
     return {p: fingerprint(p) for p in paths}
 
 
-def require_shared(ray, checkpoints: list[str], writable: list[str]) -> None:
-    """Refuse, in one line, a job whose folders some alive node does not see as the driver does.
-    `checkpoints`: folders read (a name that is no folder here is skipped); `writable`: folders
-    every node writes."""
-    paths, tokens = [p for p in checkpoints if os.path.isdir(p)], {}
-    for folder in writable:  # the cache's own files come and go while jobs run: a token of this job's
-        token = Path(folder) / f"{TOKEN_PREFIX}{secrets.token_hex(8)}"
-        token.parent.mkdir(parents=True, exist_ok=True)
-        token.write_text(secrets.token_hex(16))  # only a folder this machine shares shows it elsewhere
-        tokens[str(token)] = folder
-    paths += list(tokens)
-    if not paths:
-        return
+@contextlib.contextmanager
+def tokens_in(writable: list[str]) -> Iterator[dict[str, str]]:
+    """A token file of this job's in each folder every node writes ({token path: folder}), removed
+    after: the folder's own files come and go while jobs run, and only a folder this machine shares
+    shows another node the token it has just written."""
+    tokens = {}
     try:
-        _compare(ray, paths, tokens)
+        for folder in writable:
+            token = Path(folder) / f"{TOKEN_PREFIX}{secrets.token_hex(8)}"
+            token.parent.mkdir(parents=True, exist_ok=True)
+            token.write_text(secrets.token_hex(16))
+            tokens[str(token)] = folder
+        yield tokens
     finally:
         for token in tokens:
             Path(token).unlink(missing_ok=True)
 
 
-def _compare(ray, paths: list[str], tokens: dict[str, str]) -> None:
-    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
-    expected = seen_here(paths)
-    nodes = [n for n in ray.nodes() if n["Alive"]]
-    probe = ray.remote(num_cpus=0)(seen_here)
-    refs = {
-        probe.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False)).remote(paths): n
-        for n in nodes
-    }
-    for ref, node in refs.items():
-        seen = ray.get(ref)
-        for path in paths:
-            if seen[path] != expected[path]:
-                raise UserError(
-                    f"{tokens.get(path, path)} is not the same folder on Ray node {node['NodeManagerAddress']} "
-                    f"({node['NodeID'][:8]}) as on this machine; put it on a filesystem every node mounts "
-                    "at the same path (for a hub checkpoint: the hub cache, HF_HOME)"
-                )
+def mismatch(seen: dict, paths: list[str], expected: dict) -> str | None:
+    """The first path a node sees otherwise than this machine, or None."""
+    return next((p for p in paths if seen[p] != expected[p]), None)

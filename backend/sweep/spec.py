@@ -19,6 +19,7 @@ from backend.alpha import alpha_grid
 from backend.errors import FieldError, UserError
 from backend.grading.limits import MIN_MEMORY_MB
 from backend.hub import hub_ref, labelled
+from backend.merge.spec import Dtype
 from backend.rollout.spec import SamplingSpec, check_temperature
 from backend.specs import HIDDEN, validate_spec  # noqa: F401  (re-exported for the job runner)
 from backend.vocab import Difficulty, EngineName, ExecutorName, PromptFormat, SandboxBackend, Setting
@@ -232,6 +233,13 @@ class SweepSpec(JobSpec):
     live_switch: bool = Field(False, title="Switch α in the loaded model (write no merged folders)")
     """Switch α in the loaded model instead of writing a merged folder per α. Off by default: merged
     folders are cached and reused by later sweeps; the switch saves disk and load time."""
+    merge_dtype: Dtype = Field("auto", title="Merged folders' dtype")
+    """dtype of each merged folder's weights: auto keeps the endpoints' (an RL run saves float32:
+    30.5 GB per α for a 7B model); bfloat16 halves it. The merge itself computes in float32 either way."""
+    keep_merges: Literal["budget", "all", "none"] = Field("budget", title="Merged folders kept after the sweep")
+    """What stays of the sweep's merged folders once it ends (while it runs they are never evicted):
+    budget: the merge cache evicts down to FLAB_MERGE_CACHE_GB (100), least recently used first; all:
+    every folder stays, for later sweeps (a later merge may still evict them); none: they are deleted."""
     switch_endpoints: Literal["device", "host"] = Field("device", title="θ_low and θ_high live on (live switch)")
     """Where a live switch keeps the two endpoints: device (fastest switch) or host (pinned CPU
     memory, for models whose endpoints do not fit beside vLLM on the GPU; slower switches)."""

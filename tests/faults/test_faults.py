@@ -7,7 +7,9 @@
 """
 
 import os
+import shutil
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -20,7 +22,9 @@ from safetensors.torch import load_file
 
 from backend.errors import UserError
 from backend.merge.cache import MergeCache
-from backend.merge.spec import Merge
+from backend.merge.engine import sweep
+from backend.merge.space import gb, merged_bytes
+from backend.merge.spec import Merge, alpha_folder
 from backend.records import Checkpoint as CheckpointRow
 from backend.store import Store
 from tests.conftest import ROOT, run_cli
@@ -45,11 +49,65 @@ def test_merge_into_a_full_disk_gives_one_line_and_caches_nothing(tmp_path, smal
     low = make_checkpoint(tmp_path / "low", seed=1, hidden_size=128, intermediate_size=512, vocab_size=2048)
     high = make_checkpoint(tmp_path / "high", seed=2, hidden_size=128, intermediate_size=512, vocab_size=2048)
     cache = MergeCache(small_tmpfs / "merges")
+    spec = Merge.at_alpha(low, high, 0.5)
     with pytest.raises(UserError) as err:
-        cache.get([Merge.at_alpha(low, high, 0.5)], progress=False)
-    assert "\n" not in str(err.value) and "no space left" in str(err.value)
+        cache.get([spec], progress=False)
+    need, free = gb(merged_bytes(spec)), gb(shutil.disk_usage(small_tmpfs).free)
+    assert str(err.value) == (
+        f"no space for the merge under {small_tmpfs / 'merges'}: {need} needed, {free} free; "
+        "free space or write elsewhere"
+    )
     assert cache.entries() == []
-    assert list((small_tmpfs / "merges").iterdir()) == []  # no partial folder either
+    assert list(small_tmpfs.iterdir()) == []  # no partial folder, not even the cache's own
+
+
+@needs_root
+def test_merge_out_on_a_full_disk_leaves_nothing_behind(tmp_path, small_tmpfs):
+    """`merge --alphas 0.5,1.5 --out X` writes X/alpha_0.5 and X/alpha_1.5 (MergeConfig.merges); on a
+    disk they do not fit: one line naming both numbers, and no X. Before: X was left behind, empty."""
+    low = make_checkpoint(tmp_path / "low", seed=1, hidden_size=128, intermediate_size=512, vocab_size=2048)
+    high = make_checkpoint(tmp_path / "high", seed=2, hidden_size=128, intermediate_size=512, vocab_size=2048)
+    specs = [Merge.at_alpha(low, high, a) for a in (0.5, 1.5)]
+    with pytest.raises(UserError) as err:
+        sweep(specs, [small_tmpfs / "X" / alpha_folder(a) for a in (0.5, 1.5)], progress=False)
+    need, free = gb(2 * merged_bytes(specs[0])), gb(shutil.disk_usage(small_tmpfs).free)
+    assert str(err.value).startswith(f"no space for 2 merges under {small_tmpfs / 'X'}: {need} needed, {free} free")
+    assert list(small_tmpfs.iterdir()) == []
+
+
+def test_a_merge_that_fails_mid_write_removes_the_folders_it_made(tmp_path):
+    """An error after the merge began writing (a tensor overflows float16 at α = 1e5) leaves neither
+    its partial folders nor the parent folders it created for its outputs."""
+    low = make_checkpoint(tmp_path / "low", seed=1, dtype=torch.float16)
+    high = make_checkpoint(tmp_path / "high", seed=2, dtype=torch.float16)
+    outs = [tmp_path / "new" / "X" / alpha_folder(a) for a in (0.5, 1e5)]
+    with pytest.raises(UserError, match="non-finite"):
+        sweep([Merge.at_alpha(low, high, a) for a in (0.5, 1e5)], outs, progress=False)
+    assert not (tmp_path / "new").exists()
+
+
+@needs_root
+@pytest.mark.slow  # a job in this process (torch, transformers): about 9 s
+def test_a_sweep_whose_merges_do_not_fit_is_refused_before_any_merge(endpoints, jobs_db, small_tmpfs, monkeypatch):
+    """Five merged folders of the test endpoints (~0.4 MB each) into a 1 MB cache: the job stops
+    before its first merge, in one line naming what they need, what is free and what to try."""
+    from backend.jobs import runner
+    from backend.records import Job, Sample
+    from tests.jobs.conftest import sweep as sweep_spec
+
+    monkeypatch.setenv("FLAB_CACHE", str(small_tmpfs))
+    job = runner.create_job(jobs_db, sweep_spec(endpoints, alphas="-0.5,0,0.5,1,1.5"))
+    with pytest.raises(UserError) as err:
+        runner.run_job_here(jobs_db, job.id)
+    need = gb(5 * merged_bytes(Merge.at_alpha(*endpoints, 0.5)))
+    assert str(err.value) == (
+        f"no space for the sweep's 5 merged folders under {small_tmpfs / 'merges'}: {need} needed, "
+        f"{gb(shutil.disk_usage(small_tmpfs).free)} free; try --live-switch (no folders), --merge-dtype bfloat16, "
+        "or FLAB_CACHE (or FLAB_MERGE_CACHE) on a bigger disk"
+    )
+    assert not (small_tmpfs / "merges").exists()  # no merge began, no pin was written
+    assert jobs_db.get(Job, job.id).status == "failed"
+    assert jobs_db.select(Sample, {"experiment_id": job.experiment_id}) == []
 
 
 KILLABLE_MERGE = textwrap.dedent("""
@@ -75,7 +133,8 @@ def test_merge_killed_mid_write_is_never_used_and_rebuilt_whole(tmp_path):
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     cache = MergeCache(root)
-    assert cache.entries() == [] and list(root.glob(".*.partial-*"))  # half-written, hidden, unused
+    (partial,) = root.glob(".*.partial-*")  # half-written, hidden, unused
+    assert cache.entries() == [] and partial.name.endswith(f".partial-{socket.gethostname()}-{proc.pid}")
 
     spec = Merge.at_alpha(low, high, 1.5)
     (folder,) = cache.get([spec], progress=False)

@@ -33,6 +33,8 @@ def free_port() -> int:
 WORKER_NODE = """
 import os, signal, sys, time
 import ray._private.node, ray._private.parameter
+from ray._private.authentication.authentication_token_setup import maybe_enable_token_auth_if_token_available
+maybe_enable_token_auth_if_token_available(warn_if_disabled=False)  # the head's `ray start` rule, the same token
 params = ray._private.parameter.RayParams(gcs_address=sys.argv[1], node_ip_address="127.0.0.1", temp_dir=sys.argv[2],
     num_cpus=int(sys.argv[3]), num_gpus=0, object_store_memory=150 * 1024 * 1024, min_worker_port=0, max_worker_port=0,
     include_log_monitor=False, node_manager_port=0)
@@ -81,28 +83,41 @@ def worker_node(address: str, temp: str, hide: list[str], cpus: int = 2, timeout
         log.close()
 
 
+# Ray waits a fixed 30 s for a new node's raylet to register (ray/_private/node.py:428): on a
+# machine shared by several test runs `ray start` can miss it, and is then simply tried again
+STARTUP_TIMEOUTS = ("timed out during startup", "node registration may not be complete")
+
+
 @contextlib.contextmanager
 def loopback_cluster(cpus: int = 2, timeout: float = 180.0, env: dict | None = None,
                      client_port: int | None = None) -> Iterator[tuple[str, str]]:  # fmt: skip
     """(address HOST:PORT, temp dir) of a running cluster whose every node is 127.0.0.1; `env`:
     the environment `ray start` runs in (this process's by default); `client_port`: the Ray Client
     server's port (a free one by default, never Ray's fixed 10001 that another cluster may hold)."""
-    temp = tempfile.mkdtemp(prefix="ray-", dir="/tmp")  # short: Ray's unix sockets live under it
-    port = free_port()
-    env = (env or dict(os.environ)) | {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_TMPDIR": temp}  # loopback
-    argv = [RAY, "start", "--head", "--block", "--node-ip-address", "127.0.0.1", "--port", str(port),
-            "--temp-dir", temp, "--num-cpus", str(cpus), "--include-dashboard", "false", "--disable-usage-stats",
-            "--ray-client-server-port", str(client_port or free_port())]  # fmt: skip
-    log = open(Path(temp) / "ray-start.log", "w")  # noqa: SIM115 (closed at teardown)
-    proc = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    address = f"127.0.0.1:{port}"
-    try:
+    for attempt in (1, 2, 3):
+        temp = tempfile.mkdtemp(prefix="ray-", dir="/tmp")  # short: Ray's unix sockets live under it
+        port = free_port()
+        started = (env or dict(os.environ)) | {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_TMPDIR": temp}  # loopback
+        argv = [RAY, "start", "--head", "--block", "--node-ip-address", "127.0.0.1", "--port", str(port),
+                "--temp-dir", temp, "--num-cpus", str(cpus), "--include-dashboard", "false", "--disable-usage-stats",
+                "--ray-client-server-port", str(client_port or free_port())]  # fmt: skip
+        log = open(Path(temp) / "ray-start.log", "w")  # noqa: SIM115 (closed at teardown)
+        proc = subprocess.Popen(argv, env=started, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + timeout
-        while not (Path(temp) / "ray_current_cluster").is_file():
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"ray start failed: {(Path(temp) / 'ray-start.log').read_text()[-2000:]}")
+        while not (Path(temp) / "ray_current_cluster").is_file() and proc.poll() is None:
+            if time.monotonic() > deadline:
+                break
             time.sleep(0.5)
-        yield address, temp
+        if (Path(temp) / "ray_current_cluster").is_file():
+            break
+        said = (Path(temp) / "ray-start.log").read_text()
+        _stop(proc)
+        log.close()
+        shutil.rmtree(temp, ignore_errors=True)
+        if attempt == 3 or not any(t in said for t in STARTUP_TIMEOUTS):
+            raise RuntimeError(f"ray start failed: {said[-2000:]}")
+    try:
+        yield f"127.0.0.1:{port}", temp
     finally:
         _stop(proc)
         log.close()

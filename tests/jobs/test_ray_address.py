@@ -123,3 +123,34 @@ def test_a_folder_only_this_machine_holds_is_refused_in_one_line(two_nodes, driv
     assert "\n" not in line and line.startswith(f"{low} is not the same folder on Ray node 127.0.0.1"), line
     assert time.monotonic() - began < 120
     assert jobs_db.select(Sample, {"experiment_id": job.experiment_id}) == []
+
+
+def test_rl_trains_on_a_node_that_cannot_read_the_drivers_database(two_nodes, driver, tmp_path):
+    """`rl --executor ray` (issue #65, failure 5): the training task lands on the second node (the
+    head has no CPUs), which sees neither the database's folder nor the repository's db/ (Ray ships
+    the code without it). Before: the task opened the driver's DuckDB path there and failed (here
+    `database folder … does not exist`; where the folder is shared, `FileNotFoundError …
+    db/schema.sql`). Now the driver stores what the task writes to output_dir."""
+    from backend.lab.tiny import make_tiny_checkpoint
+    from backend.records import Checkpoint, Metric, Problem, Test
+    from backend.rl.spec import RLSpec
+    from backend.store import Store
+
+    address, hidden = two_nodes
+    (hidden / "rl").mkdir()
+    store = Store(hidden / "rl" / "jobs.duckdb")  # a folder only this machine holds
+    store.put([Problem(id="t/one", bench="t", title="One", statement="Print 1.", time_limit_s=1.0)])
+    store.put([Test(problem_id="t/one", idx=0, input="x\n", output="1\n", input_len=2, tier=1, is_public=True)])
+    out = tmp_path / "out"  # every node's: the run's checkpoints and metrics.jsonl
+    spec = RLSpec(base=str(make_tiny_checkpoint(tmp_path / "base")), output_dir=str(out), reward="R_inf", bench="t",
+                  steps=2, num_generations=2, per_device_train_batch_size=2, max_completion_length=8, save_steps=1,
+                  gpus=0, executor="ray", ray_address=address)  # fmt: skip
+    job = runner.create_job(store, spec)
+    runner.run_job_here(store, job.id)  # the head has no CPUs: the 1-CPU training task ran on the second node
+    done = store.get(Job, job.id)
+    assert done.status == "done" and done.progress["train"] == done.progress["train"] | {"done": 2, "total": 2}
+    rows = store.select(Checkpoint, {"experiment_id": job.experiment_id})
+    final = [c for c in rows if c.path == str(out / "final")]
+    assert [c.step for c in final] == [2] and (out / "final" / "model.safetensors").is_file()
+    steps = {m.step for m in store.select(Metric, {"experiment_id": job.experiment_id}) if m.name == "reward_mean"}
+    assert steps == {1, 2}  # rank 0's metrics.jsonl, stored by the driver

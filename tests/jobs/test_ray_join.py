@@ -15,7 +15,7 @@ import pytest
 from backend.errors import UserError
 from backend.jobs import runner
 from backend.records import Experiment, Job, Sample
-from tests.jobs.conftest import sweep
+from tests.jobs.conftest import PROBLEMS, sweep
 from tests.jobs.ray_cluster import free_port, loopback_cluster
 
 pytestmark = pytest.mark.slow  # a Ray cluster of its own (about 20 s to start on 2 busy cores)
@@ -73,23 +73,38 @@ def test_an_address_that_is_not_host_port_is_one_line(driver):
         connect_ray("head-node")
 
 
-JOIN = """
-import sys, ray
-from backend.sweep.executors import connect_ray
-connect_ray(sys.argv[1])
-print("joined", ray.cluster_resources().get("CPU"))
-"""
+def sweep_command(endpoints, address: str, env: dict, cwd: Path) -> subprocess.CompletedProcess:
+    """`python -m backend sweep` of one α, one problem, one sample, on the cluster at `address`."""
+    argv = [sys.executable, "-m", "backend", "sweep", "--low", endpoints[0], "--high", endpoints[1], "--alphas",
+            "0.5", "-n", "1", "--max-tokens", "8", "--problem", PROBLEMS[0], "--executor", "ray",
+            "--ray-address", address]  # fmt: skip
+    return subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True, timeout=600)
 
 
-def test_an_explicit_address_sends_the_token_this_machine_holds(tmp_path):
-    """`ray start` turns token authentication on when the machine holds a token; Ray sends it for
-    `auto` only. Before: an explicit address was joined without it (here ray.init waited past 90 s).
-    In a process of its own, so this test's token mode stays out of the others'."""
+def test_a_token_cluster_runs_the_sweep_of_a_driver_with_its_token_and_refuses_others(endpoints, jobs_db, tmp_path):
+    """`ray start` turns token authentication on when its machine holds a token. A driver with the
+    same token joins by the explicit address (Ray sends the token for `auto` only: before, ray.init
+    waited past 90 s) and its sweep completes; a driver with another token, or none, is refused in
+    one line naming the token's sources (Ray's own AuthenticationError never reached the user)."""
     token = tmp_path / "auth_token"
     token.write_text(secrets.token_hex(32))
-    env = {k: v for k, v in os.environ.items() if k != "RAY_AUTH_MODE"} | {"RAY_AUTH_TOKEN_PATH": str(token)}
-    with loopback_cluster(env=env) as (address, _):
-        root = Path(__file__).resolve().parents[2]
-        done = subprocess.run([sys.executable, "-c", JOIN, address], env=env, cwd=root, capture_output=True,
-                              text=True, timeout=120)  # fmt: skip
-    assert done.returncode == 0 and done.stdout.strip().endswith("joined 2.0"), done.stderr[-2000:]
+    home = tmp_path / "home"  # holds no token: the driver's token is the one named below
+    home.mkdir()
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("RAY_AUTH_", "RAY_ADDRESS"))}
+    base |= {"HOME": str(home), "FLAB_DB": str(jobs_db.path)}
+    with loopback_cluster(env=base | {"RAY_AUTH_TOKEN_PATH": str(token)}) as (address, _):
+        done = sweep_command(endpoints, address, base | {"RAY_AUTH_TOKEN_PATH": str(token)}, tmp_path)
+        assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+        assert "job-" in done.stdout and ": done" in done.stdout
+        for env, said in [
+            (base | {"RAY_AUTH_TOKEN": "another-token"},
+             "refuses this machine's token (RAY_AUTH_TOKEN; sources in order: "
+             "RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH, ~/.ray/auth_token)"),
+            (base, "requires its token and this machine has none (none in RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH "
+             "or ~/.ray/auth_token)"),
+        ]:  # fmt: skip
+            began = time.monotonic()
+            refused = sweep_command(endpoints, address, env, tmp_path)
+            assert refused.returncode == 2 and time.monotonic() - began < 90, refused.stderr[-3000:]
+            (line,) = refused.stderr.strip().splitlines()
+            assert f"the Ray cluster at {address} (from --ray-address) {said}" in line, line

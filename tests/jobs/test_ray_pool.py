@@ -179,9 +179,12 @@ def test_progress_names_each_actor_where_it_runs_and_how_fast(tmp_path):
     progress.actor("engine-0", batch_samples=4, began=100.0, ended=102.0)
     progress.actor("engine-1", node="10.0.0.8", gpus=["0", "1"], point="α=1", state="sampling")
     progress.actor("engine-1", state="idle")
+    died = "The actor is dead because its worker process has died"
+    progress.actor("engine-2", node="10.0.0.9", state="died", cause=died)
     job = store.get(Job, "j")
     assert list(runner.stages(job)) == ["rollout"]
     assert runner.actor_lines(job) == [
         "engine-0 on 10.0.0.7 GPU 3: sampling α=0.5, 0 point(s) done, 2.00 samples/s",
         "engine-1 on 10.0.0.8 GPU 0,1: idle, 1 point(s) done",
+        "engine-2 on 10.0.0.9: died (The actor is dead because its worker process has died), 0 point(s) done",
     ]

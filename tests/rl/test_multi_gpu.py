@@ -12,6 +12,7 @@ import pytest
 
 from backend.errors import UserError
 from backend.records import Checkpoint, Job, Metric
+from backend.rl.follow import METRICS
 from backend.rl.spec import RLSpec
 from tests.conftest import run_cli
 
@@ -215,7 +216,7 @@ def test_the_driver_stores_each_metric_and_checkpoint_once_across_a_kill_and_res
 
 def test_the_metrics_tail_reads_whole_lines_only(tmp_path):
     """A line rank 0 is still writing waits for its newline; the final line is kept apart."""
-    from backend.rl.launch import MetricsTail
+    from backend.rl.follow import MetricsTail
 
     path = tmp_path / "metrics.jsonl"
     tail = MetricsTail(path)
@@ -266,7 +267,7 @@ def test_server_mode_serves_before_training_and_stops_after(store, tmp_path, mon
     port, calls = launch.free_port(), tmp_path / "calls"
     url = f"http://127.0.0.1:{port}"
     the_plan = launch.Plan(
-        train_argv=[sys.executable, "-c", TRAINER, url, str(out / launch.METRICS)], train_env={},
+        train_argv=[sys.executable, "-c", TRAINER, url, str(out / METRICS)], train_env={},
         server_argv=[sys.executable, "-c", HEALTHY_SERVER, str(port), str(calls)], server_env={}, server_url=url,
     )  # fmt: skip
     before = _children()
