@@ -1,10 +1,13 @@
 """Batch judging over a process pool (both cores by default), streaming results as they finish.
 
 The worker is a plain function of one JudgeJob, so the jobs stage can hand the same jobs to Ray.
+A pool that lives long (an RL rank's, kept across GRPO steps) starts its workers with `spawn`:
+a fresh interpreter each, never a fork of a process that holds CUDA, NCCL or threads.
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 from collections.abc import Hashable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -58,12 +61,23 @@ def _worker_init() -> None:
     util.Finalize(None, docker_backend.remove_containers, exitpriority=10)
 
 
+def rank_workers(cpus: int | None = None, ranks: int | None = None) -> int:
+    """One rank's share of this node's cores: cpu_count // ranks, at least 1. The ranks are this
+    node's training processes (LOCAL_WORLD_SIZE, which accelerate and torchrun set; 1 alone)."""
+    cpus = cpus or os.cpu_count() or 1
+    ranks = ranks or int(os.environ.get("LOCAL_WORLD_SIZE") or 1)
+    return max(1, cpus // max(1, ranks))
+
+
 class JudgePool:
     """Judging on a process pool over all cores (the jobs' local executor and judge_many): submit
-    JudgeJobs, collect (key, result) pairs as they finish."""
+    JudgeJobs, collect (key, result) pairs as they finish. `start_method` None is the platform's
+    default (fork on Linux); "spawn" or "forkserver" for a process that holds CUDA or threads."""
 
-    def __init__(self, workers: int | None = None):
-        self._pool = ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 2, initializer=_worker_init)
+    def __init__(self, workers: int | None = None, start_method: str | None = None):
+        context = multiprocessing.get_context(start_method) if start_method else None
+        self.workers = workers or os.cpu_count() or 2
+        self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=context, initializer=_worker_init)
         self._pending: set = set()
 
     def submit(self, jobs: Iterable[JudgeJob[Hashable]]) -> None:
@@ -80,15 +94,24 @@ class JudgePool:
     def pending(self) -> int:
         return len(self._pending)
 
+    def forget_pending(self) -> None:
+        """Drop what is still pending (a caller that stopped reading): queued jobs are cancelled,
+        running ones finish unread, so the pool's next batch collects only its own results."""
+        for future in self._pending:
+            future.cancel()
+        self._pending = set()
+
     def close(self) -> None:
         self._pool.shutdown(cancel_futures=True)
 
 
 def judge_many(
-    jobs: Iterable[JudgeJob[K]], workers: int | None = None, max_pending: int = 64
+    jobs: Iterable[JudgeJob[K]], workers: int | None = None, max_pending: int = 64, pool: JudgePool | None = None
 ) -> Iterator[tuple[K, JudgeResult]]:
-    """Yield (key, result) in completion order; at most max_pending jobs are in flight."""
-    pool = JudgePool(workers)
+    """Yield (key, result) in completion order; at most max_pending jobs are in flight. On a
+    fresh pool of `workers`, closed at the end, or on the caller's `pool`, which stays open."""
+    own = pool is None
+    pool = JudgePool(workers) if own else pool
     try:
         for job in jobs:
             pool.submit([job])
@@ -97,4 +120,7 @@ def judge_many(
         while pool.pending:
             yield from pool.collect(block=True)
     finally:
-        pool.close()
+        if own:
+            pool.close()
+        else:
+            pool.forget_pending()

@@ -51,6 +51,8 @@ def main(task_file: str) -> None:
         if trainer.is_world_process_zero():
             append({"stopped": str(stopped)})
         raise SystemExit(2) from None
+    finally:
+        reward.close()  # this rank's judging pool
     trainer.accelerator.wait_for_everyone()  # final fully saved before the driver is told
     if trainer.is_world_process_zero():
         append({"final": step})
