@@ -11,11 +11,15 @@
   lacks. So nothing is stored twice and nothing is lost.
 - A disk sweep's merges run as one Ray task per α, each writing into the merge cache through its
   atomic rename (the cache folder must be on a filesystem every node sees).
+- Judging is one Ray task per sample. A problem's tests (LiveCodeBench's: ~60, up to megabytes)
+  go into Ray's object store once and every judge task of that problem names them by reference,
+  rather than each task carrying its own copy (n × α copies per problem).
 """
 
 from __future__ import annotations
 
 import collections
+import dataclasses
 import os
 import time
 from pathlib import Path
@@ -56,6 +60,12 @@ def _merge_task(spec: Merge, cache_root: str) -> str:
     return str(MergeCache(cache_root).get([spec], progress=False)[0])
 
 
+def _judge_task(job: JudgeJob, tests: list):
+    """One sample's judging; `tests` is the problem's list from the object store (Ray resolves the
+    reference it was given before the task runs)."""
+    return run_job(dataclasses.replace(job, tests=tests))
+
+
 class RayExecutor:
     def __init__(
         self,
@@ -71,7 +81,8 @@ class RayExecutor:
             require_shared(self.ray, list(folders), [str(MergeCache().root)])
         self.engine_name, self.engine_kw = engine_name, engine_kw or {}
         self.per_actor, self.most_actors = self._plan(gpus, tensor_parallel_size)
-        self._judge = self.ray.remote(num_cpus=1)(run_job)
+        self._judge = self.ray.remote(num_cpus=1)(_judge_task)
+        self._tests: dict[int, tuple[list, Any]] = {}  # id of a problem's test list → (the list, its object ref)
         self._pending: list = []
         self.actors: dict[str, Any] = {}
         self._where: dict[Any, str] = {}  # an actor's where() call → its name, until it answers
@@ -199,7 +210,16 @@ class RayExecutor:
         in_flight[ref] = (name, point, batch, later)
 
     def submit_judging(self, jobs: list[JudgeJob]) -> None:
-        self._pending += [self._judge.remote(j) for j in jobs]
+        self._pending += [self._judge.remote(dataclasses.replace(j, tests=[]), self._tests_ref(j.tests)) for j in jobs]
+
+    def _tests_ref(self, tests: list):
+        """The problem's tests in the object store, put on first use. The pipeline hands every
+        sample of a problem the same list, so the list's identity names the problem's tests; the
+        list is kept alive with its reference, so the identity is never reused."""
+        held = self._tests.get(id(tests))
+        if held is None:
+            held = self._tests[id(tests)] = (tests, self.ray.put(tests))
+        return held[1]
 
     def collect(self, block: bool = False) -> list[tuple[Any, Any]]:
         if not self._pending:
@@ -224,3 +244,4 @@ class RayExecutor:
             for actor in self.actors.values():
                 self.ray.kill(actor)
             self.actors.clear()
+            self._tests.clear()  # the problems' tests leave the object store with their references
