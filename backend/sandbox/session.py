@@ -104,14 +104,18 @@ class Session:
         *,
         return_binary: bool = False,
         binary: bytes | None = None,
+        prelude: str | None = None,
     ) -> LoadReply:
         """Compile (C++) or parse (Python) the program, under the compile limits; or load a binary
-        compiled earlier (`binary`); `return_binary` sends the compiled binary back."""
+        compiled earlier (`binary`); `return_binary` sends the compiled binary back. `prelude`
+        (Python): code of ours that the program runs after, e.g. LiveCodeBench's imports, run once
+        in the program's module in the launcher, so no test pays for it; never the program's code."""
         if binary is not None:
             language, binary_b64 = "binary", base64.b64encode(binary).decode()
         else:
             binary_b64 = None
-        msg = LoadRequest(language, source, compile_limits, headers or None, return_binary, binary_b64).encode()
+        request = LoadRequest(language, source, compile_limits, headers or None, return_binary, binary_b64, prelude)
+        msg = request.encode()
         with self._capped(compile_limits) as reading:
             reply = LoadReply.decode(self.call(msg, timeout=2 * compile_limits.cpu_s + 10))
         if reading.read().oom_killed and not reply.ok:
