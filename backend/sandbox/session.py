@@ -43,6 +43,9 @@ NOBODY = 65534
 # run and wait; teardown: output read, usage collected), and the number of tests.
 # bench/judge_speed.py reads it.
 PHASES: Counter = Counter()
+# CPU seconds of every sandbox this process closed (its cgroup's counter, read as it closes: the
+# launcher and every test's processes) and how many: bench/judge_speed.py and judge_scale.py read it.
+SANDBOX_CPU: Counter = Counter()
 
 
 class SandboxError(RuntimeError):
@@ -303,6 +306,9 @@ class Session:
             self._cleanup()
         self._release()
         if self.cgroup:
+            if self.cgroup.owned:  # a docker container's group outlives this session: not counted
+                with contextlib.suppress(OSError):
+                    SANDBOX_CPU.update(cpu_s=self.cgroup.cpu_seconds(), sandboxes=1)
             self.cgroup.remove()
 
     def __enter__(self):
