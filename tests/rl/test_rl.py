@@ -75,6 +75,33 @@ def test_a_rank_judges_every_call_on_one_spawned_pool_of_its_share_of_the_cores(
     wait_until(lambda: not judging_workers() & seen[0], timeout=30, what="the pool's workers to exit at close")
 
 
+@pytest.mark.slow
+def test_a_step_whose_judging_worker_is_killed_is_judged_again_on_a_fresh_pool():
+    """The host's OOM killer takes a judging worker mid-step: the step's batch is judged again on
+    a fresh pool (the old one is broken for good), and the steps after it use that pool."""
+    import signal
+    import threading
+
+    before = judging_workers()
+    killed: list[int] = []
+
+    def kill_the_worker():
+        worker = wait_until(lambda: judging_workers() - before, timeout=60, what="a judging worker")
+        os.kill(min(worker), signal.SIGKILL)
+        killed.append(min(worker))
+
+    slow = answer("import time\ntime.sleep(2)\ninput()\nprint('ok')")  # asleep when the worker is killed
+    with SandboxReward({"t/len": (PROBLEM, TESTS)}, "R_inf", workers=1) as fn:
+        killer = threading.Thread(target=kill_the_worker)
+        killer.start()
+        assert fn(["p"] * 2, [slow, answer("print('no')")], problem_id=["t/len"] * 2) == [1, 0]
+        killer.join()
+        after = judging_workers() - before
+        assert killed and killed[0] not in after and len(after) == 1  # one fresh worker
+        assert fn(["p"], [answer("print('no')")], problem_id=["t/len"]) == [0]
+        assert judging_workers() - before == after
+
+
 def test_reward_names_are_checked():
     assert parse_reward("repair:R_inf") == ("R_inf", True)
     with pytest.raises(UserError, match="unknown reward"):
