@@ -235,11 +235,8 @@ def judge(
         raise UserError("no tests to judge against")
     prelude = None  # LiveCodeBench's imports, run once per program in the sandbox (Session.load)
     if func_name:  # LiveCodeBench's call-based problems, judged by its rules
-        program, checker, prelude = (
-            Program(lcb.functional_program(program.source, func_name)),
-            "functional",
-            lcb.PRELUDE,
-        )
+        program, checker = Program(lcb.functional_program(program.source, func_name), "python"), "functional"
+        prelude = lcb.PRELUDE
     elif checker == "lcb" and program.language == "python":
         program, prelude = Program(lcb.stdin_program(program.source), "python"), lcb.PRELUDE
     for attempt in range(SE_RETRIES + 1):
