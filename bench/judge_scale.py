@@ -276,12 +276,10 @@ def main() -> None:
             for executor in executors if r % 2 == 0 else executors[::-1]:
                 wall = timed(executor, jobs, keyed)
                 row[(alpha, executor.name)] = {"wall": wall, "per_core_s": len(jobs) / (wall * executor.cores)}
+                print(f"  round {r + 1}, α = {alpha:g}, {executor.name}: {wall:.1f} s", flush=True)
             # Ray's core-seconds per program over the pool's
             row[(alpha, "ratio")] = row[(alpha, "local pool")]["per_core_s"] / row[(alpha, "Ray")]["per_core_s"]
         rounds.append(row)
-        print(f"  round {r + 1}: " + "; ".join(
-            f"α={a:g} pool {row[(a, 'local pool')]['wall']:.1f} s, Ray {row[(a, 'Ray')]['wall']:.1f} s"
-            for a in ALPHAS), flush=True)  # fmt: skip
     for executor in executors:
         executor.close()
     load.append(os.getloadavg()[0])
