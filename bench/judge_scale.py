@@ -48,7 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from backend.grading.judge import JudgeTest, Program
 from backend.grading.limits import JudgeLimits
-from backend.grading.pool import JudgeJob, JudgePool, run_job
+from backend.grading.pool import JudgeJob, run_job
 from backend.outcomes import VERDICT_OUTCOME, Verdict
 from backend.records import tier_of
 from backend.sandbox import session
@@ -174,37 +174,14 @@ def the_mix(shares: dict[Kind, int], programs: int) -> list[Kind]:
     return sorted(kinds, key=lambda k: (ORDER[k.verdict], -(k.tier or 0)))
 
 
-class Local:
-    name = "local pool"
+@dataclass
+class Judging:
+    """A sweep's executor, as the jobs stage drives its judging: submit every job, collect until none is pending."""
 
-    def __init__(self, workers: int):
-        self.pool, self.cores = JudgePool(workers), workers
-
-    def judge(self, jobs: list[JudgeJob]) -> list:
-        self.pool.submit(jobs)
-        done = []
-        while self.pool.pending:
-            done += self.pool.collect(block=True)
-        return done
-
-    def close(self) -> None:
-        self.pool.close()
-
-
-class OnRay:
-    name = "Ray"
-
-    def __init__(self, address: str | None, workers: int):
-        from backend.sweep.executors import connect_ray
-        from backend.sweep.pool import RayExecutor
-
-        if address is None:  # the project's own local cluster on 127.0.0.1, with the pool's cores
-            os.environ["RAY_OVERRIDE_RESOURCES"] = json.dumps({"CPU": workers})
-            self.ray = connect_ray(None, _temp_dir=tempfile.mkdtemp(prefix="fjs-", dir="/tmp"))
-        else:
-            self.ray = connect_ray(address)
-        self.executor = RayExecutor("transformers", address)
-        self.cores = int(self.ray.cluster_resources().get("CPU", 0))
+    name: str
+    executor: object  # LocalExecutor or RayExecutor
+    cores: int
+    ray: object = None  # the Ray session this bench started or joined, shut down at close
 
     def judge(self, jobs: list[JudgeJob]) -> list:
         self.executor.submit_judging(jobs)
@@ -215,7 +192,26 @@ class OnRay:
 
     def close(self) -> None:
         self.executor.close()
-        self.ray.shutdown()
+        if self.ray is not None:
+            self.ray.shutdown()
+
+
+def local_pool(workers: int) -> Judging:
+    from backend.sweep.executors import LocalExecutor
+
+    return Judging("local pool", LocalExecutor("transformers", judge_workers=workers), workers)
+
+
+def on_ray(address: str | None, workers: int) -> Judging:
+    from backend.sweep.executors import connect_ray
+    from backend.sweep.pool import RayExecutor
+
+    if address is None:  # the project's own local cluster on 127.0.0.1, with the pool's cores
+        os.environ["RAY_OVERRIDE_RESOURCES"] = json.dumps({"CPU": workers})
+        ray = connect_ray(None, _temp_dir=tempfile.mkdtemp(prefix="fjs-", dir="/tmp"))
+    else:
+        ray = connect_ray(address)
+    return Judging("Ray", RayExecutor("transformers", address), int(ray.cluster_resources().get("CPU", 0)), ray)
 
 
 def timed(executor, jobs: list[JudgeJob], kinds: dict) -> float:
@@ -273,7 +269,7 @@ def main() -> None:
     mixes = {a: the_mix(shares[a], args.programs) for a in ALPHAS}
     warm = [job(("warm", i), Kind("AC"), problems[0][:3], limits) for i in range(2 * args.workers)]
     executors = []
-    for start in (lambda: Local(args.workers), lambda: OnRay(args.ray_address, args.workers)):
+    for start in (lambda: local_pool(args.workers), lambda: on_ray(args.ray_address, args.workers)):
         executors.append(start())  # the pool's workers are forked before Ray starts its threads here
         executors[-1].judge(warm)  # worker processes started and imports done before any timing
     rounds = []
