@@ -146,3 +146,24 @@ def test_the_docs_calibration_table_has_one_row_per_test_the_bench_runs():
     assert [row[0][2:] for row in rows] == [t.name for t in bench.TESTS]
     for row, test in zip(rows, bench.TESTS, strict=True):
         assert row[4] == f"{test.nominal:.1%}" and row[5].endswith("/1000)") and row[6].endswith("/1000)"), row
+
+
+@pytest.mark.slow
+def test_judge_scale_bench_at_smoke_size(tmp_path):
+    """bench/judge_scale.py end to end at the tests' size, through the local pool and a local Ray
+    cluster (the script stops when any program is judged other than as its kind). Its figures are
+    printed, never asserted, but a time limit exceeded costs at least that limit of CPU, so a
+    sandbox's CPU that went uncounted would show."""
+    import json
+
+    out = subprocess.run([sys.executable, "bench/judge_scale.py", "--smoke", "--json", str(tmp_path / "scale.json")],
+                         cwd=ROOT, capture_output=True, text=True, timeout=900)  # fmt: skip
+    assert out.returncode == 0, out.stderr[-2000:]
+    print(out.stdout)
+    report = json.loads((tmp_path / "scale.json").read_text())
+    cost = report["cpu_s_per_program"]
+    assert {"AC", "WA@1", "WA@2", "TLE@5", "MLE@5", "RE@1", "CE", "FORMAT"} <= set(cost)
+    assert cost["TLE@5"] >= report["args"]["time_limit"] > cost["FORMAT"]  # FORMAT never reaches a sandbox
+    assert all(report["throughput"][a]["ray_over_pool"] > 0 for a in ("0.0", "1.5"))
+    sweep_row = r"\| 9-α LCB v5 sweep, n = 16 \(880 problems\) \| 126,720 \| CPU-seconds per program \| "
+    assert re.search(sweep_row + r"[\d,]+ core-hours; \d+ CPUs", out.stdout)

@@ -208,14 +208,15 @@ def judge(
     limits = limits or JudgeLimits()
     if not tests:
         raise UserError("no tests to judge against")
+    prelude = None  # LiveCodeBench's imports, run once per program in the sandbox (Session.load)
     if func_name:  # LiveCodeBench's call-based problems, judged by its rules
-        program = Program(lcb.functional_program(program.source, func_name), "python")
-        checker = "functional"
+        program, checker = Program(lcb.functional_program(program.source, func_name), "python"), "functional"
+        prelude = lcb.PRELUDE
     elif checker == "lcb" and program.language == "python":
-        program = Program(lcb.stdin_program(program.source), "python")
+        program, prelude = Program(lcb.stdin_program(program.source), "python"), lcb.PRELUDE
     for attempt in range(SE_RETRIES + 1):
         try:
-            return _judge_once(program, tests, limits, checker, backend, run_all)
+            return _judge_once(program, tests, limits, checker, backend, run_all, prelude)
         except SandboxError as exc:
             error = str(exc)
             if attempt == SE_RETRIES:
@@ -239,12 +240,12 @@ def _sandbox_error(tests: list[JudgeTest], error: str) -> Judgement:
     )
 
 
-def _judge_once(program, tests, limits, checker_spec, backend, run_all) -> Judgement:
+def _judge_once(program, tests, limits, checker_spec, backend, run_all, prelude=None) -> Judgement:
     order = sorted(range(len(tests)), key=lambda i: (tests[i].input_len, i))
     checker = _Checker(checker_spec, limits, backend)
     session = open_session(backend, tmpfs_mb=2 * limits.output_mb + 96, allow_none=backend == "none")
     try:
-        loaded = session.load(program.language, program.source, limits.for_compile())
+        loaded = session.load(program.language, program.source, limits.for_compile(), prelude=prelude)
         results: list[TestResult] = []
         first_fail: TestResult | None = None
         for i in order:
@@ -257,7 +258,7 @@ def _judge_once(program, tests, limits, checker_spec, backend, run_all) -> Judge
                 if session.broken:  # the OOM killer took the launcher on an earlier test (run_all)
                     session.close()
                     session = open_session(backend, tmpfs_mb=2 * limits.output_mb + 96, allow_none=backend == "none")
-                    session.load(program.language, program.source, limits.for_compile())
+                    session.load(program.language, program.source, limits.for_compile(), prelude=prelude)
                 res = session.run(limits.for_test(), test.input)
                 result.cpu_s, result.wall_s, result.mem_mb = res.cpu_s, res.wall_s, res.mem_mb
                 result.verdict = _verdict(res, limits)

@@ -4,7 +4,8 @@ Written from the behaviour of LCB's grader (`lcb_runner/evaluation/testing_util.
 are listed as a table in docs/problems.md, and that table is the test (tests/problems/test_lcb_rules.py).
 
 - Every Python program runs after LCB's import block (star-imports of the standard modules it
-  names, plus `sys.setrecursionlimit(50000)`).
+  names, plus `sys.setrecursionlimit(50000)`): `PRELUDE`, which the judge hands the sandbox
+  apart from the program, to run once per program rather than in every test.
 - stdin programs: a trailing `if __name__ == '__main__':` block is unwrapped, imports are hoisted
   and every other top-level statement becomes the body of one function that is called once (so
   `global` names a module variable, as in LCB). `SystemExit` ends the program cleanly.
@@ -64,7 +65,7 @@ def _unwrap_main(body: list[ast.stmt]) -> list[ast.stmt]:
 
 
 def stdin_program(source: str) -> str:
-    """The program as LCB runs it. Source that does not parse is returned as it is (CE)."""
+    """The program as LCB runs it, after PRELUDE. Source that does not parse is returned as it is (CE)."""
     try:
         body = _unwrap_main(ast.parse(source).body)
     except SyntaxError:
@@ -73,8 +74,7 @@ def stdin_program(source: str) -> str:
     rest = [s for s in body if not isinstance(s, ast.Import | ast.ImportFrom)]
     body_text = ast.unparse(ast.Module(body=rest, type_ignores=[])) or "pass"
     return (
-        PRELUDE
-        + ast.unparse(ast.Module(body=imports, type_ignores=[]))
+        ast.unparse(ast.Module(body=imports, type_ignores=[]))
         + "\n\ndef __lcb_main():\n"
         + textwrap.indent(body_text, "    ")
         + "\n\ntry:\n    __lcb_main()\nexcept SystemExit:\n    pass\n"
@@ -113,7 +113,8 @@ __lcb_call()
 
 
 def functional_program(source: str, func_name: str) -> str:
-    return PRELUDE + source + f"\n__lcb_source = {source!r}\n" + FUNCTIONAL_HARNESS.replace("{func}", func_name)
+    """The call-based program as LCB runs it, after PRELUDE."""
+    return source + f"\n__lcb_source = {source!r}\n" + FUNCTIONAL_HARNESS.replace("{func}", func_name)
 
 
 class _Opaque:

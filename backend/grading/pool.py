@@ -2,11 +2,15 @@
 behind one Protocol, `Judging`: submit typed jobs (JudgeJob), collect typed results (Judged: the
 job's key and the judged sample's Judgement) as they finish.
 
-The worker is a plain function of one JudgeJob (`run_job`), so either runs the same code.
+The worker is a plain function of one JudgeJob (`run_job`), so either runs the same code. A pool
+that lives long (an RL rank's, kept across GRPO steps) starts its workers with `spawn`: a fresh
+interpreter each, never a fork of a process that holds CUDA, NCCL or threads.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import multiprocessing
 import os
 from collections.abc import Hashable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -88,11 +92,23 @@ def _worker_init() -> None:
     util.Finalize(None, docker_backend.remove_containers, exitpriority=10)
 
 
-class JudgePool(Generic[K]):
-    """Judging on a process pool over all cores (the local executor's, judge_many's)."""
+def rank_workers(cpus: int | None = None, ranks: int | None = None) -> int:
+    """One rank's share of this node's cores: cpu_count // ranks, at least 1. The ranks are this
+    node's training processes (LOCAL_WORLD_SIZE, which accelerate and torchrun set; 1 alone)."""
+    cpus = cpus or os.cpu_count() or 1
+    ranks = ranks or int(os.environ.get("LOCAL_WORLD_SIZE") or 1)
+    return max(1, cpus // max(1, ranks))
 
-    def __init__(self, workers: int | None = None):
-        self._pool = ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 2, initializer=_worker_init)
+
+class JudgePool(Generic[K]):
+    """Judging on a process pool over all cores (the local executor's, judge_many's). `start_method`
+    None is the platform's default (fork on Linux); "spawn" or "forkserver" for a process that holds
+    CUDA or threads."""
+
+    def __init__(self, workers: int | None = None, start_method: str | None = None):
+        context = multiprocessing.get_context(start_method) if start_method else None
+        self.workers = workers or os.cpu_count() or 2
+        self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=context, initializer=_worker_init)
         self._pending: set = set()
 
     def submit(self, jobs: Iterable[JudgeJob[K]]) -> None:
@@ -108,20 +124,45 @@ class JudgePool(Generic[K]):
     def pending(self) -> int:
         return len(self._pending)
 
+    def forget_pending(self) -> None:
+        """Drop what is still pending (a caller that stopped reading): queued jobs are cancelled,
+        running ones finish unread, so the pool's next batch collects only its own results."""
+        for future in self._pending:
+            future.cancel()
+        self._pending = set()
+
     def close(self) -> None:
         self._pool.shutdown(cancel_futures=True)
 
 
+def _judge_task(job: JudgeJob[K], tests: list[JudgeTest]) -> Judged[K]:
+    """One Ray judge task; `tests` is the problem's list from the object store (Ray resolves the
+    reference it was given before the task runs)."""
+    return run_job(dataclasses.replace(job, tests=tests))
+
+
 class RayJudging(Generic[K]):
-    """Judging as Ray tasks of one CPU each, on whichever node has one (the Ray executor's)."""
+    """Judging as Ray tasks of one CPU each, on whichever node has one (the Ray executor's). Each
+    problem's tests go into the object store once and every judge task of the problem passes the
+    reference (a task that carried its own copy serialised the list n × α times)."""
 
     def __init__(self, ray: Any):  # the connected ray module (sweep/executors.py:connect_ray)
         self.ray = ray
-        self._task = ray.remote(num_cpus=1)(run_job)
+        self._task = ray.remote(num_cpus=1)(_judge_task)
+        self._tests: dict[int, tuple[list, Any]] = {}  # id of a problem's test list → (the list, its object ref)
         self._pending: list = []
 
     def submit(self, jobs: Iterable[JudgeJob[K]]) -> None:
-        self._pending += [self._task.remote(j) for j in jobs]
+        self._pending += [self._task.remote(dataclasses.replace(j, tests=[]), self._tests_ref(j.tests)) for j in jobs]
+
+    def _tests_ref(self, tests: list[JudgeTest]) -> Any:
+        """The problem's tests in the object store, put on first use. The pipeline hands every
+        sample of a problem the same list, so the list's identity names the problem's tests; the
+        list is kept alive with its reference, so the identity is never reused."""
+        held = self._tests.get(id(tests))
+        if held is None:
+            held = self._tests[id(tests)] = (tests, self.ray.put(tests))
+        return held[1]
 
     def collect(self, block: bool = False) -> list[Judged[K]]:
         if not self._pending:
@@ -137,11 +178,16 @@ class RayJudging(Generic[K]):
 
     def close(self) -> None:
         self._pending = []  # the cluster outlives the job: tasks still running finish unread
+        self._tests.clear()  # the problems' tests leave the object store with their references
 
 
-def judge_many(jobs: Iterable[JudgeJob[K]], workers: int | None = None, max_pending: int = 64) -> Iterator[Judged[K]]:
-    """Yield (key, judgement) in completion order; at most max_pending jobs are in flight."""
-    pool: JudgePool[K] = JudgePool(workers)
+def judge_many(
+    jobs: Iterable[JudgeJob[K]], workers: int | None = None, max_pending: int = 64, pool: JudgePool[K] | None = None
+) -> Iterator[Judged[K]]:
+    """Yield (key, judgement) in completion order; at most max_pending jobs are in flight. On a
+    fresh pool of `workers`, closed at the end, or on the caller's `pool`, which stays open."""
+    own = pool is None
+    pool = JudgePool(workers) if own else pool
     try:
         for job in jobs:
             pool.submit([job])
@@ -150,4 +196,7 @@ def judge_many(jobs: Iterable[JudgeJob[K]], workers: int | None = None, max_pend
         while pool.pending:
             yield from pool.collect(block=True)
     finally:
-        pool.close()
+        if own:
+            pool.close()
+        else:
+            pool.forget_pending()

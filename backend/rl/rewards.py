@@ -1,4 +1,6 @@
-"""RL rewards computed by the real sandbox judge, batched over all cores (backend.grading.pool).
+"""RL rewards computed by the real sandbox judge (backend.grading.pool), on one pool per training
+process: started at the first reward call with `spawn`, sized to this rank's share of the node's
+cores (cpu_count // ranks), reused by every step and closed when training ends.
 
 Binary R_k (k = 1…6) and R_inf, static shaping (partial credit: discrete = fraction of tiers passed,
 continuous = fraction of tests passed), and the repair prompt built from a failure context. A
@@ -7,11 +9,12 @@ completion with no extractable program gets reward 0 and is counted as a format 
 
 from __future__ import annotations
 
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 
 from backend.errors import UserError
 from backend.grading.judge import FailureContext, JudgeTest, Program, failure_context, judge_setup
-from backend.grading.pool import JudgeJob, judge_many
+from backend.grading.pool import JudgeJob, JudgePool, judge_many, rank_workers
 from backend.outcomes import OUTCOME_CLASSES, OutcomeClass
 from backend.records import REWARD_NAMES, Judgement, Problem, reward_value
 from backend.rollout.extract import extract_code
@@ -76,7 +79,8 @@ class RepairPool:
 
 
 class SandboxReward:
-    """A TRL reward function: reward(prompts, completions, problem_id=[...]) -> list[float]."""
+    """A TRL reward function: reward(prompts, completions, problem_id=[...]) -> list[float].
+    It owns this rank's judging pool: close() it (or use it as a context manager) when training ends."""
 
     def __init__(
         self,
@@ -90,6 +94,7 @@ class SandboxReward:
         self.__name__ = f"sandbox_{self.reward}"  # TRL logs rewards under the function's name
         self.history: list[RewardStats] = []
         self.pool: RepairPool | None = None  # set for online repair: failures feed it
+        self._judging: JudgePool | None = None  # this rank's judging pool, from the first call on
 
     def __call__(self, prompts, completions, problem_id, repair=None, **_) -> list[float]:
         texts = [c[-1]["content"] if isinstance(c, list) else c for c in completions]
@@ -130,8 +135,30 @@ class SandboxReward:
                     format_reason=found.error or "",
                 )
             )
-        results = dict(judge_many(jobs, workers=self.workers))
+        try:
+            results = dict(judge_many(jobs, pool=self.judging()))
+        except BrokenProcessPool:  # a worker was killed (the host's OOM killer): this batch again, on a fresh pool
+            self.close()
+            results = dict(judge_many(jobs, pool=self.judging()))
         return [results[i] for i in range(len(jobs))]
+
+    def judging(self) -> JudgePool:
+        """The rank's pool, started once. Its workers are spawned: a rank holds CUDA, NCCL and an
+        in-process vLLM's threads, which a fork would copy in whatever state they are in."""
+        if self._judging is None:
+            self._judging = JudgePool(self.workers or rank_workers(), start_method="spawn")
+        return self._judging
+
+    def close(self) -> None:
+        if self._judging is not None:
+            judging, self._judging = self._judging, None
+            judging.close()
+
+    def __enter__(self) -> SandboxReward:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 def repair_prompt(problem: Problem, code: str, context: FailureContext | None, max_chars: int = 600) -> str:

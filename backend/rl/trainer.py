@@ -71,7 +71,10 @@ def run_rl(store: Store, spec: RLSpec, progress: bool = True, experiment_id: str
     )
     for step, folder in complete_checkpoints(Path(spec.output_dir)):  # a kill may have come before on_save
         register_checkpoint(store, folder, spec, exp, step)
-    step = train(trainer, spec)
+    try:
+        step = train(trainer, spec)
+    finally:
+        reward.close()  # this rank's judging pool, started at the first step
     register_checkpoint(store, Path(spec.output_dir) / "final", spec, exp, step)
     store.update(Experiment, (exp,), status="done")
     return exp

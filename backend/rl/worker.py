@@ -46,6 +46,8 @@ def train_to_files(task: Task, vllm: dict, use_cpu: bool) -> int:
         if trainer.is_world_process_zero():
             append({"stopped": str(stopped)})
         raise
+    finally:
+        reward.close()  # this rank's judging pool
     trainer.accelerator.wait_for_everyone()  # final fully saved before the driver is told
     if trainer.is_world_process_zero():
         append({"final": step})

@@ -236,6 +236,10 @@ class Program:
                 import traceback  # a program that does not parse runs no test
 
                 return {"ok": False, "error": "".join(traceback.format_exception_only(type(exc), exc))[-2000:]}
+            prelude = msg.get("prelude")
+            program_module(compile(prelude, "prelude.py", "exec") if prelude else None)
+            if prelude:
+                shed_free_memory()  # the imports' garbage, before every test's fork maps it
             gc.freeze()  # a child's garbage collections then leave this warm state's pages shared
             return {"ok": True, "error": None}
         src = os.path.join(WORK, "prog.cpp")

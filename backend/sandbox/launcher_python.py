@@ -43,13 +43,24 @@ def program_stdio():
     sys.stdin, sys.stdout, sys.stderr = sys.__stdin__, sys.__stdout__, sys.__stderr__ = _open_stdio()
 
 
-def program_module():
-    """The module the program runs as, made once here and registered as sys.modules["__main__"],
-    as python3 runs a script (`import __main__` and pickling the program's functions, as
-    multiprocessing's pools do, find its names). Each test's fork fills its own copy; this
-    process runs in the namespace BOOT gave it and never imports __main__."""
+START_RECURSION_LIMIT = sys.getrecursionlimit()
+
+
+def program_module(prelude=None):
+    """The module the program runs as, made here for each program and registered as
+    sys.modules["__main__"], as python3 runs a script (`import __main__` and pickling the program's
+    functions, as multiprocessing's pools do, find its names). Each test's fork fills its own copy;
+    this process runs in the namespace BOOT gave it and never imports __main__.
+
+    `prelude`: compiled code of the host's (LiveCodeBench's imports, star-imports and recursion
+    limit), run once here in the module, as if it were the program's first lines: each test's fork
+    then finds its modules imported and its names bound, where importing 17 modules in every fork
+    cost more than the test (the fork's own copy of `random` reseeds itself). Never the program."""
     module = sys.modules["__main__"] = type(sys)("__main__")
     module.__builtins__ = builtins
+    sys.setrecursionlimit(START_RECURSION_LIMIT)  # a prelude's limit is its own program's only
+    if prelude is not None:
+        exec(prelude, module.__dict__)
 
 
 def _open_stdio():

@@ -99,9 +99,10 @@ class LoadRequest:
     headers: dict[str, str] | None = None  # files beside the source, e.g. testlib.h
     return_binary: bool = False  # send the compiled binary back (LoadReply.binary_b64)
     binary_b64: str | None = None
+    prelude: str | None = None  # Python: our own code run once in the program's module before any test
 
     def encode(self) -> dict:
-        return _request("load", self, ("headers", "return_binary", "binary_b64"))
+        return _request("load", self, ("headers", "return_binary", "binary_b64", "prelude"))
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,6 +43,9 @@ NOBODY = 65534
 # run and wait; teardown: output read, usage collected), and the number of tests.
 # bench/judge_speed.py reads it.
 PHASES: Counter = Counter()
+# CPU seconds of every sandbox this process closed (its cgroup's counter, read as it closes: the
+# launcher and every test's processes) and how many: bench/judge_speed.py and judge_scale.py read it.
+SANDBOX_CPU: Counter = Counter()
 
 
 class SandboxError(RuntimeError):
@@ -104,14 +107,18 @@ class Session:
         *,
         return_binary: bool = False,
         binary: bytes | None = None,
+        prelude: str | None = None,
     ) -> LoadReply:
         """Compile (C++) or parse (Python) the program, under the compile limits; or load a binary
-        compiled earlier (`binary`); `return_binary` sends the compiled binary back."""
+        compiled earlier (`binary`); `return_binary` sends the compiled binary back. `prelude`
+        (Python): code of ours that the program runs after, e.g. LiveCodeBench's imports, run once
+        in the program's module in the launcher, so no test pays for it; never the program's code."""
         if binary is not None:
             language, binary_b64 = "binary", base64.b64encode(binary).decode()
         else:
             binary_b64 = None
-        msg = LoadRequest(language, source, compile_limits, headers or None, return_binary, binary_b64).encode()
+        request = LoadRequest(language, source, compile_limits, headers or None, return_binary, binary_b64, prelude)
+        msg = request.encode()
         with self._capped(compile_limits) as reading:
             reply = LoadReply.decode(self.call(msg, timeout=2 * compile_limits.cpu_s + 10))
         if reading.read().oom_killed and not reply.ok:
@@ -299,6 +306,9 @@ class Session:
             self._cleanup()
         self._release()
         if self.cgroup:
+            if self.cgroup.owned:  # a docker container's group outlives this session: not counted
+                with contextlib.suppress(OSError):
+                    SANDBOX_CPU.update(cpu_s=self.cgroup.cpu_seconds(), sandboxes=1)
             self.cgroup.remove()
 
     def __enter__(self):

@@ -204,6 +204,9 @@ def connect_ray(address: str | None, **init_kw):
         return join(ray, address, source, **init_kw)
     _only_leased_gpus()
     os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"  # the processes Ray starts read it too
+    # Ray starts its workers at niceness 15: on a busy machine its judge tasks, and the sandboxes
+    # they start, would get a fraction of the CPU the local executor's pool gets (bench/judge_scale.py)
+    os.environ.setdefault("RAY_worker_niceness", "0")
     ray._private.ray_constants.ENABLE_RAY_CLUSTER = False  # read at import, which may have happened
     for attempt in (1, 2, 3):
         try:

@@ -11,6 +11,9 @@
   lacks. So nothing is stored twice and nothing is lost.
 - A disk sweep's merges run as one Ray task per α, each writing into the merge cache through its
   atomic rename (the cache folder must be on a filesystem every node sees).
+- Judging is one Ray task per sample. A problem's tests (LiveCodeBench's: ~60, up to megabytes)
+  go into Ray's object store once and every judge task of that problem names them by reference,
+  rather than each task carrying its own copy (n × α copies per problem).
 """
 
 from __future__ import annotations

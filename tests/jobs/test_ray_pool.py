@@ -11,6 +11,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from backend.grading.judge import JudgeTest
 from backend.jobs import runner
 from backend.records import Evaluation, Job, Sample
 from tests.jobs.conftest import PROBLEMS, finished, wait_for
@@ -188,3 +189,41 @@ def test_progress_names_each_actor_where_it_runs_and_how_fast(tmp_path):
         "engine-1 on 10.0.0.8 GPU 0,1: idle, 1 point(s) done",
         "engine-2 on 10.0.0.9: died (The actor is dead because its worker process has died), 0 point(s) done",
     ]
+
+
+class CountedTest(JudgeTest):
+    """A test that counts how often this process serialises it (Ray pickles a task's arguments and
+    a put's value in the driver)."""
+
+    pickled = 0
+
+    def __reduce__(self):
+        CountedTest.pickled += 1
+        return JudgeTest, (self.input, self.output)
+
+
+def test_each_problems_tests_travel_once_through_the_object_store():
+    from backend.grading.judge import Program
+    from backend.grading.pool import JudgeJob
+    from backend.sweep.pool import RayExecutor
+
+    tests = {
+        problem: [CountedTest(f"{i}\n", f"{i + shift}\n") for i in range(40)] for problem, shift in (("a", 0), ("b", 1))
+    }
+    echo = Program("print(input())")  # right on every test of a, wrong on b's first
+    jobs = [JudgeJob((problem, k), echo, tests[problem]) for problem in tests for k in range(6)]
+    executor = RayExecutor("transformers")
+    try:
+        # the local cluster's workers run at the driver's priority (Ray's own default is niceness 15)
+        assert executor.ray.get(executor.ray.remote(lambda: os.nice(0)).remote()) == os.nice(0)
+        executor.judging.submit(jobs)
+        judged = {}
+        while executor.judging.pending:
+            judged.update(executor.judging.collect(block=True))
+    finally:
+        executor.close()
+        executor.ray.shutdown()
+    assert {key: (r.verdict, r.first_failing_test) for key, r in judged.items()} == {
+        (problem, k): ("AC", None) if problem == "a" else ("WA", 0) for problem in tests for k in range(6)
+    }
+    assert CountedTest.pickled == 2 * 40  # each problem's 40 tests once, not once per sample (12 × 40)

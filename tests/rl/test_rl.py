@@ -1,12 +1,14 @@
 import json
+import os
 
+import psutil
 import pytest
 import torch
 from safetensors.torch import load_file
 
 from backend.errors import UserError
 from backend.grading.judge import FailureContext, JudgeTest
-from backend.records import Checkpoint, Experiment, Metric, Problem, Test
+from backend.records import Checkpoint, Experiment, Metric, Problem, Test, reward_value
 from backend.rl.rewards import RepairPool, SandboxReward, parse_reward, repair_prompt
 from backend.rl.spec import RLSpec
 from backend.rl.trainer import run_rl
@@ -21,22 +23,82 @@ def answer(code: str) -> list[dict]:
     return [{"role": "assistant", "content": f"```python\n{code}\n```"}]
 
 
-@pytest.mark.parametrize(
-    "reward,expected",
-    [("R_1", [1, 1, 0, 0]), ("R_3", [1, 1, 0, 0]), ("R_4", [1, 0, 0, 0]), ("R_inf", [1, 0, 0, 0]),
-     ("partial_continuous", [1.0, 0.75, 0.0, 0.0]), ("partial_discrete", [1.0, 0.75, 0.0, 0.0])],
-)  # fmt: skip
-def test_reward_values_from_the_real_judge(reward, expected):
-    fn = SandboxReward({"t/len": (PROBLEM, TESTS)}, reward, workers=2)
+@pytest.fixture(scope="module")
+def judged_reward():
+    """One repair:R_inf reward and its judging pool, shared by the tests that judge a few programs."""
+    with SandboxReward({"t/len": (PROBLEM, TESTS)}, "repair:R_inf", workers=2) as fn:
+        yield fn
+
+
+REWARD_VALUES = {"R_1": [1, 1, 0, 0], "R_3": [1, 1, 0, 0], "R_4": [1, 0, 0, 0], "R_inf": [1, 0, 0, 0],
+                 "partial_continuous": [1.0, 0.75, 0.0, 0.0], "partial_discrete": [1.0, 0.75, 0.0, 0.0]}  # fmt: skip
+
+
+def test_reward_values_from_the_real_judge(judged_reward):
     completions = [
         answer("input()\nprint('ok')"),  # passes all tiers
         answer("s = input()\nprint('ok' if len(s) < 1000 else 'no')"),  # fails tier 4 only
         answer("print('no')"),  # fails tier 1
         [{"role": "assistant", "content": "no program here"}],  # format failure: 0, counted
     ]
-    assert fn(["p"] * 4, completions, problem_id=["t/len"] * 4) == expected
-    stats = fn.history[-1].summary()
+    judged = judged_reward.judge([c[-1]["content"] for c in completions], ["t/len"] * 4)
+    for reward, expected in REWARD_VALUES.items():  # what each reward scores on the same verdicts
+        assert [reward_value(r.rewards, parse_reward(reward)[0]) for r in judged] == expected, reward
+    judged_reward.pool = RepairPool(slots=4)
+    assert judged_reward(["p"] * 4, completions, problem_id=["t/len"] * 4) == REWARD_VALUES["R_inf"]
+    stats = judged_reward.history[-1].summary()
     assert stats["frac_format_failure"] == 0.25 and stats["frac_correct"] == 0.25
+
+
+def judging_workers() -> set[int]:
+    """This process's judging workers as the OS lists them: children started by multiprocessing's
+    spawn (a fresh interpreter; a forked worker would carry this process's command line)."""
+    children = psutil.Process().children()
+    return {c.pid for c in children if "multiprocessing.spawn" in " ".join(c.cmdline())}
+
+
+def test_a_rank_judges_every_call_on_one_spawned_pool_of_its_share_of_the_cores(monkeypatch):
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "2")  # two training processes on this node
+    before = judging_workers()
+    fn = SandboxReward({"t/len": (PROBLEM, TESTS)}, "R_inf")
+    seen = []
+    for _ in range(3):  # three GRPO steps' reward calls
+        assert fn(["p"] * 2, [answer("input()\nprint('ok')"), answer("print('no')")], problem_id=["t/len"] * 2) == [
+            1,
+            0,
+        ]
+        seen.append(judging_workers() - before)
+    assert len(seen[0]) == max(1, os.cpu_count() // 2)  # cpu_count // ranks
+    assert seen[1] == seen[0] and seen[2] == seen[0]  # no process started after the first call
+    fn.close()
+    wait_until(lambda: not judging_workers() & seen[0], timeout=30, what="the pool's workers to exit at close")
+
+
+@pytest.mark.slow
+def test_a_step_whose_judging_worker_is_killed_is_judged_again_on_a_fresh_pool():
+    """The host's OOM killer takes a judging worker mid-step: the step's batch is judged again on
+    a fresh pool (the old one is broken for good), and the steps after it use that pool."""
+    import signal
+    import threading
+
+    before = judging_workers()
+    killed: list[int] = []
+
+    def kill_the_worker():
+        worker = wait_until(lambda: judging_workers() - before, timeout=60, what="a judging worker")
+        os.kill(min(worker), signal.SIGKILL)
+        killed.append(min(worker))
+
+    slow = answer("import time\ntime.sleep(2)\ninput()\nprint('ok')")  # asleep when the worker is killed
+    with SandboxReward({"t/len": (PROBLEM, TESTS)}, "R_inf", workers=1) as fn:
+        killer = threading.Thread(target=kill_the_worker)
+        killer.start()
+        assert fn(["p"] * 2, [slow, answer("print('no')")], problem_id=["t/len"] * 2) == [1, 0]
+        killer.join()
+        after = judging_workers() - before
+        assert killed and killed[0] not in after and len(after) == 1  # one fresh worker
+        assert fn(["p"], [answer("print('no')")], problem_id=["t/len"]) == [0]
+        assert judging_workers() - before == after
 
 
 def test_reward_names_are_checked():
@@ -56,8 +118,8 @@ def test_repair_prompt_holds_the_truncated_failure_context():
     assert len(failure) <= 200
 
 
-def test_online_repair_turns_failures_into_repair_prompts_and_reports_them_apart():
-    fn = SandboxReward({"t/len": (PROBLEM, TESTS)}, "repair:R_inf", workers=2)
+def test_online_repair_turns_failures_into_repair_prompts_and_reports_them_apart(judged_reward):
+    fn = judged_reward
     fn.pool = RepairPool(slots=2, max_chars=300)
     originals = [answer("s = input()\nprint('ok' if len(s) < 1000 else 'no')"), answer("input()\nprint('ok')"),
                  [{"role": "assistant", "content": "no program"}]]  # fmt: skip
@@ -128,7 +190,7 @@ ECHO = Problem(id="t/one", bench="t", title="One", statement="Print 1.", time_li
 
 
 @pytest.mark.slow
-def test_grpo_trains_on_cpu_with_sandbox_rewards(store, tmp_path):
+def test_grpo_trains_on_cpu_with_sandbox_rewards(store, tmp_path, monkeypatch):
     from transformers import AutoModelForCausalLM
 
     from backend.lab.tiny import make_tiny_checkpoint
@@ -143,7 +205,19 @@ def test_grpo_trains_on_cpu_with_sandbox_rewards(store, tmp_path):
     spec = RLSpec(base=str(base), output_dir=str(tmp_path / "out"), reward="R_2", bench="t", steps=2, num_generations=4,
                   per_device_train_batch_size=4, max_completion_length=16, learning_rate=1e-2, save_steps=1,
                   seed=1)  # fmt: skip
+    workers_per_step, already = [], judging_workers()
+    judge = SandboxReward.__call__
+
+    def counting(self, *args, **kw):  # each step's reward call, then the judging workers alive
+        rewards = judge(self, *args, **kw)
+        workers_per_step.append(judging_workers() - already)
+        return rewards
+
+    monkeypatch.setattr(SandboxReward, "__call__", counting)
     exp = run_rl(store, spec, progress=False)
+    assert len(workers_per_step) == 2 and len(workers_per_step[0]) == os.cpu_count()  # one worker per core, spawned
+    assert workers_per_step[1] == workers_per_step[0]  # step 2 judged on step 1's pool: no process started
+    assert not judging_workers() & workers_per_step[0]  # closed when training ended
     final = tmp_path / "out" / "final"
     after = load_file(final / "model.safetensors")
     assert any(not torch.equal(before[k], after[k]) for k in before)  # the weights moved
@@ -315,9 +389,9 @@ def test_an_rl_job_on_a_base_checkpoint_trains_on_plain_prompts_and_saves_in_the
     assert kept == {"saved_update_kept_share", "saved_update_norm_ratio"}
 
 
-def test_a_program_that_does_not_parse_is_a_format_failure_but_still_queued_for_repair():
+def test_a_program_that_does_not_parse_is_a_format_failure_but_still_queued_for_repair(judged_reward):
     """CE counts as a format failure (no runnable program), yet there is a program to repair, as before."""
-    fn = SandboxReward({"t/len": (PROBLEM, TESTS)}, "repair:R_inf", workers=1)
+    fn = judged_reward
     fn.pool = RepairPool(slots=1, max_chars=300)
     assert fn(["p"], [answer("def broken(:\n    pass")], problem_id=["t/len"], repair=[False]) == [0]
     assert fn.history[-1].outcomes == ["format_failure"]

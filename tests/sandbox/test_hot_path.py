@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from backend.grading import lcb
 from backend.grading.judge import JudgeTest, Program, judge
 from backend.grading.limits import JudgeLimits
 from backend.sandbox import boot
@@ -97,6 +98,32 @@ def test_the_next_program_sees_no_files_of_the_one_before(backend):
         assert session.load("cpp", "int main() { return 0; }", compile_limits).ok
         assert session.load("python", "import os\nprint(sorted(os.listdir('/work')))", compile_limits).ok
         assert session.run(JudgeLimits().for_test()).stdout == "['.io', 'run']\n"
+    finally:
+        session.close()
+
+
+# A LiveCodeBench program after its prelude (imports, star-imports, a recursion limit of 50000),
+# which the launcher runs once per program: what the program reads of it, then changes.
+AFTER_THE_PRELUDE = lcb.stdin_program(
+    "print(random.random(), sys.getrecursionlimit(), heapq.heappush.__name__, len(deque([1])))\n"
+    "heapq.heappush = None\nsys.setrecursionlimit(77)\n"
+)
+
+
+def test_a_prelude_runs_once_yet_every_test_starts_from_it_afresh(backend):
+    """Each test's fork gets the prelude's state as a fresh run would (a new random seed, modules
+    and limit as the prelude left them, whatever the test before changed); the next program in
+    the same sandbox (docker keeps its containers) gets none of it."""
+    session = open_session(backend)
+    try:
+        compile_limits, limits = JudgeLimits().for_compile(), JudgeLimits().for_test()
+        assert session.load("python", AFTER_THE_PRELUDE, compile_limits, prelude=lcb.PRELUDE).ok
+        first, second = (session.run(limits).stdout.split() for _ in range(2))
+        assert first[0] != second[0]  # `random` reseeded in each fork
+        assert first[1:] == second[1:] == ["50000", "heappush", "1"]
+        plain = "import sys\nprint(sys.getrecursionlimit(), 'deque' in globals())"
+        assert session.load("python", plain, compile_limits).ok
+        assert session.run(limits).stdout == "1000 False\n"
     finally:
         session.close()
 
