@@ -153,7 +153,7 @@ def cost_by_kind(kinds: list[Kind], tests, limits, repeat: int) -> dict[Kind, fl
             spent.append(cpu_now() - before)
             check(kind, result)
             if kind.verdict == "TLE":
-                failed = next(t for t in result.tests if t.index == result.first_failing_test)
+                failed = result.first_failure
                 cut += failed.cpu_s < limits.time_limit_s
         costs[kind] = statistics.median(spent)
         print(f"    {kind.label:8} {costs[kind]:7.3f} CPU-s", flush=True)
