@@ -161,8 +161,20 @@ def main() -> None:
     parser.add_argument("--model", required=True)
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--die-after", type=int, default=0, help="exit abruptly after N requests, once per --marker")
+    parser.add_argument("--marker", default="", help="a file: present, the stand-in has died already and lives on")
     args = parser.parse_args()
     standin = StandIn(args.model, args.port, args.host)
+    if args.die_after and not os.path.exists(args.marker):
+        open(args.marker, "w").close()
+        respond = standin.respond
+
+        def dying(path, body):  # the N-th request kills the server, as a crash mid-point does
+            if len(standin.requests) + 1 >= args.die_after:
+                os._exit(1)
+            return respond(path, body)
+
+        standin.respond = dying
     print(f"stand-in serving {args.model} on {standin.url}", flush=True)
     standin.server.serve_forever()
 

@@ -182,8 +182,6 @@ def test_a_chat_message_becomes_the_text_the_model_wrote(standin):
     call = {"id": "c0", "type": "function", "function": {"name": "python", "arguments": '{"code": "print(2)"}'}}
     message = {"role": "assistant", "content": rendered + "Let me run it.", "tool_calls": [call], "reasoning": "hmm"}
     text = engine.message_text(message, MESSAGES)
-    assert (
-        text
-        == '<think>\nhmm\n</think>\n\nLet me run it.<tool_call>\n{"name": "python", "arguments": {"code": "print(2)"}}\n</tool_call>'
-    )
+    call_text = '<tool_call>\n{"name": "python", "arguments": {"code": "print(2)"}}\n</tool_call>'
+    assert text == "<think>\nhmm\n</think>\n\nLet me run it." + call_text
     assert engine.message_text({"content": "plain answer"}, MESSAGES) == "plain answer"
