@@ -131,7 +131,7 @@ def run_rollout(store: Store, spec: RolloutSpec, engine: Engine | None = None, p
 def rollout_engine_options(spec: RolloutSpec) -> dict:
     if spec.engine != "openai":
         return {}
-    from backend.rollout.openai_engine import ServerOptions
+    from backend.rollout.server_options import ServerOptions
 
     return {"options": ServerOptions.of(spec), "seed": spec.sampling.seed}
 

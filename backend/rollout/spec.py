@@ -89,7 +89,7 @@ def check_server(spec, checkpoints: int) -> None:
             "runs for each checkpoint",
             "server_url",
         )
-    from backend.rollout.openai_engine import parse_extra_body
+    from backend.rollout.server_options import parse_extra_body
     from backend.rollout.servers import check_template
 
     for name, check in (("serve", check_template), ("extra_body", parse_extra_body)):
@@ -181,8 +181,8 @@ class RolloutSpec(BaseModel):
     """auto: vLLM when it is installed and a GPU is present, else transformers; openai: an OpenAI-compatible server,
     running (server_url) or started by the job per checkpoint (serve)."""
     server_url: str | None = Field(None, title="Server URL (engine openai)", json_schema_extra={"none": "none"})
-    """engine openai: a running OpenAI-compatible server (vllm serve, SGLang, transformers serve) that serves the
-    job's one checkpoint, e.g. http://127.0.0.1:8000; none: give serve instead."""
+    """engine openai: a running OpenAI-compatible server that serves the job's one checkpoint (vllm serve, SGLang,
+    transformers serve at http://127.0.0.1:8000, say); none: give serve instead."""
     serve: str | None = Field(None, title="Server command (engine openai)", json_schema_extra={"none": "none"})
     """engine openai: the command that serves one checkpoint, started by the job for each checkpoint on a free
     port of 127.0.0.1 and the job's GPUs, and stopped before the next one starts. {model} and {port} are filled in

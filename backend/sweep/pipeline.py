@@ -246,14 +246,15 @@ def _queue_judging(store, executor, exp, point, judge_inputs, spec, progress) ->
     ]
     todo = [s for s in samples if (s.problem_id, s.sample_idx) not in judged]
     progress.reuse("judge", len(samples) - len(todo))
-    jobs = []
-    for s in todo:
-        tests, limits, checker, func = judge_inputs[s.problem_id]
-        program = Program(s.code) if s.code else None
-        key = SampleKey(point.checkpoint_id, s.problem_id, s.sample_idx)
-        reason = s.extract_error or ""
-        jobs.append(JudgeJob(key, program, tests, limits, checker, func, backend=spec.backend, format_reason=reason))
-    executor.submit_judging(jobs)
+    executor.submit_judging([judge_job(s, judge_inputs[s.problem_id], spec.backend) for s in todo])
+
+
+def judge_job(s: Sample, inputs: tuple, backend: str) -> JudgeJob:
+    """A stored sample's judge job (inputs: _judge_inputs of its problem); no code is its format failure."""
+    tests, limits, checker, func = inputs
+    program = Program(s.code) if s.code else None
+    key = SampleKey(s.checkpoint_id, s.problem_id, s.sample_idx)
+    return JudgeJob(key, program, tests, limits, checker, func, backend=backend, format_reason=s.extract_error or "")
 
 
 def _drain(store, executor, exp, progress, block: bool) -> None:

@@ -154,8 +154,8 @@ class JobSpec(BaseModel):
     """auto: vLLM when it is installed and a GPU is present, else transformers; openai: an OpenAI-compatible server,
     running (server_url) or started by the job per checkpoint (serve)."""
     server_url: str | None = Field(None, title="Server URL (engine openai)", json_schema_extra={"none": "none"})
-    """engine openai: a running OpenAI-compatible server (vllm serve, SGLang, transformers serve) that serves the
-    job's one checkpoint, e.g. http://127.0.0.1:8000; none: give serve instead."""
+    """engine openai: a running OpenAI-compatible server that serves the job's one checkpoint (vllm serve, SGLang,
+    transformers serve at http://127.0.0.1:8000, say); none: give serve instead."""
     serve: str | None = Field(None, title="Server command (engine openai)", json_schema_extra={"none": "none"})
     """engine openai: the command that serves one checkpoint, started by the job for each checkpoint on a free
     port of 127.0.0.1 and the job's GPUs, and stopped before the next one starts. {model} and {port} are filled in

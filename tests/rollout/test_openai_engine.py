@@ -6,8 +6,9 @@ import pytest
 
 from backend.errors import UserError
 from backend.rollout.extract import REASONS, extract_code
-from backend.rollout.openai_engine import OpenAIEngine, ServerOptions, with_stop
+from backend.rollout.openai_engine import OpenAIEngine, with_stop
 from backend.rollout.prompts import render
+from backend.rollout.server_options import ServerOptions
 from backend.rollout.settings import run_episodes
 from backend.rollout.spec import SamplingSpec, SettingLimits, seed_of
 from tests.conftest import ROOT
