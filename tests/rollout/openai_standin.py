@@ -41,7 +41,10 @@ def answer(body: dict, model: str) -> tuple[str, str, str | None]:
         first_turn = not any(m.get("role") == "tool" for m in body["messages"])
     else:
         first_turn = "\n\nOutput:\n" not in body["prompt"]  # prompts.OUTPUT_CUE: a tool's output came back
-    if "</tool_call>" in stops and first_turn:
+    if "</submit>" in stops:  # agentic: write the program in the terminal, then submit it
+        command = f"<bash>printf 'print({value})\\n' > s.py</bash>" if first_turn else "<submit>s.py</submit>"
+        text = f"noise={noise(body.get('seed'))} {command}"
+    elif "</tool_call>" in stops and first_turn:
         call = json.dumps({"name": "python", "arguments": {"code": f"print({value})"}})
         text = f"noise={noise(body.get('seed'))} let me check.\n<tool_call>{call}</tool_call>"
     else:

@@ -164,6 +164,17 @@ def test_the_tool_setting_runs_its_turns_through_the_server(standin, prompt_form
     assert all(check(p, b) for p, b in standin.requests)
 
 
+def test_the_agentic_setting_runs_its_terminal_through_the_server(standin):
+    """Two stop strings: the one vLLM trimmed comes back from stop_reason, so the command runs and the
+    submitted file is the program."""
+    spec = SamplingSpec(n=1, temperature=0.7, seed=3, max_tokens=64)
+    ((ep,),) = run_episodes(engine_for(standin), [MESSAGES], "agentic", spec, SettingLimits(), "none", "chat")
+    assert [t.role for t in ep.turns] == ["system", "user", "assistant", "tool", "assistant"]
+    assert ep.turns[2].content.endswith("> s.py</bash>") and ep.turns[4].content.endswith("<submit>s.py</submit>")
+    assert ep.submitted_code is not None and ep.submitted_code.startswith("print(")
+    assert [b["stop"] for _, b in standin.requests] == [["</bash>", "</submit>"]] * 2
+
+
 def test_stop_strings_are_kept_as_the_other_engines_keep_them():
     assert with_stop("a</bash> more", ("</bash>", "</submit>"), None) == "a</bash>"
     assert with_stop("run <bash>ls", ("</bash>", "</submit>"), "</bash>") == "run <bash>ls</bash>"

@@ -134,3 +134,21 @@ def test_an_eval_against_a_running_server_records_the_seeds_it_sent(store):
     assert sent == recorded == list(range(40, 40 + len(PROBLEMS) * 3))  # one request, one seed, per sample
     assert all(check(path, body) for path, body in server.requests)
     assert store.get(Experiment, job.experiment_id).spec["server_url"] == server.url
+
+
+@pytest.mark.slow
+def test_a_rollout_samples_a_running_server(store):
+    """`rollout --engine openai --server-url`: the rollout loop through the server, the seeds recorded."""
+    from backend.rollout.run import run_rollout
+    from backend.rollout.spec import RolloutSpec, SamplingSpec
+    from tests.rollout.openai_standin import StandIn
+
+    server = StandIn().start()
+    try:
+        spec = RolloutSpec(checkpoint=str(LAB / "low"), problems=PROBLEMS[:1], engine="openai", server_url=server.url,
+                           backend="none", sampling=SamplingSpec(n=2, seed=5, max_tokens=64))  # fmt: skip
+        exp = run_rollout(store, spec, progress=False)
+    finally:
+        server.stop()
+    seeds = sorted(t["seed"] for s in store.select(Sample, {"experiment_id": exp}) for t in s.transcript if "seed" in t)
+    assert seeds == [5, 6] and sorted(b["seed"] for _, b in server.requests) == [5, 6]
