@@ -29,7 +29,6 @@ stored, so the point resumes exactly where it was.
 from __future__ import annotations
 
 import json
-import logging
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -39,7 +38,6 @@ from backend.rollout.server_options import ServerOptions, parse_extra_body
 from backend.rollout.servers import ServerProcess, ready, root_url
 from backend.rollout.spec import Completion, SamplingSpec, seed_of
 
-log = logging.getLogger(__name__)
 MAX_RESTARTS = 3
 MAX_RETRIES = 4  # the OpenAI client's, per request: 0.5 s, 1 s, 2 s, 4 s apart (plus jitter)
 CONTEXT_WORDS = ("maximum context length", "context length", "too long")
