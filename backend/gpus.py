@@ -133,7 +133,8 @@ def _file(folder: Path, name: str) -> Path:
 
 def gpus_wanted(spec) -> int:
     """GPUs a job leases on this node: an RL job's `gpus` (a fraction is one GPU), a sweep's or
-    eval's one engine (tensor_parallel_size); on a local Ray cluster, which this job starts on this
+    eval's one engine (tensor_parallel_size; engine openai: the server it starts, none for a running
+    one); on a local Ray cluster, which this job starts on this
     node, its `gpus` or ALL_FREE (the pool takes every GPU no local job holds); 0 on a user's Ray
     cluster (Ray owns its GPUs) and on CPUs."""
     if getattr(spec, "executor", "local") != "local":
@@ -146,4 +147,6 @@ def gpus_wanted(spec) -> int:
         return spec.gpus or ALL_FREE
     if spec.kind == "rl":
         return 0 if spec.gpus == 0 else max(1, int(spec.gpus))
+    if getattr(spec, "engine", None) == "openai" and not spec.serve:
+        return 0  # a server the user runs holds its own GPUs
     return spec.tensor_parallel_size

@@ -9,7 +9,7 @@ from typing import Literal, get_args
 Setting = Literal["reasoning", "tool", "agentic"]
 Difficulty = Literal["easy", "medium", "hard"]
 SandboxBackend = Literal["bwrap", "docker", "none"]
-EngineName = Literal["auto", "transformers", "vllm"]
+EngineName = Literal["auto", "transformers", "vllm", "openai"]
 ExecutorName = Literal["local", "ray"]
 PromptFormat = Literal["auto", "chat", "plain"]
 LossType = Literal["dapo", "grpo", "bnpo", "dr_grpo"]

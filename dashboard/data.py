@@ -22,7 +22,7 @@ from backend.store_queries import EVERY_SAMPLE, SampleFilter
 from backend.vocab import SOLVED_AT
 from dashboard.experiment_view import ExperimentView, stamp
 
-EXPERIMENT_KINDS_WITH_RESULTS = ("sweep", "eval", "rollout")  # the kinds whose experiments hold samples
+EXPERIMENT_KINDS_WITH_RESULTS = ("sweep", "eval", "rollout", "import")  # the kinds whose experiments hold samples
 
 
 def db_path() -> str:

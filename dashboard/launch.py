@@ -12,6 +12,7 @@ from backend.problems.ccplus import CCPlusFilter
 from backend.problems.importing import HUB_REPOS, run_import
 from backend.problems.lcb import LCBFilter
 from backend.rl.spec import RLSpec
+from backend.samples.spec import SampleImportSpec
 from backend.specs import extra, form_label, help_text, ordered_fields, under_current_names, validate_spec
 from backend.sweep import origin
 from backend.sweep.spec import EvalSpec, SweepSpec
@@ -35,6 +36,7 @@ RUNNING = {
     "switch_endpoints",
     "merge_dtype",
     "keep_merges",
+    *("server_url", "serve", "api_key_env", "concurrency", "request_timeout_s", "server_start_timeout_s", "extra_body"),
 }
 GROUPS = (
     ("Sampling", None),
@@ -224,7 +226,9 @@ def submit(form: str, cls, fields: dict, carried: dict) -> None:
     st.page_link("dashboard/jobs.py", label=f"Follow job {job.id} on the Jobs page", query_params={"job": job.id})
 
 
-sweep_tab, eval_tab, rl_tab, import_tab = st.tabs(["α sweep", "Eval checkpoints", "RL (GRPO)", "Import problems"])
+sweep_tab, eval_tab, rl_tab, import_tab, samples_tab = st.tabs(
+    ["α sweep", "Eval checkpoints", "RL (GRPO)", "Import problems", "Import samples"]
+)
 with sweep_tab:  # no st.form: the benchmark and problem choices follow the endpoints as they are picked
     prefix, stored = start_from(SweepSpec)
     title = widget(st, "name", SweepSpec.model_fields["name"], f"{prefix}sweep-name", None, "sweep")
@@ -284,5 +288,21 @@ with import_tab, st.form("import"):
             with st.spinner("Importing…"):
                 st.success(run_import(store, source, path, flt, progress=False, hub=hub))
             data.forget_problem_index()  # the new set is offered at once
+        except UserError as err:
+            st.error(str(err))
+with samples_tab, st.form("import-samples"):
+    st.caption(
+        "Samples made elsewhere, judged here and stored as an experiment of their own: JSONL, one sample a line, "
+        "or LiveCodeBench's custom_evaluator JSON as it is. The whole file is checked first (a bad one stores "
+        "nothing); importing the same file again adds nothing."
+    )
+    values = spec_widgets(SampleImportSpec, "samples", columns=3, form="samples")
+    if st.form_submit_button("Import samples"):
+        from backend.samples.importer import import_samples
+
+        try:
+            spec = validate_spec(SampleImportSpec, values, form_label)
+            with st.spinner("Checking the file, then judging its samples…"):
+                st.success(import_samples(store, spec, progress=False).line())
         except UserError as err:
             st.error(str(err))

@@ -192,16 +192,21 @@ def declarations(models) -> dict[str, list[set[str]]]:
 
 # Options that mean something else in one command, each declared in that command's config on purpose
 DIFFER = {
+    # samples import: where a LiveCodeBench file's samples came from (optional, a label too); rollout: what it samples
+    "checkpoint": [{"RolloutSpec"}, {"SampleImportSpec"}],
     "bench": [
         {"CalibrateSpec"},
         {"EvalSpec", "RLSpec", "RolloutSpec", "SweepSpec"},
         {"ProblemQuery"},
     ],  # calibrate: builtin or ccplus only; list: every bench
-    "setting": [{"AnalysisSpec"}, {"EvalSpec", "RolloutSpec", "SweepSpec"}],  # analyze: a filter, none = all
+    "setting": [
+        {"AnalysisSpec"},
+        {"EvalSpec", "RolloutSpec", "SampleImportSpec", "SweepSpec"},
+    ],  # analyze: a filter, none = all
     "temperature": [{"EvalSpec", "SamplingSpec", "SweepSpec"}, {"RLSpec"}],  # RL: the policy's generation, > 0
     "seed": [{"EvalSpec", "SamplingSpec", "SweepSpec"}, {"RLSpec"}],  # RL: the training seed
     "gpus": [{"EvalSpec", "SweepSpec"}, {"RLSpec"}],  # RL: GPUs of one training run, 0 = CPUs
-    "kind": [{"EvalSpec"}, {"RLSpec"}, {"SweepSpec"}],  # each job's own tag
+    "kind": [{"EvalSpec"}, {"RLSpec"}, {"SampleImportSpec"}, {"SweepSpec"}],  # each job's own tag
     "low": [{"MergeConfig"}, {"SweepSpec"}],  # merge: optional, one of three forms
     "high": [{"MergeConfig"}, {"SweepSpec"}],
     "alphas": [{"MergeConfig"}, {"SweepSpec"}],  # merge: no default grid, --alpha repeatable
@@ -258,6 +263,10 @@ def test_a_spec_stored_by_the_earlier_layered_configs_loads_with_every_value():
     # a sweep stored before --merge-dtype and --keep-merges merges as it did (the endpoints' dtype) and
     # keeps what the budget allows, as its merges' own evictions did
     added = {"rl": {"keep_checkpoints": 0}, "sweep": {"merge_dtype": "auto", "keep_merges": "budget"}}
+    # sweeps and evals stored before engine openai existed load with its options' defaults (unused by their engine)
+    server = {"server_url": None, "serve": None, "api_key_env": None, "concurrency": 8, "request_timeout_s": 600.0,
+              "server_start_timeout_s": 900.0, "extra_body": None}  # fmt: skip
+    added |= {"sweep": added["sweep"] | server, "eval": server}
     for kind, data in stored.items():
         spec = validate_spec(SPECS[kind], stored_spec(kind, data))
         assert json.loads(spec.model_dump_json()) == data | added.get(kind, {}), kind

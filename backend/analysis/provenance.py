@@ -58,6 +58,7 @@ class Provenance:
     averaging: str = "per_problem"
     common_seeds: bool | None = None
     version: str = ""
+    samples_from: str | None = None  # an imported experiment's file (backend/samples/); None: sampled here
 
     def filters(self) -> str:
         return ", ".join(
@@ -70,6 +71,7 @@ class Provenance:
         name = f"{self.experiment_name} ({self.experiment})" if self.experiment_name else self.experiment
         return {
             "experiment": name,
+            **({"samples": f"imported from {self.samples_from}, judged here"} if self.samples_from else {}),
             "filters": self.filters(),
             "tier rule": tier_rule(self.opt_min_tier),
             "solved threshold": f"solved = at least {self.solved_at:.0%} of a problem's samples correct",
@@ -115,4 +117,11 @@ def from_store(store, experiment: str, **choices) -> Provenance:
 
     row = store.get(Experiment, experiment)
     seeds = stored_spec(row.kind, row.spec).get("common_seeds") if row and row.spec else None
-    return Provenance(experiment=experiment, experiment_name=row.name if row else None, common_seeds=seeds, **choices)
+    imported = (row.spec or {}).get("samples_from") if row and row.kind == "import" else None
+    return Provenance(
+        experiment=experiment,
+        experiment_name=row.name if row else None,
+        common_seeds=seeds,
+        samples_from=imported,
+        **choices,
+    )

@@ -67,6 +67,7 @@ def job_commands() -> dict:
     from backend.problems.spec import BuiltinChoice, CalibrateSpec
     from backend.rl.spec import RLSpec
     from backend.rollout.spec import ProblemQuery, RolloutSpec, SamplingSpec
+    from backend.samples.spec import SampleImportSpec
     from backend.sweep.spec import EvalSpec, SweepSpec
 
     return {
@@ -83,6 +84,7 @@ def job_commands() -> dict:
         "problems import ccplus": [(CCPlusFilter, ())],
         "problems list": [(ProblemQuery, ())],
         "problems export": [(ProblemQuery, EXPORT_SKIP)],
+        "samples import": [(SampleImportSpec, ("kind", "file"))],
     }
 
 

@@ -86,6 +86,26 @@ def merged(store: Store, key: str, path: str, spec: Merge, ends: list[str], mode
     )
 
 
+def external(store: Store, label: str, alpha: float | None = None, ends: list[str] | None = None) -> Checkpoint:
+    """The row of a checkpoint known by name only (samples imported from elsewhere: a hub name or a
+    free label, no weights read): its id from the name, an α point's from its α and endpoints' ids
+    too; an α point is `merged`, with its α and endpoints, so the pages place it on the α axis."""
+    import hashlib
+    import json
+
+    digest = hashlib.sha256(json.dumps([label, alpha, ends]).encode()).hexdigest()
+    if alpha is None:
+        return register(store, Checkpoint(id=f"ext-{digest[:16]}", path=label, kind="trained", label=label))
+    low, high = ends or (None, None)
+    return register(
+        store,
+        Checkpoint(
+            id=f"ext-{digest[:16]}", path=label, kind="merged", label=alpha_label(alpha), low_id=low, high_id=high,
+            alpha=alpha,
+        ),
+    )  # fmt: skip
+
+
 def import_rows(store: Store, table: pa.Table) -> int:
     """Rows written elsewhere (the lab's committed checkpoints.parquet), under `register`'s
     never-rewrite rule: a checkpoint already stored keeps its row, the others are added. Returns the

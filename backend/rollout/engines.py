@@ -1,7 +1,8 @@
 """Generation engines behind one interface: generate(conversations, SamplingSpec) -> completions.
 
 TransformersEngine runs anywhere (CPU here); VLLMEngine (vllm_engine.py) is GPU-only and imported
-lazily. `make_engine("auto", ...)` picks vLLM when CUDA and vllm are present, transformers otherwise.
+lazily; OpenAIEngine (openai_engine.py) samples from an OpenAI-compatible server. `make_engine("auto",
+...)` picks vLLM when CUDA and vllm are present, transformers otherwise.
 """
 
 from __future__ import annotations
@@ -136,6 +137,11 @@ def uses_vllm(name: str) -> bool:
 def make_engine(name: str, checkpoint: str, *, alpha_switch: tuple[str, str] | None = None, **kw) -> Engine:
     """`alpha_switch` (low, high): the engine will be asked for `alpha_switch(low, high)` (vLLM
     builds its workers with the switch extension and plans device memory for the endpoints)."""
+    if name == "openai":  # a server's weights: no α switch, no endpoints to plan for
+        from backend.rollout.openai_engine import OpenAIEngine
+
+        kw.pop("switch_endpoints", None)
+        return OpenAIEngine(checkpoint, **kw)
     if uses_vllm(name):
         from backend.rollout.vllm_engine import VLLMEngine
 

@@ -26,14 +26,15 @@ REASONS = {
     "empty": "the last code block is empty",
     "other_language": "code blocks exist, but none in the expected language",
     "prompt_too_long": "the prompt is longer than the engine's max_model_len, so nothing was generated",
+    "context_too_long": "the server refused the request: the prompt and max_tokens exceed its context length",
 }
 
 
 def extract_code(text: str, language: str = "python", finish_reason: str = "stop") -> Extraction:
     """Blocks are ```lang ... ``` pairs; an untagged block counts as the expected language.
     A block left open at the end is a format failure (a truncated program must not be judged)."""
-    if finish_reason == "prompt_too_long":
-        return Extraction(None, REASONS["prompt_too_long"])
+    if finish_reason in ("prompt_too_long", "context_too_long"):
+        return Extraction(None, REASONS[finish_reason])
     fences = list(FENCE.finditer(text))
     blocks, open_tag, open_end = [], None, None
     for m in fences:

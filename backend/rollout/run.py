@@ -47,8 +47,15 @@ def select_problems(store: Store, spec: ProblemChoice) -> list[Problem]:
     return judgeable[: spec.limit] if spec.limit else judgeable
 
 
+# where the samples are drawn, not what is drawn: not part of a rollout's identity (extra_body is, once set)
+ENGINE_FIELDS = ("engine", "server_url", "serve", "api_key_env", "concurrency", "request_timeout_s",
+                 "server_start_timeout_s")  # fmt: skip
+
+
 def experiment_id(spec: RolloutSpec, checkpoint_hash: str) -> str:
-    key = {k: v for k, v in spec.model_dump().items() if k not in ("checkpoint", "engine")}
+    key = {k: v for k, v in spec.model_dump().items() if k != "checkpoint" and k not in ENGINE_FIELDS}
+    if key["extra_body"] is None:  # rollouts stored before the field existed keep their ids
+        del key["extra_body"]
     if key["prompt_format"] == "auto":  # rollouts stored before the field existed keep their ids
         del key["prompt_format"]
     payload = json.dumps({"checkpoint": checkpoint_hash, **key}, sort_keys=True, default=str)
@@ -97,7 +104,7 @@ def run_rollout(store: Store, spec: RolloutSpec, engine: Engine | None = None, p
     from backend.rollout.engines import make_engine
 
     owned = engine is None  # an engine we build we also close; a caller's stays the caller's
-    engine = engine or make_engine(spec.engine, spec.checkpoint)
+    engine = engine or make_engine(spec.engine, spec.checkpoint, **rollout_engine_options(spec))
 
     def generate(conversations, sampling):
         return run_episodes(engine, conversations, spec.setting, sampling, spec.limits, spec.backend, prompt_format)
@@ -119,6 +126,14 @@ def run_rollout(store: Store, spec: RolloutSpec, engine: Engine | None = None, p
             engine.close()
     store.update(Experiment, (exp,), status="done")
     return exp
+
+
+def rollout_engine_options(spec: RolloutSpec) -> dict:
+    if spec.engine != "openai":
+        return {}
+    from backend.rollout.server_options import ServerOptions
+
+    return {"options": ServerOptions.of(spec), "seed": spec.sampling.seed}
 
 
 def sample_problems(

@@ -125,7 +125,9 @@ def run_episodes(
 
 
 def _one_turn(conversation: list[dict], c) -> Episode:
-    turns = [Turn(m["role"], m["content"]) for m in conversation] + [Turn("assistant", c.text, seconds=c.latency_s)]
+    turns = [Turn(m["role"], m["content"]) for m in conversation] + [
+        Turn("assistant", c.text, seconds=c.latency_s, seed=c.seed)
+    ]
     return Episode(turns, c.text, c.prompt_tokens, c.completion_tokens, c.finish_reason, c.latency_s)
 
 
@@ -159,7 +161,7 @@ def _multi_turn(engine, states, setting, spec, limits, backend, prompt_format) -
 def _record_assistant(s: _State, c, setting: str, limits: SettingLimits) -> None:
     ep = s.episode
     s.messages.append({"role": "assistant", "content": c.text})
-    ep.turns.append(Turn("assistant", c.text, seconds=c.latency_s))
+    ep.turns.append(Turn("assistant", c.text, seconds=c.latency_s, seed=c.seed))
     ep.prompt_tokens += c.prompt_tokens
     ep.completion_tokens += c.completion_tokens
     ep.latency_s += c.latency_s

@@ -7,9 +7,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from backend.errors import FieldError
+from backend.errors import FieldError, UserError
 from backend.specs import HIDDEN
 from backend.vocab import Difficulty, EngineName, PromptFormat, SandboxBackend, Setting
 
@@ -66,6 +66,40 @@ def check_temperature(t: float) -> float:
             "temperature",
         )
     return t
+
+
+def check_server(spec, checkpoints: int) -> None:
+    """engine openai's fields, checked wherever a spec is built (CLI, form, a stored spec): a server
+    to sample from, one running (server_url, for a job of one checkpoint) or one the job starts per
+    checkpoint (serve, a template with {model} and {port}); other engines take neither."""
+    if spec.engine != "openai":
+        for name in ("server_url", "serve"):
+            if getattr(spec, name):
+                raise FieldError(f"{name} is for engine openai; choose that engine or clear {name}", name)
+        return
+    if bool(spec.server_url) == bool(spec.serve):
+        raise FieldError(
+            "engine openai samples from a server: give server_url (a running one) or serve (a command the job runs "
+            "per checkpoint), one of them",
+            "serve" if spec.serve else "server_url",
+        )
+    if spec.server_url and checkpoints > 1:
+        raise FieldError(
+            f"server_url serves one checkpoint and this job samples {checkpoints}; give serve, a command the job "
+            "runs for each checkpoint",
+            "server_url",
+        )
+    from backend.rollout.server_options import parse_extra_body
+    from backend.rollout.servers import check_template
+
+    for name, check in (("serve", check_template), ("extra_body", parse_extra_body)):
+        if getattr(spec, name):
+            try:
+                check(getattr(spec, name))
+            except FieldError:
+                raise
+            except UserError as err:
+                raise FieldError(str(err), name) from None
 
 
 GREEDY_BELOW = 1e-5
@@ -144,10 +178,44 @@ class RolloutSpec(BaseModel):
     for base checkpoints without one; auto: chat when every checkpoint of the job has a template,
     else plain. The stored experiment records the format used."""
     engine: EngineName = Field("auto", title="Engine")
-    """auto: vLLM when it is installed and a GPU is present, else transformers."""
+    """auto: vLLM when it is installed and a GPU is present, else transformers; openai: an OpenAI-compatible server,
+    running (server_url) or started by the job per checkpoint (serve)."""
+    server_url: str | None = Field(None, title="Server URL (engine openai)", json_schema_extra={"none": "none"})
+    """engine openai: a running OpenAI-compatible server that serves the job's one checkpoint (vllm serve, SGLang,
+    transformers serve at http://127.0.0.1:8000, say); none: give serve instead."""
+    serve: str | None = Field(None, title="Server command (engine openai)", json_schema_extra={"none": "none"})
+    """engine openai: the command that serves one checkpoint, started by the job for each checkpoint on a free
+    port of 127.0.0.1 and the job's GPUs, and stopped before the next one starts. {model} and {port} are filled in
+    ({host}, {seed} and {tensor_parallel_size} too), e.g. "vllm serve {model} --port {port} --seed {seed}"."""
+    api_key_env: str | None = Field(
+        None, title="API key variable (engine openai)", json_schema_extra={"none": "no key"}
+    )
+    """engine openai: the environment variable that holds the server's API key (sent as a bearer token; the
+    key itself is never stored); none: no key."""
+    concurrency: int = Field(8, ge=1, le=1024, title="Requests in flight (engine openai)")
+    """engine openai: requests sent at once, each for one sample with its own seed. vLLM and SGLang honour a
+    request's seed at any concurrency; transformers serve seeds one process-wide generator per request, so its
+    samples are reproducible at 1 only."""
+    request_timeout_s: float = Field(600.0, gt=0, le=86400, title="Request timeout (s, engine openai)")
+    """engine openai: seconds one request may take; a request that times out, or meets a 429, a 5xx or a
+    refused connection, is retried with backoff (4 times)."""
+    server_start_timeout_s: float = Field(900.0, gt=0, le=86400, title="Server start timeout (s, engine openai)")
+    """engine openai with serve: seconds a started server may take to answer /v1/models; past them the job
+    stops it and fails with its last log lines."""
+    extra_body: str | None = Field(
+        None, title="Extra request fields (JSON, engine openai)", json_schema_extra={"none": "none"}
+    )
+    """engine openai: a JSON object added to every request, for a server's own options (vLLM: {"top_k": 20});
+    transformers serve samples only when the checkpoint's generation_config.json sets do_sample or a request
+    carries {"generation_config": "{\\"do_sample\\": true}"}."""
     backend: SandboxBackend = Field("bwrap", title="Sandbox")
     """Sandbox the programs (and tool calls) run in: bwrap (default, no daemon), docker, or none (no
     isolation: trusted code only)."""
+
+    @model_validator(mode="after")
+    def _server(self):
+        check_server(self, checkpoints=1)
+        return self
 
 
 @dataclass
@@ -155,8 +223,9 @@ class Completion:
     text: str
     prompt_tokens: int
     completion_tokens: int
-    finish_reason: str  # stop | length
+    finish_reason: str  # stop | length | prompt_too_long | context_too_long
     latency_s: float
+    seed: int | None = None  # the seed the request carried, where the engine sends one per sample
 
 
 @dataclass
@@ -165,6 +234,7 @@ class Turn:
     content: str
     tool_output: str | None = None
     seconds: float = 0.0
+    seed: int | None = None  # an assistant turn: the seed its request carried (engines that send one per sample)
 
     def to_dict(self) -> dict:
         return {k: v for k, v in asdict(self).items() if v is not None}

@@ -135,9 +135,9 @@ class VLLMEngine:
         for i, req in zip(fits, outputs, strict=True):
             prompt = len(req.prompt_token_ids)
             finish = ["length" if o.finish_reason == "length" else "stop" for o in req.outputs]
-            done = [
-                Completion(o.text, prompt, len(o.token_ids), f, latency)
-                for o, f in zip(req.outputs, finish, strict=True)
+            done = [  # the k-th child sample drew seed + k (v1/engine/parallel_sampling.py:69-81)
+                Completion(o.text, prompt, len(o.token_ids), f, latency, seeds[i] + k)
+                for k, (o, f) in enumerate(zip(req.outputs, finish, strict=True))
             ]
             out[i] = done * spec.n if spec.greedy else done
         return out

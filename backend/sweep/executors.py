@@ -152,6 +152,10 @@ class Engines:
 
 def engine_options(spec) -> dict:
     """Engine keywords a job spec sets (only those that differ from the engine's own default)."""
+    if spec.engine == "openai":  # the server's options, and what its command template may name
+        from backend.rollout.server_options import ServerOptions
+
+        return {"options": ServerOptions.of(spec), "seed": spec.seed, "tensor_parallel_size": spec.tensor_parallel_size}
     return {"tensor_parallel_size": spec.tensor_parallel_size} if spec.tensor_parallel_size > 1 else {}
 
 

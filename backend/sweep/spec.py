@@ -20,7 +20,7 @@ from backend.errors import FieldError, UserError
 from backend.grading.limits import MIN_MEMORY_MB
 from backend.hub import hub_ref, labelled
 from backend.merge.spec import Dtype
-from backend.rollout.spec import SamplingSpec, check_temperature
+from backend.rollout.spec import SamplingSpec, check_server, check_temperature
 from backend.specs import HIDDEN, validate_spec  # noqa: F401  (re-exported for the job runner)
 from backend.vocab import Difficulty, EngineName, ExecutorName, PromptFormat, SandboxBackend, Setting
 
@@ -152,7 +152,36 @@ class JobSpec(BaseModel):
     """GPUs one vLLM engine shards the model over (vLLM's tensor_parallel_size); for models too large
     for one GPU. 1: one engine per GPU."""
     engine: EngineName = Field("auto", title="Engine")
-    """auto: vLLM when it is installed and a GPU is present, else transformers."""
+    """auto: vLLM when it is installed and a GPU is present, else transformers; openai: an OpenAI-compatible server,
+    running (server_url) or started by the job per checkpoint (serve)."""
+    server_url: str | None = Field(None, title="Server URL (engine openai)", json_schema_extra={"none": "none"})
+    """engine openai: a running OpenAI-compatible server that serves the job's one checkpoint (vllm serve, SGLang,
+    transformers serve at http://127.0.0.1:8000, say); none: give serve instead."""
+    serve: str | None = Field(None, title="Server command (engine openai)", json_schema_extra={"none": "none"})
+    """engine openai: the command that serves one checkpoint, started by the job for each checkpoint on a free
+    port of 127.0.0.1 and the job's GPUs, and stopped before the next one starts. {model} and {port} are filled in
+    ({host}, {seed} and {tensor_parallel_size} too), e.g. "vllm serve {model} --port {port} --seed {seed}"."""
+    api_key_env: str | None = Field(
+        None, title="API key variable (engine openai)", json_schema_extra={"none": "no key"}
+    )
+    """engine openai: the environment variable that holds the server's API key (sent as a bearer token; the
+    key itself is never stored); none: no key."""
+    concurrency: int = Field(8, ge=1, le=1024, title="Requests in flight (engine openai)")
+    """engine openai: requests sent at once, each for one sample with its own seed. vLLM and SGLang honour a
+    request's seed at any concurrency; transformers serve seeds one process-wide generator per request, so its
+    samples are reproducible at 1 only."""
+    request_timeout_s: float = Field(600.0, gt=0, le=86400, title="Request timeout (s, engine openai)")
+    """engine openai: seconds one request may take; a request that times out, or meets a 429, a 5xx or a
+    refused connection, is retried with backoff (4 times)."""
+    server_start_timeout_s: float = Field(900.0, gt=0, le=86400, title="Server start timeout (s, engine openai)")
+    """engine openai with serve: seconds a started server may take to answer /v1/models; past them the job
+    stops it and fails with its last log lines."""
+    extra_body: str | None = Field(
+        None, title="Extra request fields (JSON, engine openai)", json_schema_extra={"none": "none"}
+    )
+    """engine openai: a JSON object added to every request, for a server's own options (vLLM: {"top_k": 20});
+    transformers serve samples only when the checkpoint's generation_config.json sets do_sample or a request
+    carries {"generation_config": "{\\"do_sample\\": true}"}."""
     executor: ExecutorName = Field("local", title="Executor")
     """local: the work runs in the job's own process (judging on every core); ray: on a Ray cluster
     (a sweep: one engine actor per GPU, merges and judging as CPU tasks; RL: a task asking for GPUs)."""
@@ -204,12 +233,35 @@ class JobSpec(BaseModel):
 
     @model_validator(mode="after")
     def _tensor_parallel(self):
-        if self.tensor_parallel_size > 1 and self.engine != "vllm":
+        if self.tensor_parallel_size > 1 and self.engine not in ("vllm", "openai"):
             raise FieldError(
-                "tensor_parallel_size > 1 needs engine vllm (transformers runs one model per device)",
+                "tensor_parallel_size > 1 needs engine vllm or openai (transformers runs one model per device)",
                 "tensor_parallel_size",
             )
         return self
+
+    @model_validator(mode="after")
+    def _server(self):
+        check_server(self, checkpoints=self.checkpoint_count())
+        if self.engine == "openai" and self.executor != "local":
+            raise FieldError(
+                "engine openai runs in the job's own process, one server at a time: choose executor local", "executor"
+            )
+        if self.engine == "openai" and getattr(self, "live_switch", False):
+            raise FieldError(
+                "engine openai samples the weights its server loaded, so α cannot be switched in place: turn "
+                "live_switch off (merged folders, one server per α)",
+                "live_switch",
+            )
+        return self
+
+    def checkpoint_count(self) -> int:
+        """The checkpoints the job samples: a sweep's α points and independent ones, an eval's list."""
+        return (
+            len(getattr(self, "alphas", []))
+            + len(getattr(self, "independent", []))
+            + len(getattr(self, "checkpoints", []))
+        )
 
     def sampling(self) -> SamplingSpec:
         return SamplingSpec(**self.model_dump(include=set(SamplingSpec.model_fields)))

@@ -38,7 +38,13 @@ def test_pages_render_on_an_empty_database(store, db_path, monkeypatch, page):
     at = app(db_path, monkeypatch, page)
     assert not at.exception, at.exception
     if page == "launch":
-        assert [b.label for b in at.button] == ["Launch sweep", "Launch eval", "Launch RL job", "Import"]
+        assert [b.label for b in at.button] == [
+            "Launch sweep",
+            "Launch eval",
+            "Launch RL job",
+            "Import",
+            "Import samples",
+        ]
     else:
         assert [i.value for i in at.info if i.value.startswith(EMPTY[page])], [i.value for i in at.info]
     assert traces(at) == []

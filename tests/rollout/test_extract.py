@@ -15,6 +15,7 @@ CASES = [
     ("only other languages", "```cpp\nint main(){}\n```", "stop", None, REASONS["other_language"]),
     ("trailing open fence after a block, stopped", "```python\nprint(6)\n```\n```", "stop", "print(6)\n", None),
     ("prompt too long for the engine", "", "prompt_too_long", None, REASONS["prompt_too_long"]),
+    ("a server refused the context", "", "context_too_long", None, REASONS["context_too_long"]),
 ]
 
 
