@@ -6,15 +6,18 @@ power), and a function of a `World` (bench/calibration_worlds.py) that runs the 
 at its defaults and says whether the test shows (True), does not (False) or was not tested (None).
 Coverage entries (kind="coverage") say whether a reported CI covers the family's population value.
 
-Adding a test is one decorated function here, e.g. a checkpoint-tier test:
+Adding a test is one decorated function here, e.g. a checkpoint-tier test (its family-wise false
+separation in worlds where no checkpoint differs):
 
-    @test("tiers: a checkpoint separated from the best", "paired t over problems, Holm", "separated",
-          0.05, nulls=("identical", "common-peak"))
+    @test("tiers: some checkpoint separated from the best", "paired t over problems, Holm across checkpoints",
+          "any checkpoint below tier 1", 0.05, nulls=("identical",))
     def tiers_separate(w):
         return any(row["tier"] > 1 for row in w.get("tiers", lambda: checkpoint_tiers(w.o)))
 
-and, where it needs a world no family gives, a family in calibration_worlds.FAMILIES (appended:
-seeds come from the family's name, so no other world changes).
+Its rows then appear in every table the bench prints (false positives per null family and size,
+power per planted family), and docs/findings.md's table gains them from the next full run. Where
+a test needs a world no family gives, add a family to calibration_worlds (appended to FAMILIES;
+a world's seed comes from its family's name, so no other world changes).
 """
 
 from __future__ import annotations
