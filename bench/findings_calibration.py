@@ -166,8 +166,13 @@ def rule_power(true: float, nominal: float, worlds: int, runs: int = 20_000, see
     return float((counts >= fail_at(nominal, worlds)).mean())
 
 
-def rate(results: list[dict], name: str) -> tuple[int, int]:
-    """(worlds where the test showed, or its CI covered; worlds where it was tested)."""
+def rate(results: list[dict], name: str, gated: bool = False) -> tuple[int, int]:
+    """(worlds where the test showed, or its CI covered; worlds where it was tested). A gated test
+    (F2, tested only where F1's directions show) counts every world, one where it was not tested as
+    not shown: what a user can see is F1 and then F2 showing, and a gatekeeping order holds that
+    joint rate at the second test's level."""
+    if gated:
+        return sum(r.get(name) is True for r in results), len(results)
     tested = [r[name] for r in results if r.get(name) is not None]
     return sum(tested), len(tested)
 
@@ -188,7 +193,7 @@ def null_table(results: dict, sizes=SIZES) -> tuple[str, list[str]]:
         for family in t.nulls:
             cells, bad = [], []
             for p in sizes:
-                hits, total = rate(results.get((family, p), []), t.name)
+                hits, total = rate(results.get((family, p), []), t.name, t.gated)
                 cells.append(cell(hits, total))
                 if total and hits >= fail_at(t.nominal, total):
                     bad.append(str(p))
@@ -203,7 +208,7 @@ def power_table(results: dict, sizes=SIZES) -> str:
     lines = _head(head)
     for t in (t for t in TESTS if t.kind == "test"):
         for family in t.planted:
-            shares = [rate(results.get((family, p), []), t.name) for p in sizes]
+            shares = [rate(results.get((family, p), []), t.name, t.gated) for p in sizes]
             lines.append(_row([t.name, family, *[f"{h / n:.2f}" if n else "–" for h, n in shares]]))
     return "\n".join(lines)
 

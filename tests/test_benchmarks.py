@@ -122,8 +122,8 @@ def test_findings_calibration_bench_at_smoke_size():
     assert {key: len(r) for key, r in results.items()} == {(f, 12): 6 for f in bench.FAMILIES}
     for test in bench.TESTS:
         for family in test.nulls:
-            hits, tested = bench.rate(results[family, 12], test.name)
-            assert tested == 6 or test.name.startswith("F2"), (test.name, family, tested)  # F2: where F1 shows
+            hits, tested = bench.rate(results[family, 12], test.name, test.gated)
+            assert tested == 6, (test.name, family, tested)  # F2 (gated) counts every world
             if test.kind == "test":
                 assert hits <= 2, (test.name, family, hits)  # P(≥ 3 of 6) ≤ 0.2 % at a 5 % level
             else:
@@ -172,4 +172,4 @@ def test_the_docs_calibration_tables_have_one_row_per_test_and_family_the_bench_
     for row, (_, family) in zip(rows, want, strict=True):
         worlds = [int(m.group(2)) for cell in row if (m := counted.search(cell))]
         full = bench.worlds_of(family, bench.RUNS, bench.PLANTED_RUNS)
-        assert len(worlds) == 3 and (worlds == [full] * 3 or row[0].startswith("| F2")), row  # F2: where F1 showed
+        assert worlds == [full] * 3, row
