@@ -151,6 +151,31 @@ def test_the_calibration_rule_fails_a_row_above_its_level_by_its_own_simulation(
     assert bench.rule_power(0.025, 0.025, 4000) <= 0.012
 
 
+def test_the_calibration_tables_come_from_a_stopped_runs_log(tmp_path, capsys):
+    """`--table-from LOG` runs nothing and prints the tables of the worlds a log holds, each world
+    once, the torn last line of a stopped run skipped, the rule applied at the N the log has: 5 of 40
+    false positives at 2.5 % fail it (P(≥ 5 | Binomial(40, 0.025)) ≈ 0.08 %), 1 of 40 does not."""
+    import json
+
+    bench = bench_script("findings_calibration")
+    name = "F1 optimization failures fall"
+    lines = [["identical", 12, i, {name: i < 5}] for i in range(40)]
+    lines += [["common-peak", 12, i, {name: i < 1}] for i in range(40)]
+    lines += [lines[0], ["identical", 40, 0, {name: True}]]  # a world written twice; a size not asked for
+    log = tmp_path / "run.jsonl"
+    log.write_text("".join(json.dumps(line) + "\n" for line in lines) + '["identical", 12, 40, {"F1 opt')
+    assert bench.main(["--table-from", str(log), "--sizes", "12"]) == 1
+    out = capsys.readouterr().out
+    assert "40–40 worlds per family and size" in out
+    rows = {row.split(" | ")[3]: row for row in out.splitlines() if row.startswith(f"| {name} |") and "% (" in row}
+    assert rows["identical"].endswith("| 12.50% (5/40) | ABOVE at 12 |")
+    assert rows["common-peak"].endswith("| 2.50% (1/40) | within |")
+    assert "FAILS THE RULE: F1 optimization failures fall in identical at 12 problems" in out
+    with pytest.raises(SystemExit) as refused:
+        bench.main(["--table-from", str(tmp_path / "none.jsonl")])
+    assert refused.value.code == 2 and "no log at" in capsys.readouterr().err
+
+
 def test_a_test_that_names_a_family_the_bench_lacks_is_refused():
     bench = bench_script("findings_calibration")
     typo = bench.Test("x", "e", "d", 0.05, ("identicall",), (), lambda w: True)
