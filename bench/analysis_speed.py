@@ -1,7 +1,7 @@
 """Analysis speed at the design scale: 20 checkpoints × 1,000 problems × 250 samples = 5 M judged
 samples in DuckDB. The data is SYNTHETIC (random outcomes), fit for timing only.
 
-Ours (from the DuckDB file): the outcome-count query, the frontier table with bootstrap CIs, the
+Ours (from the DuckDB file): the outcome-count query, the frontier table with its CIs over problems, the
 churn matrix and statistics, pass@k for k = 1…250 with CIs, and 10 matched-budget ensemble pools.
 Baseline (same run, from an in-memory pandas frame, so its load time is not even counted):
 a straightforward pandas groupby/apply of the same numbers.
@@ -92,7 +92,7 @@ def ours(store: Store) -> dict[str, float]:
     t["query + arrays"] = time.perf_counter() - start
     mark = time.perf_counter()
     frontier_table(o)
-    t["frontier table (+1000 bootstrap)"] = time.perf_counter() - mark
+    t["frontier table (+CIs)"] = time.perf_counter() - mark
     mark = time.perf_counter()
     solve_matrix(o)
     churn_stats(o)

@@ -46,6 +46,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from backend.alpha import alpha_label
 from backend.grading.judge import JudgeTest, Program
 from backend.grading.limits import JudgeLimits
 from backend.grading.pool import JudgeJob, run_job
@@ -250,7 +251,7 @@ def main() -> None:
     for alpha in ALPHAS:
         total = sum(shares[alpha].values())
         cells = ", ".join(f"{k.label} {100 * n / total:.1f}%" for k, n in sorted(shares[alpha].items(), key=str))
-        print(f"  the lab's mix at α = {alpha:g} ({total} evaluations): {cells}")
+        print(f"  the lab's mix at {alpha_label(alpha)} ({total} evaluations): {cells}")
 
     kinds = sorted({k for s in shares.values() for k in s} | {Kind("MLE", TIERS), Kind("WA", 1)}, key=str)
     print("CPU-seconds per program (host + sandbox, one at a time in this process):")
@@ -264,7 +265,7 @@ def main() -> None:
         mean = sum(costs[k] * n for k, n in shares[alpha].items()) / sum(shares[alpha].values())
         by_class[alpha]["all"] = mean
         row = ", ".join(f"{c} {v:.3f}" for c, v in by_class[alpha].items() if c != "all")
-        print(f"  α = {alpha:g}, by outcome class: {row}; the mix {mean:.3f} CPU-s per program")
+        print(f"  {alpha_label(alpha)}, by outcome class: {row}; the mix {mean:.3f} CPU-s per program")
 
     mixes = {a: the_mix(shares[a], args.programs) for a in ALPHAS}
     warm = [job(("warm", i), Kind("AC"), problems[0][:3], limits) for i in range(2 * args.workers)]
@@ -281,7 +282,7 @@ def main() -> None:
             for executor in executors if r % 2 == 0 else executors[::-1]:
                 wall = timed(executor, jobs, keyed)
                 row[(alpha, executor.name)] = {"wall": wall, "per_core_s": len(jobs) / (wall * executor.cores)}
-                print(f"  round {r + 1}, α = {alpha:g}, {executor.name}: {wall:.1f} s", flush=True)
+                print(f"  round {r + 1}, {alpha_label(alpha)}, {executor.name}: {wall:.1f} s", flush=True)
             # Ray's core-seconds per program over the pool's
             row[(alpha, "ratio")] = row[(alpha, "local pool")]["per_core_s"] / row[(alpha, "Ray")]["per_core_s"]
         rounds.append(row)
@@ -300,12 +301,12 @@ def main() -> None:
         ratio = statistics.median(r[(alpha, "ratio")] for r in rounds)
         every = ", ".join(f"{r[(alpha, 'ratio')]:.2f}" for r in rounds)
         summary["throughput"][str(alpha)] = {"local_pool": pool, "ray": ray, "ray_over_pool": ratio}
-        print(f"  α = {alpha:g}: local pool {pool:.3f} programs per core-second, Ray {ray:.3f}; "
+        print(f"  {alpha_label(alpha)}: local pool {pool:.3f} programs per core-second, Ray {ray:.3f}; "
               f"Ray's core-seconds per program / the pool's: {ratio:.2f}x (rounds: {every})")  # fmt: skip
     print("sizing (core-hours; CPUs for a 1-hour judge), from the judge's CPU-seconds per program (the CPUs")
     print("must deliver at least that) and from this run's programs per core-second (the pool's losses and this")
     print("machine's load included):")
-    print("| study | programs | from | " + " | ".join(f"α = {a:g} mix" for a in ALPHAS) + " |")
+    print("| study | programs | from | " + " | ".join(f"{alpha_label(a)} mix" for a in ALPHAS) + " |")
     print("|---|---|---|" + "---|" * len(ALPHAS))
     per_program = {
         "CPU-seconds per program": {a: by_class[a]["all"] for a in ALPHAS},

@@ -4,17 +4,12 @@ import pandas as pd
 import streamlit as st
 
 from backend.alpha import alpha_text
-from backend.analysis.churn import noise_verdict
+from backend.analysis.findings_text import excess_sentence
 from dashboard import controls, view
 from dashboard.exports import figure_downloads
 from dashboard.figures import GRID_ROWS, churn_figure
 from dashboard.samples import default_pair, point_name
 
-NOISE_WORDS = {
-    "exceeds": "the churn **exceeds** sampling noise.",
-    "within": "within sampling noise: this churn does **not exceed** noise.",
-    "below": "fewer than sampling noise gives: the solved sets move together **more** than noise alone would let them.",
-}
 FLIP_COLUMNS = {
     "from": "from",
     "to": "to",
@@ -54,13 +49,13 @@ c2.metric("union of solved problems", stats["union_solved"])
 c3.metric(f"best single ({stats['best_single']['label']})", stats["best_single"]["solved"])
 c4.metric("flips expected from noise alone", f"{stats['total_flips_expected']:.1f}")
 st.markdown(
-    f"**Churn against sampling noise.** {stats['total_flips']} flips between neighbouring α, where "
-    f"{stats['total_flips_expected']:.1f} are expected from sampling noise alone: a no-churn model (every α moves "
-    f"every problem's log-odds alike, fitted to these counts) simulated {stats['null_replicates']} times. "
-    "The union solves "
-    f"{stats['union_solved'] - stats['best_single']['solved']} more problems than the best single; beyond that model "
-    f"{excess['estimate']:+.1f} [{excess['lo']:+.1f}, {excess['hi']:+.1f}] (95 %): "
-    + NOISE_WORDS[noise_verdict(excess)]
+    f"**Churn beyond noise (F3).** The union solves {stats['union_solved'] - stats['best_single']['solved']} more "
+    "problems than the best single on all samples, a count that noise alone inflates. Chosen on one half of each "
+    "cell's samples and checked on the other: "
+    + excess_sentence(excess)
+    + f" The Overview's F3 is this same number (docs/findings.md). {stats['total_flips']} flips between neighbouring "
+    f"α, where {stats['total_flips_expected']:.1f} are expected from sampling noise alone if every α moved every "
+    f"problem's log-odds alike (a model fitted to these counts, simulated {stats['null_replicates']} times)."
 )
 st.subheader("Problems that flip along α")
 flipping = v.flipping(sel.solved_at)

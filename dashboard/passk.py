@@ -2,7 +2,8 @@
 
 import streamlit as st
 
-from backend.analysis.ensembles import empty_cells, unique_solves
+from backend.analysis.churn import unique_solves, unique_solves_expected
+from backend.analysis.ensembles import empty_cells
 from dashboard import controls, evidence, view
 from dashboard.exports import figure_downloads, table_downloads
 from dashboard.figures import gains_chart, passk_chart, provenance
@@ -67,12 +68,19 @@ if evidence.shares_seeds(exp):
         "members therefore share seeds, their samples are more alike than independent draws, and a matched-budget "
         "pool's pass@k and gain can read low. New sweeps draw disjoint seeds per checkpoint."
     )
-st.subheader("Unique solves of extrapolated checkpoints")
-st.caption(
-    f"Problems an extrapolated checkpoint solves and no interpolated one does ({controls.solved_words(sel.solved_at)})."
-)
-unique = unique_solves(o, sel.solved_at)
-st.markdown(
-    "\n".join(f"- [{p}](/problem?{view.link(problem=p)})" for p in unique)
-    or "No problem is solved only by extrapolated checkpoints."
-)
+unique, expected = unique_solves(o, sel.solved_at), unique_solves_expected(o, sel.solved_at)
+# a count with no test: never a headline, always beside what noise alone gives (docs/analysis.md)
+with st.expander(
+    f"Problems only extrapolated checkpoints solve: {len(unique)} ({expected:.1f} expected from sampling noise alone "
+    "if every α solved alike)"
+):
+    st.caption(
+        f"Problems an extrapolated checkpoint solves and no interpolated one does "
+        f"({controls.solved_words(sel.solved_at)}). Sweeps of identical checkpoints have some by noise alone: the "
+        "expected count deals each problem's samples out at random among the α, every cell keeping its n. Whether "
+        "the α axis solves more than its best single beyond noise is F3, on the Overview and the Churn page."
+    )
+    st.markdown(
+        "\n".join(f"- [{p}](/problem?{view.link(problem=p)})" for p in unique)
+        or "No problem is solved only by extrapolated checkpoints."
+    )

@@ -81,7 +81,7 @@ def _draw_once() -> None:
         }
     )
     outcomes = to_outcomes(counts)
-    table = {"warm-up": frontier_table(outcomes, replicates=10)}
+    table = {"warm-up": frontier_table(outcomes)}
     for draw in (outcome_fractions, failure_scatter, solve_rate):
         draw(table, experiment="warm-up")
     trend_bands(trend(outcomes, replicates=10))

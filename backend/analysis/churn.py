@@ -8,6 +8,7 @@ import numpy as np
 import polars as pl
 
 from backend.alpha import alpha_text
+from backend.analysis.churn_excess import churn_excess
 from backend.analysis.frame import DIFFICULTY_ORDER, Outcomes, best_single, check_solved_at
 from backend.analysis.resampling import fit_additive_logit, null_draws
 from backend.outcomes import OutcomeClass
@@ -54,9 +55,11 @@ def solved_sets(o: Outcomes, at_least: float = SOLVED_AT) -> np.ndarray:
 
 def churn_stats(o: Outcomes, at_least: float = SOLVED_AT, null_replicates: int = 500, seed: int = 0) -> dict:
     """Flips between α-neighbours, problems solved only inside/outside [0, 1], the union of solved
-    problems against the best single checkpoint, and Jaccard similarities between solved sets, each
-    count beside what sampling noise alone gives (`no_churn_null`): `expected_gained`/`expected_lost`
-    per flip, `total_flips_expected`, and `union_excess`, union − best single beyond that null
+    problems against the best single checkpoint, and Jaccard similarities between solved sets.
+    `union_excess` is F3 itself (churn_excess.churn_excess at the findings' defaults and this
+    threshold): the union's excess over the best single, cross-fitted, with its CI over problems,
+    level and status. The flips stand beside what sampling noise alone gives under a no-churn model
+    (`no_churn_null`): `expected_gained`/`expected_lost` per flip and `total_flips_expected`
     (`null_replicates` sweeps, fewer on a large sweep: NULL_CELLS).
     Only merged checkpoints (those with an α) take part in the α-axis statistics."""
     solved = solved_sets(o, at_least)
@@ -100,7 +103,7 @@ def churn_stats(o: Outcomes, at_least: float = SOLVED_AT, null_replicates: int =
         "solved_only_outside": [o.problems[p] for p in np.flatnonzero(out_any & ~in_any)],
         "union_solved": union_solved,
         "best_single": {"checkpoint_id": o.checkpoints[best], "label": o.labels[best], "solved": int(per_ckpt[best])},
-        "union_excess": union_excess(union_solved - int(per_ckpt[best]), null["union_minus_best"]),
+        "union_excess": _union_excess(o, at_least, seed),
         "null_replicates": null_replicates,
         "solved_per_checkpoint": dict(zip(o.labels, per_ckpt.tolist(), strict=True)),
         "jaccard": {"labels": o.labels, "matrix": jaccard.tolist()},
@@ -125,45 +128,30 @@ def _best(solved: np.ndarray, rates: np.ndarray, alphas: list) -> np.ndarray:
 def no_churn_null(
     o: Outcomes, at_least: float, pairs: list[tuple[int, int]], replicates: int = 500, seed: int = 0
 ) -> dict[str, np.ndarray]:
-    """The churn counts of `replicates` sweeps simulated from the no-churn model F3 tests against
-    (resampling.fit_additive_logit and null_draws: logit p = a_problem + b_checkpoint, each cell
-    Binomial(n, p)): per sweep, `gained` and `lost` per α pair, and `union_minus_best`. Their means
-    are what sampling noise alone gives, with every problem's n as sampled."""
+    """The flips of `replicates` sweeps simulated from a no-churn model (resampling.fit_additive_logit
+    and null_draws: logit p = a_problem + b_checkpoint, each cell Binomial(n, p)): per sweep,
+    `gained` and `lost` per α pair. Their means are what sampling noise alone gives when every α
+    moves every problem alike, with every problem's n as sampled: a description beside the counts,
+    not a test (F3, `union_excess`, is the test, and needs no model of the curves)."""
     check_solved_at(at_least)
-    out = {"gained": [], "lost": [], "union_minus_best": []}
+    out = {"gained": [], "lost": []}
     rng = np.random.default_rng(seed)
     for c in null_draws(o.n, fit_additive_logit(o.n, o.correct), replicates, rng):
         with np.errstate(invalid="ignore", divide="ignore"):
             rates = np.where(o.n > 0, c / np.maximum(o.n, 1), np.nan)
         solved = np.nan_to_num(rates, nan=0.0) >= at_least
         gained, lost = _flips(solved, pairs)
-        best = _best(solved, rates, o.alphas)
-        best_count = np.take_along_axis(solved.sum(axis=-2), best[:, None], -1)[:, 0]
         out["gained"].append(gained)
         out["lost"].append(lost)
-        out["union_minus_best"].append(solved.any(axis=-1).sum(axis=-1) - best_count)
     return {k: np.concatenate(v) for k, v in out.items()}
 
 
-def union_excess(observed: int, null: np.ndarray, level: float = 0.95) -> dict:
-    """Union − best single beyond the no-churn null: `estimate` = observed − the null's mean, and
-    [lo, hi] = [observed − the null's upper quantile, observed − its lower one]: the interval the
-    estimate's own sampling spread gives when that spread is the null's (the parametric bootstrap's
-    basic interval). It covers 0 exactly when the observed count is inside the null's central
-    `level` range: where the fitted no-churn model is the truth, in at least `level` of sweeps."""
-    if not len(null):
-        return {"estimate": None, "lo": None, "hi": None}
-    tail = 50 * (1 - level)
-    low, high = np.percentile(null, [tail, 100 - tail])
-    return {"estimate": float(observed - null.mean()), "lo": float(observed - high), "hi": float(observed - low)}
+def _union_excess(o: Outcomes, at_least: float, seed: int) -> dict:
+    """F3's estimator (findings_axis.check_churn), with the findings' defaults at this threshold."""
+    from backend.analysis.findings_rules import FindingsSpec
 
-
-def noise_verdict(excess: dict) -> str:
-    """exceeds (the union's excess over the best single is above what noise gives: CI above 0),
-    below (CI below 0) or within."""
-    if excess["lo"] is not None and excess["lo"] > 0:
-        return "exceeds"
-    return "below" if excess["hi"] is not None and excess["hi"] < 0 else "within"
+    spec = FindingsSpec(solved_at=at_least, seed=seed)
+    return churn_excess(o, at_least, spec.ci_level, spec.splits, spec.min_effect, seed).to_dict()
 
 
 def order_problems(o: Outcomes, method: str = "difficulty") -> list[str]:
@@ -216,3 +204,40 @@ def flipping_problems(o: Outcomes, at_least: float = SOLVED_AT) -> list[dict]:
             }
         )
     return rows
+
+
+def unique_solves(o: Outcomes, at_least: float = SOLVED_AT) -> list[str]:
+    """Problems some extrapolated checkpoint solves (pass rate ≥ at_least) and no interpolated or
+    endpoint checkpoint does: what extrapolation adds to an interpolation-only pool. A count with no
+    test: read it beside unique_solves_expected."""
+    return [o.problems[p] for p in np.flatnonzero(_unique(solved_sets(o, at_least), o.kinds))]
+
+
+def _unique(solved: np.ndarray, kinds: list[str]) -> np.ndarray:
+    """(..., problems) booleans from solved (..., problems, checkpoints)."""
+    kinds = np.array(kinds)
+    extra = solved[..., kinds == "extrapolated"].any(axis=-1)
+    return extra & ~solved[..., np.isin(kinds, ["interpolated", "endpoint"])].any(axis=-1)
+
+
+def unique_solves_expected(o: Outcomes, at_least: float = SOLVED_AT, draws: int = 400, seed: int = 0) -> float:
+    """The number of unique solves expected from sampling noise alone if every α solved alike: each
+    problem's judged samples on the merged checkpoints dealt out at random among them, every cell
+    keeping its n (a multivariate hypergeometric draw, `draws` times). Sweeps of identical
+    checkpoints report at least one unique solve more often than not, so a count is evidence only
+    where it stands well above this."""
+    axis = [i for i, a in enumerate(o.alphas) if a is not None]
+    if not axis:
+        return 0.0
+    n, good = o.n[:, axis], o.correct[:, axis].sum(axis=1)
+    rng = np.random.default_rng(seed)
+    left_n = np.broadcast_to(n.sum(axis=1), (draws, len(o.problems))).copy()
+    left_good = np.broadcast_to(good, (draws, len(o.problems))).copy()
+    dealt = np.zeros((draws, *n.shape), dtype=np.int64)
+    for j in range(n.shape[1]):
+        take = np.broadcast_to(n[:, j], left_n.shape)
+        drawn = rng.hypergeometric(left_good, left_n - left_good, take)
+        dealt[..., j], left_n, left_good = drawn, left_n - take, left_good - drawn
+    with np.errstate(invalid="ignore", divide="ignore"):
+        solved = np.where(n > 0, dealt / np.maximum(n, 1), 0.0) >= check_solved_at(at_least)
+    return float(_unique(solved, [o.kinds[i] for i in axis]).sum(axis=-1).mean())

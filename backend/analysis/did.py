@@ -8,10 +8,14 @@ pre-registered test: correctness failures rise more from θ_low to θ_high on th
 on the kept set. Per problem, the change is its share of samples in the class at α = 1 minus at
 α = 0; each set's change is the mean over its problems; the statistic is the withheld mean minus
 the kept mean. Its CI is Welch's: the sets are drawn apart, so each has its own variance, and the
-interval is the statistic ± t(ν)·√(s_w²/P_w + s_k²/P_k), ν by Welch–Satterthwaite. Why not the
-bootstrap's percentiles, the pre-registered interval: resampling each set of a few problems gives
-too narrow a spread and normal tails; on bench/findings_calibration.py's no-effect worlds with
-6 + 6 problems it showed in 51 of 1,000 against a nominal 2.5 % (Welch's row is in docs/findings.md).
+interval is the statistic ± t(ν)·√(s_w²/P_w + s_k²/P_k), ν by Welch–Satterthwaite, each end
+widened to where Hall's transformation for the difference's skewness puts it when that is farther
+(intervals.welch_ci). Why not the bootstrap's percentiles, the pre-registered interval: resampling
+each set of a few problems gives too narrow a spread and normal tails; on
+bench/findings_calibration.py's no-effect worlds with 6 + 6 problems it showed in 51 of 1,000
+against a nominal 2.5 %. Why the skewness correction: when one set's problems move unevenly (a
+few far one way, most a little the other) Welch's t alone showed in 4.7 % of such worlds of the
+lab's 14 + 15 problems (docs/findings.md has the rows).
 
 Statuses, in the findings' terms: *shows* when the CI's lower bound is above 0; *underpowered*
 only when the CI holds both no effect (0) and the effect the test needs (`needed`); *does not show*
@@ -72,11 +76,12 @@ def _at(o: Outcomes, alpha: float) -> int | None:
 
 def difference_in_differences(withheld: np.ndarray, kept: np.ndarray, spec: DidSpec | None = None) -> Did:
     """The statistic, its Welch t CI and status from per-problem changes of each set."""
-    from scipy.stats import ttest_ind
+    from backend.analysis.intervals import welch_ci
 
     spec = spec or DidSpec()
     criterion = (
         f"mean change on the withheld set − on the kept set, {spec.ci_level:.0%} Welch t CI over problems "
+        "(skewness-corrected) "
         f"lower bound > 0; needed effect {spec.needed:+g}"
     )
     withheld, kept = np.asarray(withheld, dtype=float), np.asarray(kept, dtype=float)
@@ -87,8 +92,7 @@ def difference_in_differences(withheld: np.ndarray, kept: np.ndarray, spec: DidS
     if withheld.var() == 0 and kept.var() == 0:  # every problem alike in each set: no spread to widen by
         lo = hi = point
     else:
-        ci = ttest_ind(withheld, kept, equal_var=False).confidence_interval(spec.ci_level)
-        lo, hi = float(ci.low), float(ci.high)
+        lo, hi = welch_ci(withheld, kept, spec.ci_level)
     return Did(
         status_of(lo, hi, spec.needed),
         point,

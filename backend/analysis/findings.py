@@ -27,7 +27,8 @@ from backend.analysis.findings_rules import (
     verdict,
 )
 from backend.analysis.findings_text import tiny_input_rule
-from backend.analysis.frame import Outcomes, bootstrap_weights
+from backend.analysis.frame import Outcomes
+from backend.analysis.intervals import Estimate, problem_mean, ratio_influence
 from backend.errors import UserError
 from backend.outcomes import OutcomeClass
 
@@ -83,50 +84,48 @@ def _index(o: Outcomes, alpha: float) -> int | None:
     return hits[0] if hits else None
 
 
-def _fraction(o: Outcomes, count: np.ndarray, W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per-problem class fraction averaged over problems, per checkpoint: point[c], replicates[b, c]."""
+def _fraction(o: Outcomes, count: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-problem class fraction averaged over the problems judged at each checkpoint: (point[c],
+    influence values ψ[p, c]; intervals.problem_mean)."""
     has = o.n > 0
-    frac = np.where(has, count / np.maximum(o.n, 1), 0.0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return frac.sum(axis=0) / np.maximum(has.sum(axis=0), 1), (W @ frac) / (W @ has)
+    return problem_mean(np.where(has, count / np.maximum(o.n, 1), 0.0), has)
 
 
-def _shares(o: Outcomes, W: np.ndarray) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+def _shares(o: Outcomes) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     out = {
-        "opt": _fraction(o, o.counts[OutcomeClass.OPTIMIZATION_FAILURE], W),
-        "corr": _fraction(o, o.counts[OutcomeClass.CORRECTNESS_FAILURE], W),
-        "solve": _fraction(o, o.correct, W),
+        "opt": _fraction(o, o.counts[OutcomeClass.OPTIMIZATION_FAILURE]),
+        "corr": _fraction(o, o.counts[OutcomeClass.CORRECTNESS_FAILURE]),
+        "solve": _fraction(o, o.correct),
     }
-    with np.errstate(invalid="ignore", divide="ignore"):  # no failures at all: undefined, NaN
-        out["opt_share"] = tuple(opt / (opt + corr) for opt, corr in zip(out["opt"], out["corr"], strict=True))
+    failures = (out["opt"][0] + out["corr"][0], out["opt"][1] + out["corr"][1])
+    out["opt_share"] = ratio_influence(out["opt"], failures)  # no failures at all: undefined, NaN
     return out
 
 
-def _diff(values: tuple[np.ndarray, np.ndarray], a: int, b: int) -> tuple[float, np.ndarray]:
-    point, reps = values
-    return float(point[a] - point[b]), reps[:, a] - reps[:, b]
+def _diff(values: tuple[np.ndarray, np.ndarray], a: int, b: int) -> Estimate:
+    """Checkpoint a minus checkpoint b, paired over problems."""
+    point, psi = values
+    return Estimate(point[a] - point[b], psi[:, a] - psi[:, b])
 
 
 def check_frontier(o: Outcomes, spec: FindingsSpec) -> Finding:
     """F1: optimization failures fall and correctness failures rise from θ_low to θ_high, at a flat solve rate."""
     low, high = _endpoints(o)
-    s, P = _shares(o, bootstrap_weights(len(o.problems), spec.replicates, spec.seed)), len(o.problems)
+    s = _shares(o)
     parts = [
         above_zero(
             "optimization failures fall from θ_low to θ_high",
-            *_diff(s["opt"], low, high),
+            _diff(s["opt"], low, high),
             spec,
             "opt(α=0) − opt(α=1), share of samples",
-            P,
         ),
         above_zero(
             "correctness failures rise from θ_low to θ_high",
-            *_diff(s["corr"], high, low),
+            _diff(s["corr"], high, low),
             spec,
             "corr(α=1) − corr(α=0), share of samples",
-            P,
         ),
-        equivalent("solve rate flat: solve(α=1) − solve(α=0)", *_diff(s["solve"], high, low), spec, P),
+        equivalent("solve rate flat: solve(α=1) − solve(α=0)", _diff(s["solve"], high, low), spec),
     ]
     finding = combine(
         "frontier",
@@ -161,7 +160,7 @@ def check_extrapolation(o: Outcomes, spec: FindingsSpec, f1: Finding | None = No
         failed = "; ".join(f"{p.name}: {p.status.replace('_', ' ')}" for p in direction if p.status != "shows")
         reason = f"F1's direction does not hold here ({failed}), so there is no frontier to extend"
         return skipped("extrapolation", criterion, reason)
-    s = _shares(o, bootstrap_weights(len(o.problems), spec.replicates, spec.seed))
+    s = _shares(o)
     below = _beyond(o, spec.extrapolation_alphas[0], below=True)
     above = _beyond(o, spec.extrapolation_alphas[1], below=False)
     parts = []
@@ -175,17 +174,14 @@ def check_extrapolation(o: Outcomes, spec: FindingsSpec, f1: Finding | None = No
         toward, away = (side, endpoint) if endpoint == low else (endpoint, side)
         share = above_zero(
             f"opt share more extreme at {a} than at {name}",
-            *_diff(s["opt_share"], toward, away),
+            _diff(s["opt_share"], toward, away),
             spec,
             f"opt_share({alpha_text(o.alphas[toward])}) − opt_share({alpha_text(o.alphas[away])})",
-            len(o.problems),
         )
         why = _no_share(o, side) or _no_share(o, endpoint)
         parts.append(undefined(share.name, share.criterion, why) if why else share)
         parts.append(
-            non_inferior(
-                f"solve rate at {a} not worse than at {name}", *_diff(s["solve"], side, endpoint), spec, len(o.problems)
-            )
+            non_inferior(f"solve rate at {a} not worse than at {name}", _diff(s["solve"], side, endpoint), spec)
         )
     finding = combine("extrapolation", parts, criterion)
     finding.excluded_problems = _unsampled(o, [i for i in (below, low, high, above) if i is not None])

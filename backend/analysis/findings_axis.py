@@ -4,108 +4,50 @@ and ensembles, each chosen on one half of a cell's samples and measured on the o
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
 
 import numpy as np
+from scipy.stats import t as student_t
 
-from backend.analysis.ensembles import gain_kmax, gain_table, merged, sampled_problems, standard_pools
-from backend.analysis.findings_rules import Finding, FindingsSpec, Part, _ci, skipped, verdict
-from backend.analysis.frame import Outcomes, best_single, bootstrap_weights
-from backend.analysis.resampling import fit_additive_logit, half_correct, null_draws
-from backend.errors import UserError
+from backend.analysis.churn_excess import NAME as CHURN_NAME
+from backend.analysis.churn_excess import churn_excess
+from backend.analysis.ensembles import gain_table, merged, short_problems, standard_pools
+from backend.analysis.findings_rules import Finding, FindingsSpec, Part, skipped, verdict
+from backend.analysis.frame import Outcomes
 
 ENSEMBLE_CLAIM = "a matched-budget pool beats the best single"  # what F4 tests, when it cannot
 
 
-def _complete_axis(o: Outcomes) -> tuple[Outcomes, list[dict]]:
-    """The merged checkpoints (those with an α), on the problems each of them sampled at least
-    twice (a half-split needs samples on both sides), and the problems left out."""
-    axis = o.select([c for c, a in zip(o.checkpoints, o.alphas, strict=True) if a is not None])
-    try:
-        return sampled_problems(axis, axis.checkpoints, 2)
-    except UserError:
-        raise UserError(
-            "the churn and ensemble tests need at least 2 samples of every merged checkpoint on a problem"
-        ) from None
-
-
-@dataclass
-class Halves:
-    """Random half-splits of each cell: A chooses, B measures. Arrays are (splits, problems, α)."""
-
-    n_a: np.ndarray
-    c_a: np.ndarray
-    n_b: np.ndarray
-    c_b: np.ndarray
-
-
-def _halves(o: Outcomes, splits: int, rng: np.random.Generator) -> Halves:
-    c_a = half_correct(o.n, o.correct, splits, rng)
-    n_a = np.broadcast_to(o.n // 2, c_a.shape)
-    return Halves(n_a, c_a, o.n - n_a, o.correct - c_a)
-
-
-def _choose(n_a: np.ndarray, c_a: np.ndarray, alphas: list, solved_at: float) -> np.ndarray:
-    """The best single per split by the solved-set rule (frame.best_single), on the choosing half."""
-    rate = c_a / n_a
-    return best_single((rate >= solved_at).sum(axis=-2), rate.mean(axis=-2), alphas)
-
-
-def _excess_churn(n_a, c_a, n_b, c_b, alphas: list, solved_at: float) -> np.ndarray:
-    """Per problem, averaged over splits: solved on half B by some α but not by the best single
-    chosen on half A. (..., splits, problems, α) → (..., problems)."""
-    best = _choose(n_a, c_a, alphas, solved_at)
-    solved_b = c_b / n_b >= solved_at
-    by_best = np.take_along_axis(solved_b, np.broadcast_to(best[..., None, None], (*solved_b.shape[:-1], 1)), -1)
-    return (solved_b.any(axis=-1) & ~by_best[..., 0]).mean(axis=-2)
-
-
 def check_churn(o: Outcomes, spec: FindingsSpec) -> Finding:
-    """F3: more problems solved somewhere on the α axis than by the best single α, beyond what
-    sampling noise gives when every α moves every problem alike."""
-    rng = np.random.default_rng(spec.seed)
-    o, excluded = _complete_axis(o)
-    h = _halves(o, spec.splits, rng)
-    per_problem = _excess_churn(h.n_a, h.c_a, h.n_b, h.c_b, o.alphas, spec.solved_at)
-    p_null = fit_additive_logit(o.n, o.correct)
-    null = []
-    for c in null_draws(o.n, p_null, spec.null_replicates, rng):
-        c_a = np.moveaxis(half_correct(o.n, c, spec.splits, rng), 0, 1)  # (replicate, split, problem, α)
-        n_a = np.broadcast_to(o.n // 2, c_a.shape)
-        null.append(_excess_churn(n_a, c_a, o.n - n_a, c[:, None] - c_a, o.alphas, spec.solved_at).sum(axis=-1))
-    null = np.concatenate(null)
-    centre, needed = float(null.mean()), float(np.quantile(null, spec.null_quantile) - null.mean())
-    W = bootstrap_weights(len(o.problems), spec.replicates, spec.seed + 1)
-    lo, hi = _ci(W @ per_problem - centre, spec.ci_level)
-    excess = float(per_problem.sum() - centre)
-    status = verdict(excess > needed, lo, hi, (needed, np.inf))
-    criterion = (
-        f"problems solved (≥ {spec.solved_at:.0%} of samples) by some α but not by the best single, both measured on "
-        f"the half of the samples the best was not chosen on, minus the mean under a no-churn model "
-        f"(logit p = a_problem + b_α, {spec.null_replicates} simulated sweeps); shows above its "
-        f"{spec.null_quantile:.0%} quantile, +{needed:.2f}"
-    )
-    part = Part("union − best single beyond the no-churn null (problems)", status, excess, lo, hi, criterion)
-    return Finding("churn", status, excess, lo, hi, criterion, [part], excluded_problems=excluded)
+    """F3: more problems solved somewhere on the α axis than by the best single α, beyond noise:
+    the churn excess (churn_excess.churn_excess, the one estimator the Churn page shows too), its
+    CI over problems and the status that CI decides."""
+    e = churn_excess(o, spec.solved_at, spec.ci_level, spec.splits, spec.min_effect, spec.seed)
+    if e.status == "not_tested":
+        return skipped("churn", e.criterion, e.reason, e.excluded)
+    part = Part(f"{CHURN_NAME}, against {e.against}", e.status, e.estimate, e.lo, e.hi, e.criterion)
+    return Finding("churn", e.status, e.estimate, e.lo, e.hi, e.criterion, [part], excluded_problems=e.excluded)
 
 
 def check_ensemble(o: Outcomes, spec: FindingsSpec) -> Finding:
     """F4: the gain table's own number (ensembles.gain_table), one row of it: a matched-budget pool
     along the extended frontier (interpolated + extrapolated, else all interpolated) against the
     best single at pass@k, the best chosen per k and cross-fitted, its CI choosing again in every
-    bootstrap replicate; k is ensemble_k_fraction of the measuring half's samples."""
+    bootstrap replicate. k is spec.ensemble_k, fixed before the counts are seen: a problem whose
+    cells cannot support it is left out and listed (`excluded_problems`), k is never lowered."""
     name, members = list(standard_pools(o).items())[-1]
-    try:
-        kept, excluded = sampled_problems(o, list(dict.fromkeys([*merged(o), *members])), 2)
-        kmax = gain_kmax(kept, merged(kept))
-    except UserError as err:
-        return skipped("ensemble", ENSEMBLE_CLAIM, f"too few samples per cell ({err})")
-    half = int(kept.n[:, [kept.checkpoints.index(c) for c in merged(kept)]].min()) // 2
-    k = min(kmax, int(spec.ensemble_k_fraction * half))
-    if k < 1:
-        why = "too few samples per cell for a pass@k below the measuring half's size; sample more"
-        return skipped("ensemble", ENSEMBLE_CLAIM, why, excluded)
-    table = gain_table(o, {name: members}, seed=spec.seed, ks=[k], level=spec.ci_level)
+    k, pooled = spec.ensemble_k, list(dict.fromkeys([*merged(o), *members]))
+    need = 2 * (k + 1)  # scored on one half of a cell's samples, k stays below that half (ensembles.gain_kmax)
+    excluded = [
+        e | {"reason": e["reason"] + f": pass@{k} cross-fitted needs {need} per cell ({k + 1} in each half)"}
+        for e in short_problems(o, pooled, need)
+    ]
+    claim = f"{ENSEMBLE_CLAIM} at pass@{k}"
+    if len(excluded) == len(o.problems):
+        why = f"no problem has {need} judged samples of every pooled checkpoint, which pass@{k} cross-fitted needs"
+        return skipped("ensemble", claim, f"{why}; sample more or name a smaller k (--ensemble-k)", excluded)
+    kept = o.on_problems(np.array([p not in {e["problem_id"] for e in excluded} for p in o.problems]))
+    table = gain_table(kept, {name: members}, seed=spec.seed, ks=[k], level=spec.ci_level)
     row = next(r for r in table.to_dicts() if r["pool"] == name)
     criterion = (
         f"pass@{k} of a matched-budget pool of {name} ({len(members)} members), minus the best single's pass@{k}; "
@@ -113,6 +55,7 @@ def check_ensemble(o: Outcomes, spec: FindingsSpec) -> Finding:
         f"(the gain table's row at k = {k}, `analyze ensembles`)"
     )
     part = gain_part(f"pool ({name}) − best single at pass@{k}", row, spec, criterion)
+    n = int(np.median(kept.n[:, [kept.checkpoints.index(c) for c in pooled]]))
     return Finding(
         "ensemble",
         part.status,
@@ -122,7 +65,25 @@ def check_ensemble(o: Outcomes, spec: FindingsSpec) -> Finding:
         part.criterion,
         [part],
         excluded_problems=excluded,
+        power=ensemble_power(row, spec, len(kept.problems), n, k),
     )
+
+
+def ensemble_power(row: dict, spec: FindingsSpec, problems: int, n: int, k: int, target: float = 0.8) -> dict:
+    """F4's power at this size to show the gain it needs (min_effect), from its own CI: with se the
+    CI's half-width over t, the chance that a true gain of min_effect gives a lower bound above 0,
+    1 − F_t(t_crit − min_effect/se). And the samples per cell that would give `target` power if the
+    standard error shrinks as 1/√n (sampling noise dominating, as in a sweep of alike checkpoints;
+    where problems' gains differ, more)."""
+    df = max(problems - 1, 1)
+    crit = float(student_t.ppf(0.5 + spec.ci_level / 2, df))
+    se = (row["gain_hi"] - row["gain_lo"]) / (2 * crit)
+    if not se > 0:
+        return {"effect": spec.min_effect, "k": k, "n": n, "problems": problems, "power": None, "n_for_80": None}
+    power = float(1 - student_t.cdf(crit - spec.min_effect / se, df))
+    scale = ((crit + float(student_t.ppf(target, df))) * se / spec.min_effect) ** 2
+    n_needed = max(n, 2 * math.ceil(n * scale / 2))
+    return {"effect": spec.min_effect, "k": k, "n": n, "problems": problems, "power": power, "n_for_80": n_needed}
 
 
 def gain_part(name: str, row: dict, spec: FindingsSpec, criterion: str) -> Part:

@@ -6,11 +6,11 @@ backend/analysis/findings.py and findings_axis.py apply. docs/findings.md writes
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import Protocol
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from backend.analysis.resampling import t_ci
 from backend.vocab import SOLVED_AT
 
 
@@ -32,19 +32,14 @@ class FindingsSpec(BaseModel):
     """A share change or pass@k gain below 2 points is not worth reporting: a criterion "above 0" needs at least this
     effect, so a CI that stops below it rules the effect out (does not show) and one that reaches it does not
     (underpowered)."""
-    replicates: int = Field(2000, ge=50, title="Bootstrap replicates")
-    """Problems resampled with replacement, the same draw for both sides of every difference (paired). F4 is a row
-    of the gain table and resamples as it does (ensembles.GAIN_REPLICATES, GAIN_SPLITS), so the two agree."""
-    null_replicates: int = Field(500, ge=20, title="Null replicates (churn)")
-    """Sweeps simulated from the no-churn model; 500 puts the 95th percentile within about ±1 percentile point."""
-    null_quantile: float = Field(0.95, gt=0, lt=1, title="Null quantile (churn)")
-    """Churn shows when the observed value is above this quantile of its no-churn distribution (a 5 % test)."""
     splits: int = Field(8, ge=1, title="Random half-splits")
-    """Churn chooses on one half of each cell's samples and measures on the other; averaging over several random
-    splits removes most of the noise one split adds, without changing what is estimated."""
-    ensemble_k_fraction: float = Field(0.5, gt=0, lt=1, title="Ensemble k (share of a half)")
-    """k for the ensemble test, as a share of the measuring half's samples: at k = all of them a single
-    checkpoint's pass@k already reaches its ceiling, so a pool could not beat it."""
+    """Churn chooses each problem's own best α on one half of each cell's samples and measures on the other;
+    averaging over several random splits removes most of the noise one split adds, without changing what is
+    estimated."""
+    ensemble_k: int = Field(4, ge=1, title="Ensemble k (F4)")
+    """The k of F4's pass@k, fixed before the counts are seen: 4, the pass@k a sweep of 16 samples per cell reaches
+    with its gain cross-fitted (chosen on 8, scored on 8: k below half of them). A problem whose cells cannot
+    support it (fewer than 2(k + 1) judged samples of some checkpoint) is left out and listed, never k lowered."""
     extrapolation_alphas: tuple[float, float] = Field((-0.5, 1.5), title="Extrapolated α tested")
     """The α below 0 and above 1 where extrapolation is tested (the nearest extrapolated α on each side if absent):
     the paper's main extrapolated points."""
@@ -76,6 +71,7 @@ class Finding:
     parts: list[Part] = field(default_factory=list)
     reason: str = ""  # why a finding is not_tested
     excluded_problems: list[dict] = field(default_factory=list)  # {problem_id, reason}: left out of its statistics
+    power: dict | None = None  # F4: its power at this size for the effect it needs (findings_axis.ensemble_power)
 
     def to_dict(self) -> dict:
         """JSON-ready: an undefined number (NaN, e.g. a share of zero failures) is None."""
@@ -96,17 +92,8 @@ def _no_nan(value):
 
 
 # -- the three kinds of test -------------------------------------------------------------------
-
-
-def _ci(reps: np.ndarray, level: float, point: float | None = None, problems: int | None = None) -> tuple[float, float]:
-    """The CI of a mean over `problems` resampled problems: the t interval (resampling.t_ci; the
-    replicates' percentiles were liberal at 12 problems, bench/findings_calibration.py); without
-    `problems`, the replicates' percentiles."""
-    if problems is not None:
-        lo, hi = t_ci(point, reps, problems, level)
-        return float(lo), float(hi)
-    tail = 50 * (1 - level)
-    return float(np.nanpercentile(reps, tail)), float(np.nanpercentile(reps, 100 - tail))
+# Each takes an estimate with a CI at any level (intervals.Estimate: the skewness-corrected t
+# interval over problems, calibrated in bench/findings_calibration.py).
 
 
 def verdict(met: bool, lo: float, hi: float, needed: tuple[float, float]) -> str:
@@ -126,29 +113,35 @@ def undefined(name: str, criterion: str, reason: str) -> Part:
     return Part(name, "not_tested", None, None, None, criterion, reason)
 
 
-def above_zero(
-    name: str, point: float, reps: np.ndarray, spec: FindingsSpec, criterion: str, problems: int | None = None
-) -> Part:
+class Interval(Protocol):
+    """An estimate and its CI at any level (intervals.Estimate)."""
+
+    value: float
+
+    def ci(self, level: float) -> tuple[float, float]: ...
+
+
+def above_zero(name: str, est: Interval, spec: FindingsSpec, criterion: str) -> Part:
     """Shows when the CI's lower bound is above 0; the effect it needs is more than min_effect."""
     criterion = f"{criterion}: {spec.ci_level:.0%} CI lower bound > 0"
-    if not np.isfinite(point):
+    if not np.isfinite(est.value):
         return undefined(name, criterion, "its statistic is undefined on these data")
-    lo, hi = _ci(reps, spec.ci_level, point, problems)
-    return Part(name, verdict(lo > 0, lo, hi, (spec.min_effect, np.inf)), float(point), lo, hi, criterion)
+    lo, hi = est.ci(spec.ci_level)
+    return Part(name, verdict(lo > 0, lo, hi, (spec.min_effect, np.inf)), est.value, lo, hi, criterion)
 
 
-def equivalent(name: str, point: float, reps: np.ndarray, spec: FindingsSpec, problems: int | None = None) -> Part:
+def equivalent(name: str, est: Interval, spec: FindingsSpec) -> Part:
     """Equivalence: shows when the CI lies inside ±margin; the effect it needs is any difference inside it."""
-    lo, hi = _ci(reps, spec.equivalence_level, point, problems)
+    lo, hi = est.ci(spec.equivalence_level)
     status = verdict(-spec.margin < lo and hi < spec.margin, lo, hi, (-spec.margin, spec.margin))
-    return Part(name, status, float(point), lo, hi, f"{spec.equivalence_level:.0%} CI inside ±{spec.margin:g}")
+    return Part(name, status, est.value, lo, hi, f"{spec.equivalence_level:.0%} CI inside ±{spec.margin:g}")
 
 
-def non_inferior(name: str, point: float, reps: np.ndarray, spec: FindingsSpec, problems: int | None = None) -> Part:
+def non_inferior(name: str, est: Interval, spec: FindingsSpec) -> Part:
     """Non-inferiority: shows when the CI's lower bound is above −margin (better is never a failure)."""
-    lo, hi = _ci(reps, spec.equivalence_level, point, problems)
+    lo, hi = est.ci(spec.equivalence_level)
     status = verdict(lo > -spec.margin, lo, hi, (-spec.margin, np.inf))
-    return Part(name, status, float(point), lo, hi, f"{spec.equivalence_level:.0%} CI lower bound > −{spec.margin:g}")
+    return Part(name, status, est.value, lo, hi, f"{spec.equivalence_level:.0%} CI lower bound > −{spec.margin:g}")
 
 
 def combine(name: str, parts: list[Part], criterion: str) -> Finding:

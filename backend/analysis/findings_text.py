@@ -70,20 +70,36 @@ def status_sentence(r: dict, lead: dict | None = None) -> str:
         return f"Not tested: {r['reason']}."
     part = lead or r
     name = part.get("name") or FINDING_WORDS.get(r["finding"], r["finding"])
-    threshold = _QUANTILE.search(part["criterion"])
-    if threshold:  # decided by a noise model's quantile, not by the CI
-        level, needed = threshold.groups()
-        met = "met" if r["status"] == "shows" else "not met"
-        return (
-            f"{name}: {_num(part['statistic'])}; the criterion needs more than +{needed}, the {level} quantile "
-            f"of its no-churn null: {met} ({STATUS_WORDS[r['status']]})."
-        )
     ci = "" if part["ci_low"] is None else f" ({ci_with_level(part, ' to ')})"
-    return f"{name}: {_num(part['statistic'])}{ci}: {VERDICTS[r['status']]}."
+    low_power = power_sentence(r)
+    return f"{name}: {_num(part['statistic'])}{ci}: {VERDICTS[r['status']]}." + (f" {low_power}" if low_power else "")
+
+
+def excess_sentence(e: dict) -> str:
+    """The churn excess (churn_excess.ChurnExcess.to_dict(), the Churn page's) in the words the
+    Overview's F3 uses: the same estimate, CI, level and status."""
+    if e["status"] == "not_tested":
+        return f"not tested: {e['reason']}."
+    level = f"{e['level'] * 100:g} %"
+    return (
+        f"{_num(e['estimate'])} problems beyond the best single, {e['against']} "
+        f"({level} CI {_signed(e['lo'])} to {_signed(e['hi'])}): {VERDICTS[e['status']]}."
+    )
+
+
+def power_sentence(r: dict) -> str:
+    """F4's power in words where it is below one half (findings_axis.ensemble_power), else ""."""
+    p = r.get("power")
+    if not p or p["power"] is None or p["power"] >= 0.5:
+        return ""
+    return (
+        f"At this size ({p['problems']} problems, {p['n']} samples per cell) F4 has {p['power']:.0%} power to show "
+        f"a gain of +{p['effect']:g} in pass@{p['k']}: about {p['n_for_80']} samples per cell would give 80 % (if "
+        "its standard error shrinks as 1/√n)."
+    )
 
 
 _LEVEL = re.compile(r"(\d+(?:\.\d+)?) ?% CI")
-_QUANTILE = re.compile(r"(\d+(?:\.\d+)?%) quantile, \+([\d.]+)")
 
 
 def _level(r: dict) -> str:
@@ -148,7 +164,7 @@ def findings_notes(rows: list[dict]) -> list[str]:
     """What every findings output says beside its table: how tiny-input time-outs were counted,
     and each finding's problems left out of its statistics (count and reasons)."""
     notes = [f"Time-outs on tiny inputs: {rows[0]['tiny_inputs']}."] if rows and rows[0].get("tiny_inputs") else []
-    return notes + excluded_lines(rows)
+    return notes + excluded_lines(rows) + [line for line in map(power_sentence, rows) if line]
 
 
 def excluded_lines(rows: list[dict]) -> list[str]:

@@ -1,38 +1,39 @@
-"""The frontier table: outcome-class fractions per checkpoint, with bootstrap CIs over problems."""
+"""The frontier table: outcome-class fractions per checkpoint, with CIs over problems (intervals.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 import polars as pl
 
-from backend.analysis.frame import Outcomes, bootstrap_weights, percentile_ci
+from backend.analysis.frame import Outcomes
+from backend.analysis.intervals import mean_ci, problem_mean, ratio_influence
 from backend.outcomes import OUTCOME_CLASSES, OutcomeClass
 from backend.vocab import Averaging, choices
 
 AVERAGING = choices(Averaging)
 
 
-def frontier_table(o: Outcomes, averaging: str = "per_problem", replicates: int = 1000, seed: int = 0) -> pl.DataFrame:
+def frontier_table(o: Outcomes, averaging: str = "per_problem", level: float = 0.95) -> pl.DataFrame:
     """One row per checkpoint: fractions of each outcome class (and their 95% CIs), the solve
     rate, the failure-ratio coordinates and the point kind.
 
     per_problem: the fraction within each problem, averaged over problems (every problem counts
     the same). per_sample: pooled over all samples (problems with more samples count more).
-    The CIs resample problems in both cases.
+    The CIs are over problems in both cases (intervals.mean_ci: t, widened for skewness), clipped
+    to [0, 1].
     """
     if averaging not in AVERAGING:
         raise ValueError(f"averaging must be one of {AVERAGING}")
-    W = bootstrap_weights(len(o.problems), replicates, seed)
     has = o.n > 0
     rows = {"checkpoint_id": o.checkpoints, "label": o.labels, "alpha": o.alphas, "point_kind": o.kinds}
     rows["n_problems"] = has.sum(axis=0).tolist()
     rows["n_samples"] = o.n.sum(axis=0).tolist()
     rows["averaging"] = [averaging] * len(o.checkpoints)
     for cls in OUTCOME_CLASSES:
-        point, lo, hi = _fraction(o.counts[cls], o.n, W, averaging)
+        point, lo, hi = _fraction(o.counts[cls], o.n, averaging, level)
         rows[cls], rows[f"{cls}_lo"], rows[f"{cls}_hi"] = point, lo, hi
     # solve rate = pass@1, the per-problem correct fraction averaged over problems
-    point, lo, hi = _fraction(o.correct, o.n, W, "per_problem")
+    point, lo, hi = _fraction(o.correct, o.n, "per_problem", level)
     rows["solve_rate"], rows["solve_rate_lo"], rows["solve_rate_hi"] = point, lo, hi
     failures = np.array(rows[OutcomeClass.OPTIMIZATION_FAILURE]) + np.array(rows[OutcomeClass.CORRECTNESS_FAILURE])
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -40,20 +41,18 @@ def frontier_table(o: Outcomes, averaging: str = "per_problem", replicates: int 
     return pl.DataFrame(rows, strict=False)
 
 
-def _fraction(count: np.ndarray, n: np.ndarray, W: np.ndarray, averaging: str):
-    """Point estimate and bootstrap percentiles of a class fraction, per checkpoint."""
+def _fraction(count: np.ndarray, n: np.ndarray, averaging: str, level: float):
+    """Point estimate and CI over problems of a class fraction, per checkpoint: per_problem, the
+    mean over the problems judged at that checkpoint; per_sample, the ratio Σcount/Σn (its
+    influence values by the delta method)."""
+    has = n > 0
     if averaging == "per_sample":
-        point = count.sum(axis=0) / np.maximum(n.sum(axis=0), 1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            reps = (W @ count) / (W @ n)
+        point, psi = ratio_influence(problem_mean(count), problem_mean(n))
     else:
-        has = n > 0
-        frac = np.where(has, count / np.maximum(n, 1), 0.0)
-        point = frac.sum(axis=0) / np.maximum(has.sum(axis=0), 1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            reps = (W @ frac) / (W @ has)
-    lo, hi = percentile_ci(reps)
-    return point.tolist(), lo.tolist(), hi.tolist()
+        point, psi = problem_mean(np.where(has, count / np.maximum(n, 1), 0.0), has)
+    lo, hi = mean_ci(point, psi, level)
+    point = np.where(has.any(axis=0), point, 0.0)  # a checkpoint with no judged sample: 0 of 0, as before
+    return point.tolist(), np.clip(lo, 0.0, 1.0).tolist(), np.clip(hi, 0.0, 1.0).tolist()
 
 
 def optimization_by_tier(tiers: pl.DataFrame) -> pl.DataFrame:

@@ -19,7 +19,10 @@ The model, per problem p and α:
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+from scipy.stats import t as student_t
 
 from backend.alpha import alpha_label
 from backend.analysis.findings import FINDINGS, STATUSES, FindingsSpec, check_findings
@@ -73,17 +76,52 @@ def simulate_sweep(spec: PowerSpec, rng: np.random.Generator) -> Outcomes:
     )
 
 
-def power(spec: PowerSpec, findings: FindingsSpec | None = None, progress=None) -> dict[str, dict[str, float]]:
-    """{finding: {status: share of the simulated sweeps}} for the four findings.
+def power(
+    spec: PowerSpec, findings: FindingsSpec | None = None, progress=None, ensemble: dict | None = None
+) -> dict[str, dict[str, float]]:
+    """{finding: {status: share of the simulated sweeps}} for the four findings. `ensemble`, if
+    given, receives F4's mean gain and standard error over the sweeps, its n and k (ensemble_line).
     `progress(done, total)` is called after each simulated sweep."""
     rng = np.random.default_rng(spec.seed)
     tally = {f: dict.fromkeys(STATUSES, 0) for f in FINDINGS}
+    gains, ses = [], []
     for run in range(spec.runs):
         for finding in check_findings(simulate_sweep(spec, rng), findings):
             tally[finding.finding][finding.status] += 1
+            if finding.finding == "ensemble" and finding.ci_low is not None:
+                gains.append(finding.statistic)
+                ses.append((finding.ci_high - finding.ci_low) / 2)
         if progress:
             progress(run + 1, spec.runs)
+    if ensemble is not None:
+        crit = float(student_t.ppf(0.975, max(spec.problems - 1, 1)))
+        ensemble |= {
+            "gain": float(np.mean(gains)) if gains else None,
+            "se": float(np.mean(ses)) / crit if ses else None,
+            "n": spec.n,
+            "k": (findings or FindingsSpec()).ensemble_k,
+            "shows": tally["ensemble"]["shows"] / spec.runs,
+        }
     return {f: {s: count / spec.runs for s, count in statuses.items()} for f, statuses in tally.items()}
+
+
+def ensemble_line(d: dict, problems: int) -> str:
+    """F4's power at this design in words, and, below one half, the samples per cell that would give
+    80 %: n·((t_crit + t_0.8)·se / gain)², the mean gain and standard error of the simulated sweeps,
+    the standard error shrinking as 1/√n (sampling noise dominating; where problems' gains differ, more)."""
+    shows = d["shows"]
+    line = f"F4 (ensemble, pass@{d['k']}) shows in {shows:.0%} of simulated sweeps at n = {d['n']} per cell"
+    if shows >= 0.5 or d["gain"] is None:
+        return line + "."
+    if d["gain"] <= 0:
+        return (
+            line
+            + f": in this model a pool does not beat the best single at pass@{d['k']} (mean gain {d['gain']:+.3f})."
+        )
+    df = max(problems - 1, 1)
+    scale = ((student_t.ppf(0.975, df) + student_t.ppf(0.8, df)) * d["se"] / d["gain"]) ** 2
+    needed = max(d["n"], 2 * math.ceil(d["n"] * scale / 2))
+    return line + f", below one half: about {needed} samples per cell would give 80 % (mean gain {d['gain']:+.3f})."
 
 
 def power_table(effect: dict[str, dict[str, float]], null: dict[str, dict[str, float]]) -> str:

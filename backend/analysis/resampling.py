@@ -15,21 +15,25 @@ from scipy.stats import hypergeom
 CHUNK_CELLS = 250_000  # cells per resampling chunk (each split 8-fold): bounds memory whatever the sweep's size
 
 
-def half_correct(n: np.ndarray, c: np.ndarray, splits: int, rng: np.random.Generator) -> np.ndarray:
-    """cA[s, ...]: correct samples among ⌊n/2⌋ drawn without replacement from each cell, for
-    `splits` independent random halves. numpy's hypergeometric sampler costs ~200 ns a draw; an
-    inverse CDF over the few distinct (n, c) pairs costs one binary search."""
+def half_correct(
+    n: np.ndarray, c: np.ndarray, splits: int, rng: np.random.Generator, size: np.ndarray | None = None
+) -> np.ndarray:
+    """cA[s, ...]: correct samples among `size` (default ⌊n/2⌋) drawn without replacement from
+    each cell, for `splits` independent random draws. numpy's hypergeometric sampler costs ~200 ns
+    a draw; an inverse CDF over the few distinct (n, c, size) triples costs one binary search."""
     n = np.broadcast_to(n, c.shape).ravel().astype(np.int64)
-    key = n * (int(n.max(initial=0)) + 1) + c.ravel()  # one integer per distinct (n, c) pair
-    pairs, inverse = np.unique(key, return_inverse=True)
-    total, good = np.divmod(pairs, int(n.max(initial=0)) + 1)
-    half = total // 2
+    size = n // 2 if size is None else np.broadcast_to(size, c.shape).ravel().astype(np.int64)
+    base = int(n.max(initial=0)) + 1
+    key = (n * base + c.ravel()) * base + size  # one integer per distinct (n, c, size) triple
+    triples, inverse = np.unique(key, return_inverse=True)
+    rest, half = np.divmod(triples, base)
+    total, good = np.divmod(rest, base)
     x = np.arange(int(half.max(initial=0)) + 1)
     cdf = hypergeom.cdf(x[None, :], total[:, None], good[:, None], half[:, None])
     cdf = np.where(x[None, :] >= np.minimum(good, half)[:, None], 1.0, np.nan_to_num(cdf, nan=1.0))
     # Row i's CDF shifted by i is sorted when flattened, so one searchsorted finds every cell's draw
     width = len(x)
-    flat = (cdf + np.arange(len(pairs))[:, None]).ravel()
+    flat = (cdf + np.arange(len(triples))[:, None]).ravel()
     u = rng.random((splits, n.size)) + inverse.ravel()[None, :]
     drawn = np.searchsorted(flat, u, side="right") - inverse.ravel()[None, :] * width
     return drawn.reshape((splits, *c.shape))

@@ -37,6 +37,10 @@ class AnalysisSpec(BaseModel):
     characters) counts as a correctness failure in every number, a sensitivity check (a program too slow on a
     60-character input may loop or be wrong); none, the default: every TLE/MLE is an optimization failure, the
     method's classes (docs/findings.md, "Time-outs on tiny inputs")."""
+    ensemble_k: int = Field(4, ge=1, le=10_000, title="F4's k")
+    """findings: the k of F4's pass@k gain, fixed before the counts are seen (4: what 16 samples per cell reach
+    cross-fitted); a problem with fewer than 2(k + 1) judged samples of some checkpoint is left out and listed,
+    never k lowered."""
     pool: list[str] = Field([], title="Custom pools")
     """ensembles: a custom pool as comma-separated checkpoint ids; repeatable."""
     difficulty: Difficulty | None = Field(None, title="Difficulty", json_schema_extra={"none": "all"})

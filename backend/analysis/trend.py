@@ -1,22 +1,21 @@
-"""The failure shares against α over the whole sweep: a linear trend with its t CI over problems, and
-simultaneous 95 % bands (max-statistic bootstrap) — bands that hold at every α at once, where the
-per-α CIs of the Frontier page hold at each α alone. Pure numpy over `Outcomes`."""
+"""The failure shares against α over the whole sweep: a linear trend with its CI over problems
+(intervals.mean_ci, closed form), and simultaneous 95 % bands (max-statistic bootstrap) — bands
+that hold at every α at once, where the per-α CIs of the Frontier page hold at each α alone. Pure
+numpy over `Outcomes`."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from backend.analysis.frame import Outcomes, bootstrap_weights
-from backend.analysis.recovery import class_shares
-from backend.analysis.resampling import t_ci
-from backend.outcomes import OutcomeClass
+from backend.analysis.intervals import mean_ci, problem_mean
+from backend.analysis.recovery import SHARE_CLASSES, class_shares
 
-CLASS_NAMES = (OutcomeClass.OPTIMIZATION_FAILURE, OutcomeClass.CORRECTNESS_FAILURE)
+CLASS_NAMES = SHARE_CLASSES
 
 
 def trend(o: Outcomes, replicates: int = 2000, seed: int = 0, level: float = 0.95) -> dict:
-    """{"slopes": per class, the least-squares slope of its share on α over the merged checkpoints
-    with a t CI over problems (resampling.t_ci); "bands": per class and α, the share and its simultaneous band}.
+    """{"slopes": slopes(o, level); "bands": per class and α, the share and its simultaneous band}.
 
     The band: with sd_α the bootstrap standard deviation of the share at α, c is the `level`
     quantile over replicates of max_α |share*_α − share_α| / sd_α, and the band is share ± c·sd_α.
@@ -28,13 +27,9 @@ def trend(o: Outcomes, replicates: int = 2000, seed: int = 0, level: float = 0.9
     P = len(o.problems)
     weights = np.vstack([np.ones(P), bootstrap_weights(P, replicates, seed)])
     alphas = np.array([o.alphas[i] for i in merged])
-    centred = alphas - alphas.mean()
-    slopes, bands = [], []
+    bands = []
     for name, shares in zip(CLASS_NAMES, class_shares(o, weights), strict=True):
         s = shares[:, merged]  # (1 + replicates, α)
-        slope = (s - s.mean(axis=1, keepdims=True)) @ centred / (centred @ centred)
-        lo, hi = t_ci(slope[0], slope[1:], P)
-        slopes.append({"class": name, "slope": float(slope[0]), "slope_lo": float(lo), "slope_hi": float(hi)})
         sd = s[1:].std(axis=0, ddof=1)
         with np.errstate(invalid="ignore", divide="ignore"):
             worst = np.nanmax(np.where(sd > 0, np.abs(s[1:] - s[0]) / sd, 0.0), axis=1)
@@ -50,4 +45,26 @@ def trend(o: Outcomes, replicates: int = 2000, seed: int = 0, level: float = 0.9
             }
             for a, v, d in zip(alphas, s[0], sd, strict=True)
         ]
-    return {"slopes": slopes, "bands": bands}
+    return {"slopes": slopes(o, level), "bands": bands}
+
+
+def slopes(o: Outcomes, level: float = 0.95) -> list[dict]:
+    """Per failure class, the least-squares slope on α of its share (each problem's fraction,
+    averaged over the problems judged at that α) over the merged checkpoints, with its CI over
+    problems. The slope is a fixed linear combination of the per-α means, so its influence values
+    are the same combination of theirs (intervals.problem_mean)."""
+    merged = [i for i, a in enumerate(o.alphas) if a is not None]
+    if len(merged) < 2:
+        return []
+    alphas = np.array([o.alphas[i] for i in merged])
+    centred = alphas - alphas.mean()
+    weights = centred / (centred @ centred)
+    has = o.n[:, merged] > 0
+    out = []
+    for name in SHARE_CLASSES:
+        fraction = np.where(has, o.counts[name][:, merged] / np.maximum(o.n[:, merged], 1), 0.0)
+        mean, psi = problem_mean(fraction, has)
+        slope = float(mean @ weights)
+        lo, hi = mean_ci(slope, psi @ weights, level)
+        out.append({"class": name, "slope": slope, "slope_lo": float(lo), "slope_hi": float(hi)})
+    return out

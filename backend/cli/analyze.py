@@ -52,7 +52,9 @@ def analyze_command(spec: AnalysisSpec, what: str, as_json: bool, as_csv: bool, 
         from backend.analysis.findings import FindingsSpec, findings
         from backend.analysis.findings_text import findings_table
 
-        rows = findings(o, FindingsSpec(solved_at=spec.threshold), opt_min_tier=spec.opt_min_tier)
+        rows = findings(
+            o, FindingsSpec(solved_at=spec.threshold, ensemble_k=spec.ensemble_k), opt_min_tier=spec.opt_min_tier
+        )
         typer.echo(json.dumps(rows) if as_json else findings_table(rows))
     elif what == "frontier":
         causes = format_causes(store.format_causes(spec.experiment, where), spec.averaging)
@@ -119,6 +121,7 @@ def _ensembles(o, spec: AnalysisSpec, as_json: bool, as_csv: bool) -> None:
     import polars as pl
 
     from backend.analysis import ensembles as e
+    from backend.analysis.churn import unique_solves, unique_solves_expected
 
     pools = e.standard_pools(o)
     for i, members in enumerate(spec.pool):
@@ -139,7 +142,8 @@ def _ensembles(o, spec: AnalysisSpec, as_json: bool, as_csv: bool) -> None:
                 {
                     "gains": table.to_dicts(),
                     "pools": pools,
-                    "unique_solves": e.unique_solves(o, spec.threshold),
+                    "unique_solves": unique_solves(o, spec.threshold),
+                    "unique_solves_expected_if_alike": unique_solves_expected(o, spec.threshold),
                     "excluded_problems": excluded,
                 }
             )

@@ -74,8 +74,12 @@ def lab_report(
     ] = None,
     as_json: JsonOption = False,
     db: DbOption = None,
+    # no spec can hold this: where the report goes, like --out, not what is computed
+    write: Annotated[
+        bool, typer.Option("--write", help="Rewrite the artifacts' report.md and report.json with this code.")
+    ] = False,
 ) -> None:
-    """Whether each of the paper's four findings shows in a sweep, with bootstrap CIs."""
+    """Whether each of the paper's four findings shows in a sweep, with CIs over problems."""
     from backend.analysis.findings import findings
     from backend.analysis.findings_text import findings_table
     from backend.analysis.frame import to_outcomes
@@ -87,6 +91,15 @@ def lab_report(
     counts = store.outcome_counts(experiment)
     if counts.is_empty():
         raise UserError(f"experiment {experiment} has no judged samples here; run `python -m backend lab import` first")
+    if write:
+        from backend.lab.problems import withheld_and_kept
+        from backend.lab.report import subsets, write_report
+
+        manifest = _manifest(source)
+        sets = subsets(manifest) | withheld_and_kept(manifest)
+        write_report(store.outcome_counts(manifest["sweep_experiment"]), sets, manifest["recipe"]["seed"], source)
+        typer.echo(f"wrote {source / 'report.md'} and {source / 'report.json'}")
+        return
     if subset:
         rows = findings_by_subset(counts, {subset: _subset(manifest, subset)}).get(subset)
         if rows is None:

@@ -17,12 +17,17 @@ def power_command(spec: PowerSpec, as_json: bool) -> None:
     problems, samples and α (power, by simulated sweeps), and how often it shows with no effect."""
     from tqdm import tqdm
 
-    from backend.analysis.power import power, power_table
+    from backend.analysis.power import ensemble_line, power, power_table
 
     with tqdm(total=2 * spec.runs, desc="simulated sweeps", unit="sweep") as bar:
         tick = lambda done, total: bar.update(1)  # noqa: E731  (one counter for both runs)
-        effect, null = power(spec, progress=tick), power(spec.null(), progress=tick)
-    typer.echo(json.dumps({"effect": effect, "null": null}) if as_json else power_table(effect, null))
+        detail: dict = {}
+        effect, null = power(spec, progress=tick, ensemble=detail), power(spec.null(), progress=tick)
+    line = ensemble_line(detail, spec.problems)
+    if as_json:
+        typer.echo(json.dumps({"effect": effect, "null": null, "ensemble": line}))
+    else:
+        typer.echo(power_table(effect, null) + "\n\n" + line)
 
 
 def register(app: typer.Typer) -> None:

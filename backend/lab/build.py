@@ -34,7 +34,7 @@ from backend.lab.problems import (
     withheld_sets,
 )
 from backend.lab.recipe import LAB_LABEL, LabRecipe
-from backend.lab.report import findings_by_subset, subsets, subsets_markdown
+from backend.lab.report import subsets, write_report
 from backend.lab.sft import train_sft
 from backend.merge.checkpoints import ensure_registered
 from backend.records import Checkpoint, Experiment
@@ -97,9 +97,7 @@ def build(
         sweep_exp = _sweep(store, recipe, endpoints, sft, [p.id for p, _ in built], held_in, watch_job)
     with stage("report", timings):
         sets = subsets(problem_sets) | withheld_and_kept(problem_sets)
-        report = findings_by_subset(store.outcome_counts(sweep_exp), sets, recipe.seed)
-        (staging / "report.md").write_text(subsets_markdown(report, sets) + "\n")
-        (staging / "report.json").write_text(json.dumps(report, indent=1))
+        write_report(store.outcome_counts(sweep_exp), sets, recipe.seed, staging)
     counts = export_results(store, [sweep_exp, *rl_experiments], staging, staging)
     manifest = {
         "recipe": recipe.to_dict(),

@@ -36,6 +36,15 @@ def findings_by_subset(counts, sets: dict[str, list[str]], seed: int = 0) -> dic
     return out
 
 
+def write_report(counts, sets: dict[str, list[str]], seed: int, folder: Path) -> dict[str, list[dict]]:
+    """The findings on each problem set, written to folder/report.md and report.json: what `lab build`
+    writes at its end and `lab report --write` writes again with the code of the day."""
+    report = findings_by_subset(counts, sets, seed)
+    (folder / "report.md").write_text(subsets_markdown(report, sets) + "\n")
+    (folder / "report.json").write_text(json.dumps(report, indent=1) + "\n")
+    return report
+
+
 def subsets_markdown(report: dict[str, list[dict]], sets: dict[str, list[str]]) -> str:
     return "\n\n".join(
         f"### {name} ({len(sets[name])} problems)\n\n{findings_table(rows)}" for name, rows in report.items()

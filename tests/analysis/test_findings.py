@@ -27,7 +27,7 @@ from backend.errors import UserError
 from backend.outcomes import OUTCOME_CLASSES
 
 LAB_ALPHAS = [-1.0, -0.5, -0.25, 0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0]  # the lab's sweep
-FAST = {"replicates": 400, "null_replicates": 100, "splits": 2}  # fewer draws, same criteria
+FAST = {"splits": 2}  # fewer splits, same criteria
 
 
 def outcomes(correct: np.ndarray, n: int | np.ndarray, alphas: list[float], opt=None, corr=None) -> Outcomes:
@@ -51,14 +51,15 @@ def identical_checkpoints(rng, problems=34, alphas=LAB_ALPHAS, n=16):
     return outcomes(rng.binomial(n, np.repeat(p[:, None], len(alphas), axis=1)), n, alphas)
 
 
-@pytest.mark.slow
 def test_churn_false_positive_rate_on_identical_checkpoints():
-    """The old test said "churn" in 31 % of such runs; a 5 % test may say it in at most 7 %."""
+    """The old test said "churn" in 31 % of such runs, the one before it in 6 %; a one-sided 2.5 %
+    test may say it in at most 4 % (P(9 or more of 200 | 2.5 %) ≈ 2 %). bench/findings_calibration.py
+    measures it in every no-churn family at 12, 40 and 100 problems."""
     shows = 0
     for run in range(200):
         o = identical_checkpoints(np.random.default_rng(1000 + run))
-        shows += check_churn(o, FindingsSpec(seed=run, **FAST)).status == "shows"
-    assert shows / 200 <= 0.07, shows
+        shows += check_churn(o, FindingsSpec(seed=run)).status == "shows"
+    assert shows <= 8, shows
 
 
 def test_churn_shows_when_each_problem_has_its_own_alpha():
@@ -69,7 +70,8 @@ def test_churn_shows_when_each_problem_has_its_own_alpha():
     rate = np.where(home[:, None] == np.arange(len(alphas))[None, :], 15 / 16, 1 / 16)
     f = check_churn(outcomes(rng.binomial(16, rate), 16, alphas), FindingsSpec(**FAST))
     assert f.status == "shows", f
-    assert f.statistic > 15  # 24 of 30 problems are another α's; the null expects ~0 of them
+    assert f.statistic > 15 and f.ci_low > 10  # 24 of 30 problems are another α's; with no churn, about 0
+    assert f.parts[0].name.split(", against ")[1] in [f"m{a:g}" for a in alphas]  # the single that comes closest
 
 
 def test_ensemble_gain_is_zero_within_its_ci_on_identical_checkpoints():
@@ -89,7 +91,7 @@ def test_ensemble_shows_a_gain_when_solved_sets_are_disjoint():
     alphas = [0.0, 1 / 3, 2 / 3, 1.0]
     owner = np.arange(40) % 4
     correct = np.where(owner[:, None] == np.arange(4)[None, :], 14, 0)
-    f = check_ensemble(outcomes(correct, 16, alphas), FindingsSpec(splits=32, replicates=400))
+    f = check_ensemble(outcomes(correct, 16, alphas), FindingsSpec(splits=32))
     c_b = np.arange(9)
     pmf = hypergeom.pmf(c_b, 16, 14, 8)
     pool = float((pmf * c_b / 8).sum())
@@ -105,7 +107,7 @@ def flat_pair(rng, problems: int, shift: float, n: int = 16) -> Outcomes:
 
 def test_equivalence_passes_on_no_difference_with_many_problems_and_fails_on_0_2():
     rng = np.random.default_rng(11)
-    spec = FindingsSpec(replicates=500)
+    spec = FindingsSpec()
     same = check_frontier(flat_pair(rng, 4000, 0.0), spec).parts[2]
     apart = check_frontier(flat_pair(rng, 4000, 0.2), spec).parts[2]
     assert same.status == "shows" and -0.1 < same.ci_low <= same.ci_high < 0.1
@@ -115,7 +117,7 @@ def test_equivalence_passes_on_no_difference_with_many_problems_and_fails_on_0_2
 def test_equivalence_with_few_problems_is_underpowered_not_flat():
     """Four problems, four samples: the 90 % CI is wider than ±0.1, so flatness cannot be claimed."""
     o = outcomes(np.array([[0, 4], [4, 0], [1, 3], [3, 1]]), 4, [0.0, 1.0])
-    part = check_frontier(o, FindingsSpec(replicates=500)).parts[2]
+    part = check_frontier(o, FindingsSpec()).parts[2]
     assert part.statistic == 0.0 and part.status == "underpowered"
 
 
@@ -156,9 +158,14 @@ def test_a_decisively_reversed_frontier_does_not_show_and_extrapolation_is_not_t
 SPEC = FindingsSpec()  # min_effect 0.02, margin 0.10
 
 
-def ci(lo: float, hi: float) -> np.ndarray:
-    """Replicates whose 2.5 % and 97.5 % (and 5 %, 95 %) percentiles are exactly lo and hi."""
-    return np.r_[np.full(50, lo), np.full(50, hi)]
+class ci:
+    """An estimate whose CI is [lo, hi] at every level (findings_rules.Interval)."""
+
+    def __init__(self, lo: float, hi: float):
+        self.value, self.bounds = (lo + hi) / 2, (lo, hi)
+
+    def ci(self, level: float) -> tuple[float, float]:
+        return self.bounds
 
 
 @pytest.mark.parametrize(
@@ -167,14 +174,14 @@ def ci(lo: float, hi: float) -> np.ndarray:
      (-0.115, 0.017, "does_not_show")],  # the last: the lab's "correctness failures rise" CI
 )  # fmt: skip
 def test_row_greater_than_zero(lo, hi, status):
-    assert above_zero("x", (lo + hi) / 2, ci(lo, hi), SPEC, "x").status == status
+    assert above_zero("x", ci(lo, hi), SPEC, "x").status == status
 
 
 @pytest.mark.parametrize(
     ("lo", "hi", "status"), [(-0.05, 0.05, "shows"), (0.05, 0.3, "underpowered"), (0.12, 0.3, "does_not_show")]
 )
 def test_row_equivalence(lo, hi, status):
-    assert equivalent("x", (lo + hi) / 2, ci(lo, hi), SPEC).status == status
+    assert equivalent("x", ci(lo, hi), SPEC).status == status
 
 
 @pytest.mark.parametrize(
@@ -183,17 +190,16 @@ def test_row_equivalence(lo, hi, status):
 )
 def test_row_non_inferiority(lo, hi, status):
     """Better than the endpoint (0.2, 0.4) shows: the old two-sided equivalence failed it."""
-    assert non_inferior("x", (lo + hi) / 2, ci(lo, hi), SPEC).status == status
+    assert non_inferior("x", ci(lo, hi), SPEC).status == status
 
 
 @pytest.mark.parametrize(
-    ("excess", "lo", "hi", "status"),
-    [(3.0, 1.0, 5.0, "shows"), (1.0, -1.0, 3.0, "underpowered"), (0.5, 0.2, 2.5, "underpowered"),
-     (-1.0, -3.0, 1.5, "does_not_show")],
+    ("lo", "hi", "status"),
+    [(1.0, 5.0, "shows"), (-1.0, 3.0, "underpowered"), (-3.0, 0.5, "does_not_show"), (-3.0, -1.0, "does_not_show")],
 )  # fmt: skip
-def test_row_above_the_null(excess, lo, hi, status):
-    """Churn: shows above the null's quantile (here 2.0 above its mean); the CI of the excess decides the rest."""
-    assert verdict(excess > 2.0, lo, hi, (2.0, np.inf)) == status
+def test_row_churn_excess(lo, hi, status):
+    """Churn on 40 problems: shows when its CI's lower bound is above 0; it needs 2 % of the problems (0.8)."""
+    assert verdict(lo > 0, lo, hi, (SPEC.min_effect * 40, np.inf)) == status
 
 
 def test_row_not_tested():
@@ -203,7 +209,8 @@ def test_row_not_tested():
     missing = [p for p in f2.parts if p.status == "not_tested"]
     assert [p.name for p in missing] == ["no checkpoint at α < 0"] and "sweep there" in missing[0].reason
     few = check_ensemble(outcomes(np.ones((10, 3), dtype=np.int64), 2, [0.0, 0.5, 1.0]), FindingsSpec(**FAST))
-    assert few.status == "not_tested" and "too few samples" in few.reason
+    assert few.status == "not_tested" and few.reason.startswith("no problem has 10 judged samples")
+    assert len(few.excluded_problems) == 10 and "pass@4 cross-fitted needs 10" in few.excluded_problems[0]["reason"]
 
 
 @pytest.mark.parametrize(

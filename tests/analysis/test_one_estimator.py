@@ -65,7 +65,7 @@ def test_an_undefined_share_is_not_tested_with_the_reason_in_words():
     opt = np.tile([12, 10, 2, 0], (20, 1))
     corr = np.tile([0, 2, 10, 0], (20, 1))
     o = outcomes(np.full((20, 4), 4), 16, [-0.5, 0.0, 1.0, 1.5], opt=opt, corr=corr)
-    f2 = check_findings(o, FindingsSpec(replicates=200, null_replicates=50, splits=2))[1]
+    f2 = check_findings(o, FindingsSpec(splits=2))[1]
     share = next(p for p in f2.parts if p.name.startswith("opt share more extreme at α=1.5"))
     assert share.status == "not_tested" and share.statistic is None and share.ci_low is None
     assert share.reason.startswith("every failure at α = 1.5 is a format failure")
@@ -75,22 +75,24 @@ def test_an_undefined_share_is_not_tested_with_the_reason_in_words():
 
 
 def test_findings_report_the_problems_they_leave_out(store, db_path, capsys):
-    """p39 has one sample at α = 0.5: F3 and F4 need two of every merged checkpoint to split it, so
-    both leave it out and say so; F1 compares α = 0 and α = 1, which have it, and leaves out nothing."""
+    """p39 has one sample at α = 0.5: F3 needs two of every merged checkpoint to split it, F4 ten
+    (pass@4 on each half of five), so both leave it out and say why; F1 compares α = 0 and α = 1,
+    which have it, and leaves out nothing."""
     cells = crossover()
     cells[("a0.5", "p39")] = ["correctness_failure"]
     fill_experiment(store, cells, CROSSOVER)
     rows = {r["finding"]: r for r in json.loads(run("findings", db_path, capsys, as_json=True))}
     assert rows["frontier"]["excluded_problems"] == []
-    for name in ("churn", "ensemble"):
-        assert rows[name]["excluded_problems"] == [
-            {"problem_id": "p39", "reason": "fewer than 2 judged samples of a0.5"}
-        ]
+    assert rows["churn"]["excluded_problems"] == [
+        {"problem_id": "p39", "reason": "fewer than 2 judged samples of a0.5"}
+    ]
+    f4_reason = "fewer than 10 judged samples of a0.5: pass@4 cross-fitted needs 10 per cell (5 in each half)"
+    assert rows["ensemble"]["excluded_problems"] == [{"problem_id": "p39", "reason": f4_reason}]
     assert all(r["opt_min_tier"] is None and "optimization failure" in r["tiny_inputs"] for r in rows.values())
     excluded = json.loads(run("ensembles", db_path, capsys, as_json=True))["excluded_problems"]
-    assert excluded == rows["ensemble"]["excluded_problems"]
+    assert excluded == rows["churn"]["excluded_problems"]  # the gain table's curve needs 2 per cell
     text = run("findings", db_path, capsys)  # the terminal's table says the same below it
-    assert "F4 ensemble: 1 problem left out (fewer than 2 judged samples of a0.5)" in text
+    assert f"F4 ensemble: 1 problem left out ({f4_reason})" in text
     assert "F1 frontier:" not in text and "Time-outs on tiny inputs: every time or memory failure" in text
     tier = json.loads(run("findings", db_path, capsys, as_json=True, opt_min_tier=3))
     assert {r["opt_min_tier"] for r in tier} == {3} and "below tier 3 (shorter than 100 characters)" in tier[0][
@@ -127,3 +129,37 @@ def test_passk_defaults_use_the_cells_that_exist_and_name_the_empty_ones(store, 
     assert end[4]["n_problems"] == 40 and end[4]["pass_at_k"] == pytest.approx(1 - comb(10, 4) / comb(16, 4))
     analyze_command("passk", experiment="exp-a", db=db_path, as_json=True)
     assert "a0.5 on p07" in capsys.readouterr().err
+
+
+def planted_churn_cells(rng) -> tuple[dict, dict]:
+    """The review's world: 40 problems × 10 α × n = 16, each problem's solve rate swinging along α
+    around its own best α (logit 0 ± 1.5), correctness failures otherwise."""
+    alphas = [-1.0, -0.5, -0.25, 0.0, 0.25, 0.5, 1.0, 1.25, 1.5, 2.0]
+    cells = {}
+    for p in range(40):
+        phase = rng.uniform(0, 2 * np.pi)
+        for a in alphas:
+            rate = 1 / (1 + np.exp(-1.5 * np.sin(np.pi / 2 * a + phase)))
+            right = int(rng.binomial(16, rate))
+            cells[(f"a{a:g}", f"p{p:02d}")] = ["correct"] * right + ["correctness_failure"] * (16 - right)
+    return cells, {f"a{a:g}": a for a in alphas}
+
+
+@pytest.mark.parametrize("errors", [11, 13])
+def test_one_cells_sandbox_errors_leave_f4s_k_unchanged_and_that_problem_listed(store, db_path, capsys, errors):
+    """The review turned 11 of the 6,400 samples of one cell into sandbox errors and F4 moved from
+    pass@4 to pass@1 (13: to not tested, listing nothing). k is fixed by design now: the problem
+    whose cell cannot support it is left out with its reason, and F4 stays at pass@4."""
+    cells, alphas = planted_churn_cells(np.random.default_rng(8))
+    cells[("a0.5", "p07")] = cells[("a0.5", "p07")][: 16 - errors] + ["sandbox_error"] * errors
+    fill_experiment(store, cells, alphas)
+    f4 = json.loads(run("findings", db_path, capsys, as_json=True))[3]
+    assert f4["status"] != "not_tested" and "pass@4" in f4["criterion"] and "pass@1" not in f4["criterion"]
+    assert f4["excluded_problems"] == [{"problem_id": "p07", "reason": (
+        "fewer than 10 judged samples of a0.5: pass@4 cross-fitted needs 10 per cell (5 in each half)")}]  # fmt: skip
+    assert f4["power"]["k"] == 4 and f4["power"]["problems"] == 39 and f4["power"]["n"] == 16
+    named = json.loads(run("findings", db_path, capsys, as_json=True, ensemble_k=1))[3]  # a k the user names
+    assert "pass@1" in named["criterion"]
+    left = [] if errors == 11 else [{"problem_id": "p07", "reason": (  # 3 judged samples: no two halves of 2
+        "fewer than 4 judged samples of a0.5: pass@1 cross-fitted needs 4 per cell (2 in each half)")}]  # fmt: skip
+    assert named["excluded_problems"] == left

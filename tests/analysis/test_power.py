@@ -10,7 +10,7 @@ from backend.analysis.findings import FindingsSpec
 from backend.analysis.power import PowerSpec, cell_probabilities, power, simulate_sweep
 from tests.conftest import run_cli
 
-FAST = FindingsSpec(replicates=400, null_replicates=100, splits=2)  # fewer draws, same criteria
+FAST = FindingsSpec(splits=2)  # fewer splits, same criteria
 
 
 def test_the_model_puts_the_set_optimization_shares_at_the_endpoints_and_no_churn_means_flat():
@@ -61,6 +61,25 @@ def test_power_is_high_for_a_large_effect_and_the_false_positive_rate_low_with_n
         assert sum(statuses.values()) == pytest.approx(1.0)
 
 
+def test_f4s_power_below_one_half_names_the_samples_per_cell_for_80_percent():
+    """n·((t_0.975 + t_0.8)·se/gain)² with the simulated sweeps' mean gain and standard error."""
+    from scipy.stats import t
+
+    from backend.analysis.power import ensemble_line
+
+    d = {"shows": 0.2, "gain": 0.03, "se": 0.02, "n": 16, "k": 4}
+    scale = ((t.ppf(0.975, 39) + t.ppf(0.8, 39)) * 0.02 / 0.03) ** 2  # 3.55: 56.8 samples, rounded up to even
+    assert ensemble_line(d, 40) == (
+        f"F4 (ensemble, pass@4) shows in 20% of simulated sweeps at n = 16 per cell, below one half: about "
+        f"{2 * int(np.ceil(16 * scale / 2))} samples per cell would give 80 % (mean gain +0.030)."
+    )
+    assert (
+        ensemble_line(d | {"shows": 0.6}, 40)
+        == "F4 (ensemble, pass@4) shows in 60% of simulated sweeps at n = 16 per cell."
+    )
+    assert "does not beat the best single" in ensemble_line(d | {"gain": -0.01}, 40)
+
+
 def test_too_few_problems_are_reported_underpowered_not_flat():
     few = PowerSpec(problems=3, n=4, opt_share_low=0.5, opt_share_high=0.5, churn=0.0, runs=5)
     result = power(few, FAST)
@@ -73,7 +92,9 @@ def test_the_cli_prints_power_and_refuses_a_grid_without_endpoints():
     res = run_cli("power", "--problems", "6", "--n", "4", "--runs", "2", "--json")
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)
-    assert set(out) == {"effect", "null"} and set(out["effect"]) == {"frontier", "extrapolation", "churn", "ensemble"}
+    assert set(out) == {"effect", "null", "ensemble"}
+    assert set(out["effect"]) == {"frontier", "extrapolation", "churn", "ensemble"}
+    assert out["ensemble"].startswith("F4 (ensemble, pass@4) shows in ")
     for statuses in (*out["effect"].values(), *out["null"].values()):
         assert sum(statuses.values()) == pytest.approx(1.0) and all(v in (0, 0.5, 1) for v in statuses.values())
     bad = run_cli("power", "--alphas", "0.5:1.5:0.5")

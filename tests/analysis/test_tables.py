@@ -3,15 +3,8 @@ import json
 import numpy as np
 import pytest
 
-from backend.analysis.churn import churn_stats, order_problems, solve_matrix
-from backend.analysis.ensembles import (
-    gain_table,
-    greedy_pool,
-    passk_per_checkpoint,
-    pool_curve,
-    standard_pools,
-    unique_solves,
-)
+from backend.analysis.churn import churn_stats, order_problems, solve_matrix, unique_solves, unique_solves_expected
+from backend.analysis.ensembles import gain_table, greedy_pool, passk_per_checkpoint, pool_curve, standard_pools
 from backend.analysis.frame import to_outcomes
 from backend.analysis.frontier import frontier_table
 from backend.errors import UserError
@@ -52,7 +45,7 @@ def test_per_problem_and_per_sample_differ_when_sample_counts_differ(store):
     assert frontier_table(o, "per_sample")["correct"][0] == pytest.approx(10 / 12)
 
 
-def test_bootstrap_ci_shrinks_with_more_problems(store, synthetic_outcomes):
+def test_the_ci_over_problems_shrinks_with_more_problems(store, synthetic_outcomes):
     outcomes, alphas = synthetic_outcomes
     small = {k: v for k, v in outcomes.items() if int(k[1][1:]) < 8}
     fill_experiment(store, small, alphas, exp="small")
@@ -94,6 +87,22 @@ def test_churn_counts_on_a_handmade_matrix(store):
     assert unique_solves(o) == ["p2"]
 
 
+def test_unique_solves_stand_beside_what_noise_alone_gives():
+    """One problem, 2 of 4 samples correct, 2 at α = −0.5 and 2 at α = 0. Dealt at random, α = −0.5
+    gets X ~ Hypergeometric(4, 2, 2) correct: a unique solve (α = −0.5 at least half, α = 0 not)
+    needs X = 2, probability 1/6. Three such problems expect 0.5."""
+    from backend.analysis.frame import Outcomes
+
+    correct = np.array([[2, 0], [1, 1], [0, 2]])
+    n = np.full((3, 2), 2)
+    counts = {"correct": correct, "optimization_failure": n - correct, "correctness_failure": 0 * n,
+              "format_failure": 0 * n}  # fmt: skip
+    o = Outcomes(["a", "b", "c"], ["", "", ""], [None] * 3, ["x", "y"], ["x", "y"], [-0.5, 0.0],
+                 ["extrapolated", "endpoint"], n, counts)  # fmt: skip
+    assert unique_solves(o) == ["a"]  # what the sample shows; noise alone gives half of one
+    assert unique_solves_expected(o, draws=40_000) == pytest.approx(0.5, abs=0.02)
+
+
 def test_pools_gains_and_greedy(outcomes, synthetic_outcomes):
     pools = standard_pools(outcomes)
     assert set(pools) == {"all interpolated", "interpolated + extrapolated"}
@@ -123,7 +132,7 @@ def test_pools_gains_and_greedy(outcomes, synthetic_outcomes):
         curves["k"].max() == 12
         and (curves["pass_at_k"].diff().drop_nulls().filter(curves["k"][1:] > 1) >= -1e-12).all()
     )
-    bare = passk_per_checkpoint(outcomes, replicates=0)  # what the dashboard draws: the same curves, no CIs
+    bare = passk_per_checkpoint(outcomes, with_ci=False)  # the same curves, no CIs
     assert bare["pass_at_k"].to_list() == curves["pass_at_k"].to_list()
     assert bare["lo"].null_count() == len(bare) and curves["lo"].null_count() == 0
 
@@ -139,7 +148,7 @@ def test_cli_analyze(store, synthetic_outcomes, db_path):
     shown = run_cli("analyze", "frontier", "--experiment", "exp-a", "--opt-min-tier", "3", "--db", str(db_path)).stdout
     assert shown.splitlines()[2].startswith("# tier rule: a TLE/MLE whose first failing test is below tier 3")
     ens = json.loads(run_cli("analyze", "ensembles", "--experiment", "exp-a", "--json", "--db", str(db_path)).stdout)
-    assert {"gains", "pools", "unique_solves"} <= set(ens)
+    assert {"gains", "pools", "unique_solves", "unique_solves_expected_if_alike"} <= set(ens)
     csv = run_cli("analyze", "churn", "--experiment", "exp-a", "--csv", "--db", str(db_path)).stdout
     assert csv.splitlines()[0].startswith("problem_id,title,checkpoint_id")
     bad = run_cli("analyze", "frontier", "--experiment", "missing", "--db", str(db_path))
