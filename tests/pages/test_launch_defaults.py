@@ -243,7 +243,7 @@ def test_the_rl_form_starts_from_the_labs_rl_run_under_todays_field_names(lab_db
     # the lab's run as an older version stored it: before the renames and the fields added since
     old_names = {"gpus": "num_gpus", "backend": "judge_backend"}
     added = {"prompt_format", "save_dtype", "vllm_mode", "precision", "gradient_checkpointing", "sharding", "lora_rank",
-             "gpu_busy", "keep_checkpoints"}  # fmt: skip
+             "gpu_busy", "keep_checkpoints", "report_to"}  # fmt: skip
     old = {old_names.get(k, k): v for k, v in lab_run.spec.items() if k not in added | {"save_float32"}}
     assert set(old) - set(lab_run.spec) == {"num_gpus", "judge_backend"}
     stored = Experiment(id="rl-stored-before-renames", kind="rl", name=lab_run.name, spec=old)
