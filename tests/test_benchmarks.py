@@ -146,3 +146,19 @@ def test_the_docs_calibration_table_has_one_row_per_test_the_bench_runs():
     assert [row[0][2:] for row in rows] == [t.name for t in bench.TESTS]
     for row, test in zip(rows, bench.TESTS, strict=True):
         assert row[4] == f"{test.nominal:.1%}" and row[5].endswith("/1000)") and row[6].endswith("/1000)"), row
+
+
+def test_tier_calibration_bench_at_smoke_size_and_its_rows_in_the_docs():
+    """bench/tier_calibration.py's worlds and tests, 20 worlds per kind at 12 problems: the tool's
+    tiers split no more no-difference sweeps than a 5 % level plausibly gives (P(≥ 5 of 20) ≤ 1.6 %),
+    the truly best stays in tier 1 under the planted trend; docs/findings.md holds its rows at N = 2000."""
+    bench = bench_script("tier_calibration")
+    results = bench.run(20, sizes=(12,))
+    assert sum(r[bench.TIERS] for r in results["identical", 12]) <= 4
+    assert all(r[bench.BEST_KEPT] for r in results["alpha-trend", 12])
+    lines, _ = bench.rows(results, sizes=(12,))
+    assert [line.split(" | ")[0][2:] for line in lines] == [t[0] for t in bench.TIER_TESTS]
+    text = (ROOT / "docs" / "findings.md").read_text()
+    docs = [line.split(" | ") for line in text.splitlines() if line.startswith("| ") and "/2000)" in line]
+    assert [row[0][2:] for row in docs] == [t[0] for t in bench.TIER_TESTS]
+    assert all(row[5].endswith("/2000)") and row[6].endswith("/2000)") for row in docs)
