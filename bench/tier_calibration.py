@@ -16,10 +16,12 @@ optimization), built as the `Outcomes` that `analyze` reads from the store:
 Beside the tool's test, the same worlds are tiered the naive way (Holm across the checkpoints, each
 tested against the observed best alone), which tiers.py's docstring says is far above its level.
 
-For bench/findings_calibration.py (issue 66's world families): `identical_world` and `trend_world`
-build the worlds, `evaluate(kind, problems, seed)` returns {test name: shown} for a world of either
-kind, and `TIER_TESTS` describes each row in that bench's columns (name, estimator, interval, null,
-nominal, null world, planted world).
+For bench/findings_calibration.py's world families: `tier_split(o)` is the tool's test on any
+world's `Outcomes` (its identical world's false separation), `tier_split(o, only=0)` its power on a
+planted world (checkpoint 0 split off); `identical_world` and `trend_world` build this bench's
+worlds, `evaluate(kind, problems, seed)` returns {test name: shown} for either kind, and
+`TIER_TESTS` describes each row in that bench's columns (name, estimator, interval, null, nominal,
+null world, planted world).
 
     PYTHONPATH=$PWD .venv/bin/python bench/tier_calibration.py [--runs 2000]
 """
@@ -89,19 +91,26 @@ def trend_world(problems: int, rng: np.random.Generator) -> Outcomes:
     return _outcomes(expit(logit(u) + TREND * ALPHAS[None, :]), rng)
 
 
+def tier_split(o: Outcomes, only: int | None = None) -> bool:
+    """The tool's tiers on one world's Outcomes (any world of the findings bench will do): whether any
+    checkpoint is split off tier 1 (a false separation where all are alike), or checkpoint `only`."""
+    t = tiers(np.where(o.n > 0, o.correct / np.maximum(o.n, 1), np.nan))
+    return bool((t.tier > 1).any() if only is None else t.tier[only] > 1)
+
+
 def evaluate(kind: str, problems: int, seed: int) -> dict[str, bool]:
     """{test name: whether it shows} for one world: any split off tier 1 (the tool's tiers and the
-    naive ones) and, in the trend world, whether the truly best stays in tier 1."""
+    naive ones) and, in the trend world, α = −0.5 split off and whether the truly best stays in tier 1."""
     rng = np.random.default_rng(seed)
     o = (identical_world if kind == "identical" else trend_world)(problems, rng)
     rates = o.correct / o.n
-    out = {TIERS: bool((tiers(rates).tier > 1).any()), NAIVE: naive_split(rates)}
-    if kind == "alpha-trend":
-        t = tiers(rates)
-        out[TIERS] = bool(t.tier[0] > 1)  # power: the worst (α = −0.5) split off tier 1
-        out[NAIVE] = naive_split(rates, only=0)
-        out[BEST_KEPT] = bool(t.tier[-1] == 1)
-    return out
+    if kind == "identical":
+        return {TIERS: tier_split(o), NAIVE: naive_split(rates)}
+    return {  # power: the worst (α = −0.5) split off tier 1
+        TIERS: tier_split(o, only=0),
+        NAIVE: naive_split(rates, only=0),
+        BEST_KEPT: bool(tiers(rates).tier[-1] == 1),
+    }
 
 
 def naive_split(rates: np.ndarray, only: int | None = None, level: float = 0.05) -> bool:
