@@ -47,10 +47,10 @@ class AnalysisSpec(BaseModel):
     """Only problems of this difficulty; none: all of them."""
     platform: str | None = Field(None, title="Platform", json_schema_extra={"none": "all"})
     """Only problems from this platform (LiveCodeBench's atcoder, codeforces, leetcode); none: all."""
-    since: str | None = Field(None, title="Contest dates from (YYYY-MM-DD)", json_schema_extra={"none": "no limit"})
+    since: str | None = Field(None, title="Since (YYYY-MM-DD)", json_schema_extra={"none": "no limit"})
     """Only problems whose contest_date is on or after this day (included, as in LiveCodeBench); a problem
     without a date is then left out, and counted in words."""
-    until: str | None = Field(None, title="Contest dates until (YYYY-MM-DD)", json_schema_extra={"none": "no limit"})
+    until: str | None = Field(None, title="Until (YYYY-MM-DD)", json_schema_extra={"none": "no limit"})
     """Only problems whose contest_date is on or before this day (included); a problem without a date is then
     left out."""
     window: str | None = Field(None, title="LiveCodeBench window", json_schema_extra={"none": "every date"})
