@@ -74,6 +74,7 @@ PAGES = [  # (file, title, sidebar icon)
     ("dashboard/frontier.py", "Frontier", ":material/show_chart:"),
     ("dashboard/churn.py", "Churn", ":material/grid_on:"),
     ("dashboard/passk.py", "pass@k", ":material/stacked_line_chart:"),
+    ("dashboard/checkpoints.py", "Checkpoints", ":material/table_rows:"),
     ("dashboard/problem.py", "Problem", ":material/description:"),
     ("dashboard/training.py", "Training", ":material/model_training:"),
     ("dashboard/launch.py", "Launch", ":material/rocket_launch:"),

@@ -19,6 +19,10 @@ class SampleFilter:
     difficulty: str | None = None
     platform: str | None = None
     setting: str | None = None
+    # the contest window, YYYY-MM-DD, both ends included (LiveCodeBench's own rule): a problem's
+    # contest_date inside it; with either end set, a problem without a date is left out
+    since: str | None = None
+    until: str | None = None
     # not a filter of rows but a rule of counting, read by outcome_counts alone (the other queries
     # count by verdict or cause, not by class): a time or memory failure first failing below this
     # tier counts as a correctness failure
@@ -26,6 +30,8 @@ class SampleFilter:
 
 
 EVERY_SAMPLE = SampleFilter()
+# a stored contest_date is a date or a timestamp ("2024-03-02T00:00:00"): its day is what a window compares
+CONTEST_DAY = "substr(p.contest_date, 1, 10)"
 
 
 class AnalysisQueries:
@@ -116,10 +122,33 @@ class AnalysisQueries:
             if value:
                 filters.append(f"{column} = ?")
                 params.append(value)
-        joins = ["LEFT JOIN problems p ON p.id = e.problem_id"] if where.difficulty or where.platform else []
+        for bound, value in ((">=", where.since), ("<=", where.until)):
+            if value:  # NULL compares to nothing: a problem without a date is outside every window
+                filters.append(f"{CONTEST_DAY} {bound} ?")
+                params.append(value)
+        by_problem = where.difficulty or where.platform or where.since or where.until
+        joins = ["LEFT JOIN problems p ON p.id = e.problem_id"] if by_problem else []
         if where.setting and not samples_joined:
             joins.append(SAMPLES_JOIN)
         return filters, params, " ".join(joins)
+
+    def problem_dates(self, experiment_id: str, where: SampleFilter = EVERY_SAMPLE) -> dict:
+        """The experiment's judged problems under the filters but its window: how many have a contest
+        date, how many have none (a window leaves those out), and the first and last date."""
+        unwindowed = SampleFilter(difficulty=where.difficulty, platform=where.platform, setting=where.setting)
+        filters, params, joins = self._evaluation_filters(experiment_id, unwindowed)
+        if "problems p" not in joins:
+            joins += " LEFT JOIN problems p ON p.id = e.problem_id"
+        sql = f"""
+            SELECT count(DISTINCT e.problem_id) FILTER (WHERE p.contest_date IS NOT NULL)::INTEGER,
+                   count(DISTINCT e.problem_id) FILTER (WHERE p.contest_date IS NULL)::INTEGER,
+                   min({CONTEST_DAY}), max({CONTEST_DAY})
+            FROM evaluations e {joins}
+            WHERE {" AND ".join(filters)}
+        """
+        with self.connect(read_only=True) as con:
+            dated, undated, first, last = con.execute(sql, params).fetchone()
+        return {"dated": dated, "undated": undated, "first": first, "last": last}
 
     def format_causes(self, experiment_id: str, where: SampleFilter = EVERY_SAMPLE):
         """Per (checkpoint, problem): judged samples, format failures by cause — cut at the token

@@ -16,7 +16,7 @@ LossType = Literal["dapo", "grpo", "bnpo", "dr_grpo"]
 VllmMode = Literal["colocate", "server"]  # TRL's GRPOConfig.vllm_mode
 ImportSource = Literal["builtin", "lcb", "ccplus"]
 Averaging = Literal["per_problem", "per_sample"]
-Analysis = Literal["frontier", "churn", "passk", "ensembles", "findings", "recovery", "trend"]
+Analysis = Literal["frontier", "churn", "passk", "ensembles", "findings", "recovery", "trend", "checkpoints"]
 
 
 def choices(alias) -> tuple[str, ...]:

@@ -4,13 +4,17 @@ they make: what a page shows, which the page and the export zip both draw from
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Callable
 
 import pandas as pd
 import streamlit as st
 
 from backend.alpha import alpha_text
+from backend.analysis.provenance import empty_window_words, undated_words
 from backend.errors import UserError
+from backend.outcomes import OutcomeClass
+from backend.problems.lcb import NAMED_WINDOWS, release_window
 from backend.store_queries import EVERY_SAMPLE, SampleFilter
 from backend.vocab import DIFFICULTIES, SETTINGS, SOLVED_AT
 from dashboard import data, view
@@ -33,7 +37,13 @@ def experiment_picker() -> str | None:
         st.warning(f"No experiment {wanted!r} with results in this database; showing the newest instead.")
     names = dict(zip(frame["id"], frame["name"], strict=True))
     exp = view.bound(
-        st.sidebar.selectbox, "exp", "Experiment", ids, default=ids[0], format_func=lambda i: f"{names[i]}  ({i})"
+        st.sidebar.selectbox,
+        "exp",
+        "Experiment",
+        ids,
+        default=ids[0],
+        format_func=lambda i: f"{names[i]}  ({i})",
+        warn=False,  # said above, in the words of an experiment
     )
     note = frame.set_index("id").loc[exp, "note"]
     if isinstance(note, str) and note.strip():  # a missing note is NaN or None in the frame
@@ -51,15 +61,68 @@ def result_experiments() -> pd.DataFrame:
     return frame[frame["kind"].isin(data.EXPERIMENT_KINDS_WITH_RESULTS)]
 
 
-def filters() -> SampleFilter:
-    """Difficulty / setting / platform filters and the solved threshold, bound to the view."""
+def filters(exp: str | None = None) -> SampleFilter:
+    """Difficulty / setting / platform filters, the contest window (when the experiment's problems
+    have dates, or a link names one) and the solved threshold, bound to the view."""
     out = {}
     for key, options in (("difficulty", ["all", *DIFFICULTIES]), ("setting", ["all", *SETTINGS])):
         value = view.bound(st.sidebar.selectbox, key, key.capitalize(), options, default="all")
         out[key] = None if value == "all" else value
     out["platform"] = view.bound(st.sidebar.text_input, "platform", "Platform", default="") or None
+    if exp:
+        out["since"], out["until"] = contest_window(exp, SampleFilter(**out))
     solved_at()
     return SampleFilter(**out)
+
+
+ALL_DATES, CUSTOM = "all dates", "custom"
+
+
+def contest_window(exp: str, f: SampleFilter) -> tuple[str | None, str | None]:
+    """(since, until) of the sidebar's contest window: every date, a LiveCodeBench version's window
+    (`?window=release_v5`, its dates from LiveCodeBench's README: backend/problems/lcb.py) or custom
+    days (`?since=…&until=…`, both included). Offered when the experiment has dated problems."""
+    dates = data.problem_dates(exp, f)
+    asked = any(view.get(k) for k in ("window", "since", "until"))
+    if not dates["dated"] and not asked:
+        return None, None
+    custom = bool(view.get("since") or view.get("until")) and view.get("window") in (None, CUSTOM)
+    choice = view.bound(
+        st.sidebar.selectbox,
+        "window",
+        "Contest window",
+        [ALL_DATES, *NAMED_WINDOWS, CUSTOM],
+        default=CUSTOM if custom else ALL_DATES,
+        to_text=lambda w: "" if w == ALL_DATES else w,
+        format_func=lambda w: w if w in (ALL_DATES, CUSTOM) else f"LiveCodeBench {w} ({' … '.join(release_window(w))})",
+        help="Only problems whose contest date is inside the window (both ends included, as LiveCodeBench's own "
+        "window); problems without a date are then left out, and counted on the page. "
+        f"This experiment's dated problems: {dates['dated']}, from {dates['first']} to {dates['last']}.",
+    )
+    if choice == ALL_DATES:
+        view.put("since", None)
+        view.put("until", None)
+        return None, None
+    if choice != CUSTOM:
+        view.put("since", None)
+        view.put("until", None)
+        return release_window(choice)
+    first = datetime.date.fromisoformat(dates["first"]) if dates["first"] else datetime.date.today()
+    last = datetime.date.fromisoformat(dates["last"]) if dates["last"] else first
+    ends = []
+    for key, label, default in (("since", "Contest dates from", first), ("until", "Contest dates until", last)):
+        day = view.bound(
+            st.sidebar.date_input,
+            key,
+            label,
+            default=default,
+            to_text=lambda d: d.isoformat(),
+            from_text=datetime.date.fromisoformat,
+            min_value=datetime.date(2000, 1, 1),
+            max_value=datetime.date(2100, 12, 31),
+        )
+        ends.append(day.isoformat() if day else None)
+    return ends[0], ends[1]
 
 
 def opt_min_tier() -> int | None:
@@ -102,6 +165,21 @@ def sandbox_errors_line(v: ExperimentView) -> str | None:
     return (
         f"{errors['sandbox_errors'].sum()} samples were sandbox errors (the judge's fault, not the program's) and "
         f"are left out of every number here ({each}); `analyze frontier --json` lists them as `sandbox_errors`."
+    )
+
+
+def no_failures_line(v: ExperimentView) -> str | None:
+    """Why the failure charts are flat, when no sample failed by time, memory or a wrong answer; else None."""
+    o = v.outcomes
+    if (
+        o.counts[OutcomeClass.OPTIMIZATION_FAILURE].sum() + o.counts[OutcomeClass.CORRECTNESS_FAILURE].sum()
+    ) or not o.n.sum():
+        return None
+    share = o.counts[OutcomeClass.FORMAT_FAILURE].sum() / o.n.sum()
+    return (
+        f"No optimization or correctness failure among these samples: {share:.0%} are format failures (no runnable "
+        "program: none, cut at the token limit, or not compiling) and the rest are correct, so both failure shares "
+        "are 0 at every α and there is no frontier to draw. *Format failures by cause* (below) says which cause."
     )
 
 
@@ -267,11 +345,19 @@ def solved_words(at_least: float) -> str:
 
 
 def load_view(exp: str, f: SampleFilter = EVERY_SAMPLE) -> ExperimentView | None:
+    """The experiment's read model under the filters, or one line saying why there is none (a contest
+    window that leaves no problem says what the experiment's dates are); a window's undated problems
+    are counted in a line of their own."""
+    windowed = f.since or f.until
+    dates = data.problem_dates(exp, f) if windowed else None
     try:
-        return data.experiment_view(exp, f)
+        v = data.experiment_view(exp, f)
     except UserError as err:
-        st.warning(str(err))
+        st.warning(empty_window_words(f.since, f.until, dates) if windowed else str(err))
         return None
+    if dates and dates["undated"]:
+        st.caption(undated_words(dates["undated"]) + ".")
+    return v
 
 
 def page_header(title: str) -> tuple[str, SampleFilter, ExperimentView]:
@@ -280,7 +366,7 @@ def page_header(title: str) -> tuple[str, SampleFilter, ExperimentView]:
     exp = experiment_picker()
     if not exp:
         st.stop()
-    f = filters()
+    f = filters(exp)
     v = load_view(exp, f)
     if v is None:
         st.stop()

@@ -93,6 +93,18 @@ def _experiment_view(path: str, exp: str, filters: SampleFilter, at: tuple[int, 
     return ExperimentView(path, exp, filters, at)
 
 
+def problem_dates(exp: str, f: SampleFilter = EVERY_SAMPLE) -> dict:
+    """How many of the experiment's problems (under the filters but the window) have a contest date,
+    how many have none, and the first and last date (Store.problem_dates)."""
+    return _problem_dates(db_path(), exp, f.difficulty, f.platform, f.setting)
+
+
+@st.cache_data(ttl=30, show_spinner=False)
+def _problem_dates(path: str, exp: str, difficulty, platform, setting) -> dict:
+    where = SampleFilter(difficulty=difficulty, platform=platform, setting=setting)
+    return _store(path).problem_dates(exp, where)
+
+
 def newest_with_results() -> tuple[str, str] | None:
     """(id, name) of the newest experiment that has results, which pages open by default."""
     frame = experiments()

@@ -154,6 +154,12 @@ class ExperimentView:
 
         return self._part(("recovery",), lambda: recovery(self.outcomes))
 
+    def checkpoints(self, k: int) -> pl.DataFrame:
+        """The checkpoint table with significance tiers at pass@k (backend/analysis/checkpoints.py)."""
+        from backend.analysis.checkpoints import checkpoint_table
+
+        return self._part(("checkpoints", k), lambda: checkpoint_table(self.outcomes, k))
+
     def trend(self) -> dict:
         """The failure shares' slopes along α with simultaneous bands (analysis/trend.py)."""
         from backend.analysis.trend import trend

@@ -23,6 +23,8 @@ import polars as pl
 import streamlit as st
 
 from backend.records import Evaluation, Sample
+from dashboard.image_metadata import with_metadata
+from dashboard.plots import EXPORT_WIDTH, title_lines
 
 if TYPE_CHECKING:
     from backend.analysis.provenance import Provenance
@@ -66,12 +68,23 @@ def figure_bytes(fig: go.Figure, fmt: str, scale: float | None = None) -> bytes:
         return fig.to_html(include_plotlyjs=True, full_html=True).encode()
     _use_debian_chromium()
     with _engine_lock:  # a figure with its own size keeps it: the scatter's labels are placed for that size
-        return fig.to_image(
+        image = fig.to_image(
             format=fmt,
-            width=fig.layout.width or 1000,
+            width=fig.layout.width or EXPORT_WIDTH,
             height=fig.layout.height or 600,
             scale=(scale or 2) if fmt == "png" else 1,
         )
+    return with_metadata(image, fmt, *described(fig))
+
+
+def described(fig: go.Figure) -> tuple[str, str]:
+    """(title, description) an image carries inside it: the figure's title and its provenance
+    (layout.meta, dashboard/plots.py:with_provenance), which paper mode keeps though it draws no title."""
+    meta = fig.layout.meta if isinstance(fig.layout.meta, dict) else {}
+    title = meta.get("title") or title_lines(fig)[0] or "frontier-lab figure"
+    lines = [f"{key}: {value}" for key, value in (meta.get("provenance") or {}).items()]
+    lines += [meta["note"]] if meta.get("note") else []
+    return title, "\n".join(lines) or "made with frontier-lab"
 
 
 def paper_bytes(fig: go.Figure, fmt: str) -> bytes:
@@ -113,16 +126,16 @@ def figures_zip(
 
 def manifest(figures: dict[str, go.Figure], data: dict, provenance: Provenance | None, files: list[str]) -> dict:
     """The zip's manifest.json: the provenance in words and values, and each figure's title and files."""
-    titles = {name: (fig.layout.title.text or "").split("<br>")[0] for name, fig in figures.items()}
-    return (provenance.manifest() if provenance else {}) | {
+    titles = {name: described(fig)[0] for name, fig in figures.items()}
+    return (provenance.stamped().manifest() if provenance else {}) | {
         "figures": {name: {"title": titles[name], "data": f"{name}.csv" if name in data else None} for name in figures},
         "files": sorted(files),
     }
 
 
 def csv_text(frame: pl.DataFrame, provenance: Provenance | None = None) -> str:
-    """A table as CSV, its provenance above it as `# ` lines (read with comment_prefix="#")."""
-    return (provenance.csv_header() if provenance else "") + frame.write_csv()
+    """A table as CSV, its provenance (made now) above it as `# ` lines (read with comment_prefix="#")."""
+    return (provenance.stamped().csv_header() if provenance else "") + frame.write_csv()
 
 
 def samples_jsonl(store, experiment_id: str, problems: list[str], setting: str | None = None) -> bytes:
@@ -154,7 +167,9 @@ def figure_downloads(fig, name: str) -> None:
             st.rerun()
         return
     cols = st.columns(5)
-    cols[0].download_button("HTML", figure_bytes(fig, "html"), f"{name}.html", "text/html", key=f"{name}-html")
+    cols[0].download_button(
+        "HTML", figure_bytes(fig, "html"), f"{name}.html", "text/html", key=f"{name}-html", on_click="ignore"
+    )
     _image_buttons(cols[1:4], fig.to_json(), name, "", False)
     paper = st.columns([2, 1, 1, 1, 2])
     paper[0].caption("Paper mode (3.3 in wide, no title, vector first):")
@@ -169,7 +184,9 @@ def _image_buttons(cols, fig_json: str, name: str, prefix: str, paper: bool) -> 
         file = f"{name}-paper.{fmt}" if paper else f"{name}.{fmt}"
         try:
             payload = _cached_image(fig_json, fmt, paper)
-            col.download_button(f"{prefix}{fmt.upper()}", payload, file, MIMES[fmt], key=f"{name}-{prefix}{fmt}")
+            col.download_button(
+                f"{prefix}{fmt.upper()}", payload, file, MIMES[fmt], key=f"{name}-{prefix}{fmt}", on_click="ignore"
+            )
         except Exception as exc:  # kaleido needs Debian's chromium, which `make run` installs
             col.caption(f"{fmt.upper()} export unavailable: {str(exc)[:60]}")
 
@@ -183,42 +200,97 @@ def _cached_image(fig_json: str, fmt: str, paper: bool = False) -> bytes:
 def table_downloads(frame: pl.DataFrame, name: str, provenance: Provenance | None = None) -> None:
     """CSV (its provenance atop, as `# ` lines) and Parquet (the provenance in its file metadata)."""
     cols = st.columns(2)
-    cols[0].download_button("CSV", csv_text(frame, provenance), f"{name}.csv", "text/csv", key=f"{name}-csv")
-    buf = io.BytesIO()
-    frame.write_parquet(buf, metadata={"provenance": provenance.text()} if provenance else None)
-    cols[1].download_button(
-        "Parquet", buf.getvalue(), f"{name}.parquet", "application/octet-stream", key=f"{name}-parquet"
+    cols[0].download_button(
+        "CSV", csv_text(frame, provenance), f"{name}.csv", "text/csv", key=f"{name}-csv", on_click="ignore"
     )
+    buf = io.BytesIO()
+    frame.write_parquet(buf, metadata={"provenance": provenance.stamped().text()} if provenance else None)
+    cols[1].download_button(
+        "Parquet", buf.getvalue(), f"{name}.parquet", "application/octet-stream", key=f"{name}-parquet",
+        on_click="ignore",
+    )  # fmt: skip
+
+
+def built_on_request(
+    key: str, prepare: str, build: Callable[[], tuple[bytes, str]], file_name: str, mime: str, stamp
+) -> None:
+    """A download whose file takes seconds to build: built when its button is pressed, then kept in
+    this session for this view (`stamp`) beside a download button that does not rerun the page. So
+    a click on another download, or on anything else, does not lose it (the zip, 17–19 s to build
+    under load, was lost whenever another download was clicked first). build() → (bytes, label)."""
+    held = st.session_state.setdefault("_flab_built", {})
+    if key in held and held[key][0] != stamp:
+        del held[key]  # built for another view: it would not be this view's file
+    if st.button(prepare, key=f"{key}-prepare"):
+        held[key] = (stamp, *build())
+    if key in held:
+        _, payload, label = held[key]
+        st.download_button(label, payload, file_name, mime, key=f"{key}-download", on_click="ignore")
 
 
 def all_figures_zip(v: ExperimentView, sel: Selection) -> None:
     """Every figure of this view (frontier, churn, pass@k) as JSON, HTML, PNG, SVG and PDF in one
     zip, each titled with its experiment and with the data it was drawn from as CSV: the figures
     the pages draw for this selection (dashboard/figures.py), not a second rendering of them."""
-    if not st.button("Export all figures of this experiment (zip)", key="zip-all"):
-        return
-    from dashboard.figures import all_figures, provenance
 
-    built = all_figures(v, sel)
-    bar = st.progress(0.0, text="Rendering every figure in five formats…")
-    payload = figures_zip(
-        {name: fig for name, (fig, _) in built.items()},
-        data={name: t for name, (_, t) in built.items()},
-        provenance=provenance(v, sel),
-        progress=lambda done, total: bar.progress(done / total, text=f"Rendered {done} of {total} files…"),
+    def build() -> tuple[bytes, str]:
+        from dashboard.figures import all_figures, provenance
+
+        built = all_figures(v, sel)
+        bar = st.progress(0.0, text="Rendering every figure in five formats…")
+        payload = figures_zip(
+            {name: fig for name, (fig, _) in built.items()},
+            data={name: t for name, (_, t) in built.items()},
+            provenance=provenance(v, sel),
+            progress=lambda done, total: bar.progress(done / total, text=f"Rendered {done} of {total} files…"),
+        )
+        bar.progress(1.0, text=f"{len(built)} figures and their data in {len(payload) / 1e6:.1f} MB")
+        return payload, "Download the zip"
+
+    built_on_request(
+        "zip",
+        "Export all figures of this experiment (zip)",
+        build,
+        f"{sel.exp}-figures.zip",
+        "application/zip",
+        (sel, v.stamp),
     )
-    bar.progress(1.0, text=f"{len(built)} figures and their data in {len(payload) / 1e6:.1f} MB")
-    st.download_button("Download the zip", payload, f"{sel.exp}-figures.zip", "application/zip", key="zip-download")
 
 
 def samples_download(exp: str, f: SampleFilter, problems: list[str]) -> None:
     """The raw samples behind this view (this experiment, these filters) as JSONL, built on request."""
-    if not st.button("Raw samples of this view (JSONL)", key="jsonl-prepare"):
-        return
-    from dashboard import data
 
-    payload = samples_jsonl(data.open_store(), exp, problems, f.setting)
-    count = payload.count(b"\n")
-    st.download_button(
-        f"Download {count} samples", payload, f"{exp}-samples.jsonl", "application/jsonl", key="jsonl-download"
+    def build() -> tuple[bytes, str]:
+        from dashboard import data
+
+        payload = samples_jsonl(data.open_store(), exp, problems, f.setting)
+        lines = payload.count(b"\n")
+        return payload, f"Download {lines} samples"
+
+    built_on_request(
+        "jsonl", "Raw samples of this view (JSONL)", build, f"{exp}-samples.jsonl", "application/jsonl", (exp, f)
+    )
+
+
+def report_download(exp: str) -> None:
+    """The experiment's self-contained report (dashboard/report.py), built on request."""
+
+    def build() -> tuple[bytes, str]:
+        from dashboard import data
+        from dashboard.report import report_html
+
+        with st.spinner("Writing the report: every figure, the checkpoint table, the findings…"):
+            payload = report_html(data.db_path(), exp).encode()
+        return payload, f"Download the report ({len(payload) / 1e6:.1f} MB HTML)"
+
+    from dashboard import data
+    from dashboard.report import report_name
+
+    built_on_request(
+        "report",
+        "Report of this experiment (one HTML file, opens offline)",
+        build,
+        report_name(exp),
+        "text/html",
+        (exp, data.stamp(data.db_path(), exp)),
     )

@@ -78,7 +78,8 @@ def frontier_figures(v: ExperimentView, sel: Selection) -> dict[str, tuple[go.Fi
         result = v.trend()
         out["trend_bands"] = (trend_bands(result), pl.DataFrame(result["bands"]))
     prov = provenance(v, sel)  # under each title, and in each figure's layout.meta
-    return {name: (with_provenance(fig, prov), table) for name, (fig, table) in out.items()}
+    named = not sel.overlays  # overlaid experiments are named in the legend
+    return {name: (with_provenance(fig, prov, named), table) for name, (fig, table) in out.items()}
 
 
 def provenance(v: ExperimentView, sel: Selection) -> Provenance:
@@ -164,7 +165,8 @@ def passk_chart(v: ExperimentView, sel: Selection) -> tuple[go.Figure, pl.DataFr
     if not len(curves):
         return None
     best = None if sel.overlays else best_single(v, sel)
-    return with_provenance(passk_figure(curves, experiment=sel.label, best=best), provenance(v, sel)), curves
+    fig = passk_figure(curves, experiment=sel.label, best=best)
+    return with_provenance(fig, provenance(v, sel), not sel.overlays), curves
 
 
 def gains(v: ExperimentView, sel: Selection) -> pl.DataFrame:

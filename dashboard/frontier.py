@@ -14,7 +14,7 @@ st.title("Frontier")
 exp = controls.experiment_picker()
 if not exp:
     st.stop()
-f = replace(controls.filters(), opt_min_tier=controls.opt_min_tier())
+f = replace(controls.filters(exp), opt_min_tier=controls.opt_min_tier())
 averaging = controls.averaging()
 controls.stacked()
 others = controls.overlay_picker(exp)
@@ -29,8 +29,9 @@ st.caption(
     f"{controls.snapshot(v)}. Fractions are {averaging.replace('_', ' ')}; CIs resample problems. {SOLVE_RATE} "
     + controls.tier_rule(f.opt_min_tier)
 )
-if line := controls.sandbox_errors_line(v):
-    st.warning(line)
+for line in (controls.sandbox_errors_line(v), controls.no_failures_line(v)):
+    if line:
+        st.warning(line)
 if others:
     shown = views(v, sel)
     missing = [e for e in others if data.experiment_label(e) not in shown]

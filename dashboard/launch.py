@@ -5,12 +5,13 @@ runner cannot read)."""
 
 import streamlit as st
 
-from backend.alpha import parse_alpha_grid
+from backend.alpha import alpha_label, alpha_text, parse_alpha_grid
 from backend.errors import FieldError, UserError
 from backend.jobs import runner
 from backend.problems.ccplus import CCPlusFilter
 from backend.problems.importing import HUB_REPOS, run_import
 from backend.problems.lcb import LCBFilter
+from backend.records import Experiment
 from backend.rl.spec import RLSpec
 from backend.samples.spec import SampleImportSpec
 from backend.specs import extra, form_label, help_text, ordered_fields, under_current_names, validate_spec
@@ -90,9 +91,19 @@ def start_from(model) -> tuple[str, dict]:
     return (f"{pick}/" if pick else ""), (under_current_names(model, stored[pick].spec) if pick else {})
 
 
-def measured_for(spec: dict, folders: list[str]):
-    """The experiment these checkpoints were measured on, where no stored spec pre-fills the form."""
-    return None if spec else origin.measured_on(store, folders)
+def measured_for(spec: dict, folders: list[str], form: str):
+    """The experiment these checkpoints were measured on, where no stored spec pre-fills the form:
+    found once per form and set of folders in this session. A sweep launched from the form measures
+    its endpoints too; taking it as theirs then redrew every field with its recipe, and *At most N
+    problems* (no part of a recipe) went back to all: a relaunch 40 times bigger than the last."""
+    if spec:
+        return None
+    memo = st.session_state.setdefault("_flab_measured", {})
+    key = (form, tuple(sorted(f for f in folders if f)))
+    if key not in memo:
+        found = origin.measured_on(store, folders)
+        memo[key] = found.id if found else None
+    return store.get(Experiment, memo[key]) if memo[key] else None
 
 
 SAMPLING = ("n", "temperature", "top_p", "max_tokens")  # what a measuring experiment's recipe lends the form
@@ -178,6 +189,41 @@ def sweep_points(grid: str, carried: dict) -> int | None:
         return None
 
 
+STABLE_ALPHA = 2.0  # the paper's stable range of extrapolation, |α| ≤ 2
+
+
+def _alphas(alphas: list[float]) -> str:
+    """ "α = 3 is" or "α = 3 and α = -3 are", for a sentence."""
+    return " and ".join(alpha_label(a, spaced=True) for a in alphas) + (" are" if len(alphas) > 1 else " is")
+
+
+def grid_notes(grid) -> list[str]:
+    """What the form says of an α grid it accepts: α beyond the paper's stable range, and α written
+    more than once (a sweep samples each α once: "0,0" is one point). A grid that does not parse is
+    the spec's error, shown when launched."""
+    text = grid if isinstance(grid, str) else ", ".join(alpha_text(a) for a in grid or [])
+    try:
+        alphas = parse_alpha_grid(text)
+        written = [a for part in text.split(",") if part.strip() for a in parse_alpha_grid(part)]
+    except (UserError, ValueError):
+        return []
+    notes = []
+    far = [a for a in alphas if abs(a) > STABLE_ALPHA]
+    if far:
+        notes.append(
+            f"{_alphas(far)} beyond |α| ≤ {alpha_text(STABLE_ALPHA)}, the range where the paper "
+            "found extrapolated merges stable: this far out a merge usually stops writing runnable code. It runs "
+            "as typed."
+        )
+    repeated = sorted({a for a in written if written.count(a) > 1})
+    if repeated:
+        notes.append(
+            f"{_alphas(repeated)} written more than once: each α is one checkpoint, "
+            f"sampled once, so this sweep runs {count(len(alphas), 'α point')}, not {len(written)}."
+        )
+    return notes
+
+
 def carried_fields(model, stored: dict) -> dict:
     """The stored spec's set fields that have no widget here (form=False: e.g. a sweep's independent
     checkpoints, an eval's Ray address): shown, and launched as stored."""
@@ -239,7 +285,9 @@ with sweep_tab:  # no st.form: the benchmark and problem choices follow the endp
     grid = widget(
         st, "alphas", SweepSpec.model_fields["alphas"], f"{prefix}sweep-alphas", stored.get("alphas", UNSET), "sweep"
     )
-    measured = measured_for(stored, list(ends.values()))
+    for note in grid_notes(grid):
+        st.warning(note)
+    measured = measured_for(stored, list(ends.values()), "sweep")
     chosen = problem_fields(f"{prefix}sweep", "sweep", stored, measured)
     options = grouped_options(SweepSpec, *recipe(f"{prefix}sweep", stored, measured), (*PAGE_FIELDS, "name"), "sweep")
     carried = carried_fields(SweepSpec, stored)
@@ -257,7 +305,7 @@ with eval_tab:  # no st.form either: the benchmark follows the checkpoints as th
         stored.get("checkpoints", UNSET),
         "eval",
     )
-    measured = measured_for(stored, paths)
+    measured = measured_for(stored, paths, "eval")
     chosen = problem_fields(f"{prefix}eval", "eval", stored, measured)
     options = grouped_options(
         EvalSpec, *recipe(f"{prefix}eval", stored, measured), ("checkpoints", "bench", "problems", "name"), "eval"

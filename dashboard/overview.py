@@ -7,6 +7,7 @@ from backend.analysis.findings_text import excluded_lines, findings_table, overv
 from backend.errors import UserError
 from backend.lab.styles import MATCH
 from dashboard import controls, data
+from dashboard.exports import report_download
 from dashboard.paper_views import style_shares
 from dashboard.plots import outcome_fractions
 
@@ -59,6 +60,8 @@ if not experiments.empty and (exp := controls.experiment_picker()):
                 st.warning(line)
         with st.expander("Every part of every finding"):
             st.markdown(findings_table(rows))
+    # one file for co-authors and reviewers: the figures, the checkpoint table, these findings, the spec
+    report_download(exp)
 
 
 def lab_styles_chart(experiment: str) -> None:

@@ -20,7 +20,9 @@ _PARENTHESES = re.compile(r"\s*\([^()]*\)")  # "(exp-id)", "(TLE/MLE)": detail a
 
 def paper_figure(fig: go.Figure) -> go.Figure:
     """A copy of `fig` for print: see the module's docstring. Each panel keeps its own title (the
-    outcome panels name their class there)."""
+    outcome panels name their class there); the churn grid gets a layout of its own (churn_for_print)."""
+    if is_churn_grid(fig):
+        return churn_for_print(fig)
     out = go.Figure(fig)
     drawn = [t for t in out.data if t.visible in (None, True)]  # a legend-only trace is not drawn
     out = go.Figure(data=drawn, layout=out.layout)
@@ -58,6 +60,84 @@ def paper_figure(fig: go.Figure) -> go.Figure:
         out.update_layout(margin_t=60)
     _legend_room(out)
     return out
+
+
+PAPER_ROWS = 20  # the churn grid's rows at a column's width: each one labelled, 12 px high
+ROW_CHARS = 16  # a row label's characters at most (the rest is an ellipsis)
+
+
+def is_churn_grid(fig: go.Figure) -> bool:
+    """The Churn page's grid: square markers in a problems × checkpoints grid, its labels along the top."""
+    return bool(
+        fig.layout.xaxis.side == "top"
+        and fig.data
+        and getattr(fig.data[0], "marker", None) is not None
+        and fig.data[0].marker.symbol == "square"
+    )
+
+
+def churn_for_print(fig: go.Figure) -> go.Figure:
+    """The churn grid at 3.3 in: the PAPER_ROWS problems whose solve rate swings most along α (in the
+    page's row order), every row labelled by its short name, every column by its α unrotated along
+    the bottom (the page's "α=0.25" becomes "0.25" under an axis titled α), the colour bar flat
+    beneath. At a column's width the page's 40 rows left 8 labelled and ten rotated α labels overlapped."""
+    import numpy as np
+
+    trace = fig.data[0]
+    columns = list(dict.fromkeys(trace.x))
+    rows = list(dict.fromkeys(trace.y))
+    grid = np.asarray(trace.marker.color, dtype=float).reshape(len(rows), len(columns))
+    swing = grid.max(axis=1) - grid.min(axis=1)
+    keep = sorted(np.argsort(-swing, kind="stable")[:PAPER_ROWS])
+    names = [_row_name(rows[i]) for i in keep]
+    ticks = [c.removeprefix("α=").replace("-", "−") for c in columns]
+    height = 12 * len(keep) + 90
+    out = go.Figure(
+        go.Heatmap(
+            z=grid[keep],
+            x=ticks,
+            y=names,
+            zmin=0,
+            zmax=1,
+            colorscale="Viridis",
+            xgap=1,
+            ygap=1,
+            colorbar=dict(
+                orientation="h",
+                thickness=6,
+                len=0.6,
+                x=1,
+                xanchor="right",
+                y=-40 / (12 * len(keep) + 34),
+                yanchor="top",
+                title=dict(text="solve rate", side="top", font_size=FONT_PX - 1),
+                tickfont_size=FONT_PX - 2,
+                tickvals=[0, 0.5, 1],
+            ),
+        )
+    )
+    shown = (
+        f"the {len(keep)} of {len(rows)} problems whose solve rate moves most along α" if len(keep) < len(rows) else ""
+    )
+    out.update_layout(
+        template="simple_white",
+        width=round(WIDTH_IN * PX_PER_IN),
+        height=height,
+        font=dict(size=FONT_PX, family="Helvetica, Arial, sans-serif"),
+        margin=dict(l=8, r=6, t=6, b=50),
+        meta={**(fig.layout.meta or {}), "note": f"rows: {shown}" if shown else "rows: every problem"},
+    )
+    out.update_xaxes(type="category", side="bottom", tickangle=0, tickfont_size=FONT_PX - 2, title_text="α",
+                     title_font_size=FONT_PX, title_standoff=2, ticks="", automargin=True)  # fmt: skip
+    out.update_yaxes(type="category", autorange="reversed", dtick=1, tickfont_size=FONT_PX - 2, ticks="",
+                     automargin=True)  # fmt: skip
+    return out
+
+
+def _row_name(problem: str) -> str:
+    """A problem's id without its set ("lab/"), cut to ROW_CHARS characters."""
+    short = problem.split("/", 1)[-1]
+    return short if len(short) <= ROW_CHARS else short[: ROW_CHARS - 1] + "…"
 
 
 def _scatter_for_print(fig: go.Figure) -> None:

@@ -11,7 +11,8 @@ from backend.alpha import alpha_label
 from backend.analysis.ensembles import BEST
 from backend.outcomes import OutcomeClass
 from dashboard.passk_plots import MAX_BANDS, _band, best_single_name
-from dashboard.plots import COLORS, LAYOUT, NAMES, _rgba, mark_alpha_axis
+from dashboard.plots import COLORS, LAYOUT, NAMES, _rgba, fitted_range, mark_alpha_axis
+from dashboard.scatter import NO_FAILURES
 
 RECOVERY_WORDS = {
     "shows": "off the curve",
@@ -77,6 +78,9 @@ def trend_bands(result: dict, title: str = "Failure shares along α, with simult
             )
         )
     mark_alpha_axis(fig, [b["alpha"] for b in result["bands"]])
+    values = [min(1.0, max(0.0, b[key])) for b in result["bands"] for key in ("share", "band_lo", "band_hi")]
+    if values and max(values) == 0.0:  # flat at 0: Plotly's own range ran from −100 % to 100 % and said nothing
+        fig.add_annotation(text=NO_FAILURES, xref="paper", yref="paper", x=0.5, y=0.5, showarrow=False)
     # the legend below, as on the other Frontier charts: on the right, its four long names took 370 px
     # of the width, leaving the plot 90 px wide in a 540 px column
     fig.update_layout(
@@ -84,6 +88,7 @@ def trend_bands(result: dict, title: str = "Failure shares along α, with simult
         xaxis_title="α",
         yaxis_title="share of samples",
         yaxis_tickformat=".0%",
+        yaxis_range=fitted_range(values or [0.0], min_span=0.05),  # a share: inside 0–100 %
         legend=dict(orientation="h", y=-0.25),
         **LAYOUT,
     )

@@ -8,7 +8,7 @@ import polars as pl
 
 from dashboard.plots import EXPERIMENT_COLORS, LAYOUT, _rgba, _titled, fitted_range
 
-MAX_BANDS = 3  # CI bands drawn at once on pass@k; the others on demand (click their legend entry)
+MAX_BANDS = 3  # CI bands drawn at once on the gain figure; the others on demand (click their legend entry)
 DASHES = ["solid", "dash", "dot", "dashdot", "longdash", "longdashdot"]
 
 
@@ -40,9 +40,23 @@ def _band(x: list, lo: list, hi: list, color: str, **kwargs) -> go.Scatter:
 
 
 def _best_single_curve(fig: go.Figure, best: pl.DataFrame) -> list[float]:
-    """The per-k best single (the gain table's baseline): black, dashed, each point naming its checkpoint."""
+    """The per-k best single (the gain table's baseline): black, dashed, each point naming its checkpoint,
+    with the gain table's 95 % CI of its held-out pass@k as a band."""
     best = best.sort("k")
     name = best_single_name(best["k"].to_list(), best["checkpoint"].to_list())
+    banded = "lo" in best.columns and best["lo"].null_count() == 0
+    if banded:
+        fig.add_trace(
+            _band(
+                list(best["k"]),
+                list(best["lo"]),
+                list(best["hi"]),
+                "#000000",
+                name=f"{name}: 95% CI",
+                legendgroup=name,
+                showlegend=False,
+            )
+        )
     fig.add_trace(
         go.Scatter(
             x=best["k"],
@@ -55,16 +69,18 @@ def _best_single_curve(fig: go.Figure, best: pl.DataFrame) -> list[float]:
             hovertemplate="best single at k=%{x}: %{customdata} · pass@k %{y:.1%}<extra></extra>",
         )
     )
-    return best["pass_at_k"].to_list()
+    return best["pass_at_k"].to_list() + (best["lo"].to_list() + best["hi"].to_list() if banded else [])
 
 
 def passk_figure(curves: pl.DataFrame, experiment: str | None = None, best: pl.DataFrame | None = None) -> go.Figure:
-    """Mean pass@k against k (log axis) per curve (label), with its 95% CI band where the table
-    has lo/hi. With an `experiment` column holding several experiments, each experiment has its
-    own colour and each pool its own dash, so pools of different experiments overlay. `best`
-    (k, pass_at_k, checkpoint): the best single at each k, drawn as a curve of its own. The y axis
-    is fitted to the curves and their bands (inside [0, 1])."""
-    fig, values, bands = go.Figure(), [], 0
+    """Mean pass@k against k (log axis) per curve (label), with its 95% CI band wherever the table
+    has lo/hi: every curve, pools and the best single included (the page once drew three bands and
+    kept the others in the legend, so a pool's and the best single's CIs were a click away, unseen).
+    A pool's name says its size. With an `experiment` column holding several experiments, each
+    experiment has its own colour and each pool its own dash, so pools of different experiments
+    overlay. `best` (k, pass_at_k, lo, hi, checkpoint): the best single at each k, drawn as a curve of
+    its own. The y axis is fitted to the curves and their bands (inside [0, 1])."""
+    fig, values = go.Figure(), []
     by_exp = "experiment" in curves.columns and curves["experiment"].n_unique() > 1
     names = curves["label"].unique(maintain_order=True).to_list() if len(curves) else []
     exps = curves["experiment"].unique(maintain_order=True).to_list() if by_exp else [None]
@@ -75,10 +91,9 @@ def passk_figure(curves: pl.DataFrame, experiment: str | None = None, best: pl.D
             if not len(c):
                 continue
             color = EXPERIMENT_COLORS[(e_i if by_exp else l_i) % len(EXPERIMENT_COLORS)]
-            name = f"{exp}: {label}" if by_exp else str(label)
+            name = (f"{exp}: {label}" if by_exp else str(label)) + pool_size(c)
             band = "lo" in c.columns and c["lo"].null_count() == 0
-            if band:  # past MAX_BANDS a band waits in the legend: six overlapping ones were unreadable
-                shown = (bands := bands + 1) <= MAX_BANDS
+            if band:  # each band's edges dotted in its curve's colour: overlapping bands stay readable
                 fig.add_trace(
                     _band(
                         list(c["k"]),
@@ -86,9 +101,8 @@ def passk_figure(curves: pl.DataFrame, experiment: str | None = None, best: pl.D
                         list(c["hi"]),
                         color,
                         name=f"{name}: 95% CI",
-                        legendgroup=name if shown else f"{name}: band",
-                        showlegend=not shown,
-                        visible=True if shown else "legendonly",
+                        legendgroup=name,
+                        showlegend=False,
                     )
                 )
                 values += c["lo"].to_list() + c["hi"].to_list()
@@ -101,7 +115,7 @@ def passk_figure(curves: pl.DataFrame, experiment: str | None = None, best: pl.D
                     name=name,
                     legendgroup=name,
                     line=dict(color=color, dash=DASHES[l_i % len(DASHES)] if by_exp else "solid"),
-                    customdata=_passk_hover(c, band),
+                    customdata=_passk_hover(c, band, name),
                     hovertemplate=_PASSK_HOVER,
                 )
             )
@@ -122,21 +136,24 @@ def passk_figure(curves: pl.DataFrame, experiment: str | None = None, best: pl.D
     return fig
 
 
+def pool_size(curve: pl.DataFrame) -> str:
+    """ ", 7 checkpoints" after a pool's name (a single checkpoint's curve: nothing). No parentheses:
+    paper mode drops parenthesised detail from legend entries."""
+    members = int(curve["members"][0]) if "members" in curve.columns and len(curve) else 1
+    return f", {members} checkpoints" if members > 1 else ""
+
+
 _PASSK_HOVER = (
     "%{customdata[0]}<br>k=%{x} · pass@k %{y:.1%}<br>95% CI %{customdata[1]}"
     " · n=%{customdata[2]} problems%{customdata[3]}<extra></extra>"
 )
 
 
-def _passk_hover(c: pl.DataFrame, band: bool) -> list[list]:
+def _passk_hover(c: pl.DataFrame, band: bool, curve: str) -> list[list]:
     """Per point: the curve's name, its CI as text (or why none), problems, and pool size."""
     n = c["n_problems"].to_list() if "n_problems" in c.columns else ["?"] * len(c)
     members = c["members"].to_list() if "members" in c.columns else [1] * len(c)
-    name = (
-        [f"{e}: {lab}" for e, lab in zip(c["experiment"], c["label"], strict=True)]
-        if "experiment" in c.columns
-        else c["label"].to_list()
-    )
+    name = [curve] * len(c)
     ci = [f"{lo:.1%}–{hi:.1%}" for lo, hi in zip(c["lo"], c["hi"], strict=True)] if band else ["not computed"] * len(c)
     return [
         [nm, interval, p, f" · {m} members" if m and m > 1 else ""]

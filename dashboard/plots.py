@@ -5,6 +5,7 @@ One colour-blind-safe palette (Okabe-Ito), fixed per outcome class everywhere.
 
 from __future__ import annotations
 
+import re
 import textwrap
 
 import numpy as np
@@ -93,26 +94,62 @@ def _titled(title: str, experiment: str | None) -> str:
     return f"{title}<br><sup>{experiment}</sup>" if experiment else title
 
 
-TITLE_LINE = 19  # px: one line of a figure's title block at LAYOUT's font
+TITLE_PX, SUBTITLE_PX = 20, 12  # the title block's fonts: a title, then its subtitle's lines
+EXPORT_WIDTH = 1000  # px: an export of a figure without a width of its own (dashboard/exports.py)
+TITLE_INDENT = 14  # px from the figure's left edge
+CHAR_EM = 0.6  # a generous average width of a character, in em (Helvetica's is about 0.5)
+_TAGS = re.compile(r"</?sup>")
 
 
-def with_provenance(fig: go.Figure, prov) -> go.Figure:
-    """The figure with its provenance (backend/analysis/provenance.py) under the title, on lines of
-    their own, and in full in layout.meta (the JSON export and paper mode read it from there)."""
-    lines = textwrap.wrap(prov.subtitle(), 120)
-    title = (fig.layout.title.text or "") + "".join(f"<br><sup>{line}</sup>" for line in lines)
+def title_lines(fig: go.Figure) -> tuple[str, list[str]]:
+    """A figure's title and the lines under it (the experiment, a definition), however it was written:
+    the lines after its first <br> (each a <sup>) and its subtitle's lines."""
+    title = fig.layout.title
+    main, *rest = (title.text or "").split("<br>")
+    rest += [line for line in ((title.subtitle.text or "") if title.subtitle else "").split("<br>") if line]
+    return main, [_TAGS.sub("", line) for line in rest]
+
+
+def with_provenance(fig: go.Figure, prov, experiment: bool = True) -> go.Figure:
+    """The figure with its provenance (backend/analysis/provenance.py, dated today) in its subtitle,
+    after the experiment's name (`experiment`: unless the title names it, or overlaid experiments
+    name theirs in the legend), and in full in layout.meta, with its title (the JSON export, paper
+    mode and the image metadata read them from there). The subtitle's lines are wrapped to the
+    width the figure is drawn at, and the top margin is the title block's height: a title hung
+    from the figure's top edge with <br> lines of its own was cut off at the top in every export
+    (plotly.js placed its first line's baseline, not its top, at the edge)."""
+    prov = prov.dated()
+    main, lines = title_lines(fig)
+    name = f"{prov.experiment_name} ({prov.experiment})" if prov.experiment_name else prov.experiment
+    if experiment and not any(prov.experiment in line for line in lines):
+        lines.insert(0, name)
+    width = fig.layout.width or EXPORT_WIDTH
+    chars = int((width - 2 * TITLE_INDENT) / (CHAR_EM * SUBTITLE_PX))
+    wrapped = [part for line in [*lines, prov.subtitle()] for part in textwrap.wrap(line, chars)]
     top = fig.layout.margin.t if fig.layout.margin.t is not None else LAYOUT["margin"]["t"]
-    # the title hangs from the figure's top edge; below it, room for each of its lines (and for the
-    # panels' own titles, which sit above their plots)
+    block = 10 + round(1.3 * TITLE_PX) + round(1.35 * SUBTITLE_PX) * len(wrapped) + 6
+    # room below the block: the panels' own titles, the churn grid's α labels along the top, or the
+    # "shaded: extrapolation" note above a plot
     panels = "xaxis2" in fig.layout.to_plotly_json()
-    below = max(top, TITLE_LINE * (title.count("<br>") + 2) + (24 if panels else 0))
+    below = 80 if fig.layout.xaxis and fig.layout.xaxis.side == "top" else 28 if panels else 18
     fig.update_layout(
-        title=dict(text=title, y=1, yref="container", yanchor="top", pad_t=10),
-        margin_t=below,
-        meta={"provenance": prov.fields()},
+        title=dict(
+            text=main,
+            subtitle=dict(text="<br>".join(wrapped), font=dict(size=SUBTITLE_PX)),
+            font=dict(size=TITLE_PX),
+            x=0,
+            xref="container",
+            xanchor="left",
+            y=1,
+            yref="container",
+            yanchor="top",
+            pad=dict(t=10, l=TITLE_INDENT),
+        ),
+        margin_t=block + below,
+        meta={"provenance": prov.fields(), "title": main},
     )
     if fig.layout.height and fig.layout.width:  # a figure of its own size (the scatter's labels are placed
-        fig.update_layout(height=fig.layout.height + below - top)  # in pixels) keeps its plot area: it grows
+        fig.update_layout(height=fig.layout.height + block + below - top)  # in pixels) keeps its plot area
     return fig
 
 

@@ -59,7 +59,9 @@ def failure_scatter(tables: Tables, experiment: str | None = None) -> go.Figure:
             points += _labelled(part, is_merged)
     rows = max(0, math.ceil(len([t for t in fig.data if t.showlegend is not False]) / 3) - 1)
     margin = {**MARGIN, "b": MARGIN["b"] + LEGEND_ROW * rows}
-    area = Area(WIDTH, HEIGHT + LEGEND_ROW * rows, margin, fitted_range(xs or [0.0]), fitted_range(ys or [0.0]))
+    # at least 5 points of each share: with no failure of either kind every tick read "0%"
+    x_range, y_range = fitted_range(xs or [0.0], min_span=0.05), fitted_range(ys or [0.0], min_span=0.05)
+    area = Area(WIDTH, HEIGHT + LEGEND_ROW * rows, margin, x_range, y_range)
     fig.update_layout(
         title=_titled("The correctness–efficiency frontier (95% CIs over problems)", experiment),
         xaxis=dict(title="correctness failures (fraction of samples)", tickformat=".0%", range=area.x_range),
@@ -72,7 +74,17 @@ def failure_scatter(tables: Tables, experiment: str | None = None) -> go.Figure:
         height=area.height,
         annotations=label_annotations(points, area),
     )
+    if max(xs + ys, default=0.0) == 0.0:  # every point at (0, 0): say why, not draw it as a frontier
+        fig.add_annotation(
+            text=NO_FAILURES, xref="paper", yref="paper", x=0.5, y=0.5, showarrow=False, font=dict(size=13)
+        )
     return fig
+
+
+NO_FAILURES = (
+    "No optimization or correctness failure here: every sample is correct<br>or a format failure (no runnable "
+    "program), so there is no frontier to draw"
+)
 
 
 def _alpha_colors(alphas: list[float]) -> list[str]:

@@ -19,6 +19,9 @@ KEYS = {
     "difficulty": "difficulty filter",
     "setting": "setting filter",
     "platform": "platform filter",
+    "window": "contest window: a LiveCodeBench version (release_v5) or custom",
+    "since": "first contest day of a custom window (YYYY-MM-DD)",
+    "until": "last contest day of a custom window (YYYY-MM-DD)",
     "solved": "solved threshold (solve rate)",
     "avg": "averaging of the frontier",
     "tier": "the Frontier's tier below which a time-out counts as a correctness failure",
@@ -31,6 +34,8 @@ KEYS = {
     "grid": "page of the churn grid",
     "ck": "checkpoints drawn as single pass@k curves (comma-separated ids)",
     "pool": "members of the custom pass@k pool (comma-separated ids)",
+    "k": "the k of the Checkpoints page's pass@k column",
+    "sort": "the Checkpoints page's row order",
     "token": "access token, when the server is open to the network (app.py)",
 }
 _STATE, _WRITTEN = "_flab_view", "_flab_view_written"
@@ -88,17 +93,23 @@ def bound(
     default=None,
     to_text: Callable = str,
     from_text: Callable = lambda s: s,
+    warn: bool = True,
     **kwargs,
 ):
     """A widget whose value is the view's `key`: made by `make` (st.sidebar.selectbox, st.radio,
-    …) under a widget key of its own; a value the options do not hold falls back to `default`."""
+    …) under a widget key of its own; a value the options do not hold (a mistyped or stale link,
+    `?alpha=7`) falls back to `default`, and one line says so (unless `warn` is off: the caller says it)."""
     widget_key = f"view-{key}"
+    raw, bad = get(key), None
     try:
-        value = from_text(get(key)) if get(key) is not None else default
+        value = from_text(raw) if raw is not None else default
     except ValueError:
-        value = default
+        value, bad = default, raw
     if options is not None and not isinstance(value, list) and value not in options:
-        value = default
+        value, bad = default, raw if raw is not None else bad
+    if bad is not None and warn:
+        shown = kwargs.get("format_func", str)(value) if value is not None else "nothing"
+        st.warning(f"“{label}” has no choice {bad!r} here (from the link or an earlier page); showing {shown} instead.")
     # always (re)assigned: a widget of the same key on another page is another widget to Streamlit,
     # which would otherwise start it at its default and lose the view on every page switch
     st.session_state[widget_key] = value

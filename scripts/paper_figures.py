@@ -1,5 +1,6 @@
-"""The docs' paper-mode figures (docs/screenshots/paper-*.{png,pdf}): the Frontier's four figures
-and the pass@k figure of the committed miniature lab, as the pages' paper-mode exports write them.
+"""The docs' paper-mode figures (docs/screenshots/paper-*.{png,pdf}): the Frontier's four figures,
+the churn grid and the pass@k figure of the committed miniature lab, as the pages' paper-mode
+exports write them.
 
     PYTHONPATH=$PWD .venv/bin/python scripts/paper_figures.py [OUT_DIR]
 """
@@ -28,11 +29,12 @@ def main(out: Path) -> None:
     from backend.store_queries import EVERY_SAMPLE
     from dashboard.experiment_view import ExperimentView
     from dashboard.exports import paper_bytes
-    from dashboard.figures import Selection, frontier_figures, passk_chart
+    from dashboard.figures import Selection, churn_figure, frontier_figures, passk_chart
 
     sel = Selection(exp=exp)
     v = ExperimentView.build(db, exp, EVERY_SAMPLE)
     figures = {name: fig for name, (fig, _) in frontier_figures(v, sel).items()}
+    figures["churn_heatmap"] = churn_figure(v, sel)[0]
     figures["passk_curves"] = passk_chart(v, replace(sel))[0]
     out.mkdir(parents=True, exist_ok=True)
     for name, fig in figures.items():

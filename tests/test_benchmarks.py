@@ -193,10 +193,31 @@ def test_the_docs_calibration_tables_have_one_row_per_test_and_family_the_bench_
     text = (ROOT / "docs" / "findings.md").read_text()
     fewest, most = map(int, re.search(r"(\d+)–(\d+) worlds per family\s+and\s+size", text).groups())
     counted = re.compile(r"% \((\d+)/(\d+)\)$")
-    rows = [line.split(" | ") for line in text.splitlines() if line.startswith("| ") and "% (" in line]
+    tiers = tuple(f"| {t[0]} |" for t in bench_script("tier_calibration").TIER_TESTS)  # their own table, below
+    rows = [
+        line.split(" | ")
+        for line in text.splitlines()
+        if line.startswith("| ") and "% (" in line and not line.startswith(tiers)
+    ]
     want = [(t.name, f) for t in bench.TESTS for f in t.nulls]
     assert [(row[0][2:], row[3] if len(row) == 8 else row[1]) for row in rows] == want
     for row in rows:
         worlds = [int(m.group(2)) for cell in row if (m := counted.search(cell))]
         low = 0 if row[0].startswith("| gain table") else fewest
         assert len(worlds) == 3 and all(low <= w <= most for w in worlds), row
+
+
+def test_tier_calibration_bench_at_smoke_size_and_its_rows_in_the_docs():
+    """bench/tier_calibration.py's worlds and tests, 20 worlds per kind at 12 problems: the tool's
+    tiers split no more no-difference sweeps than a 5 % level plausibly gives (P(≥ 5 of 20) ≤ 1.6 %),
+    the truly best stays in tier 1 under the planted trend; docs/findings.md holds its rows at N = 2000."""
+    bench = bench_script("tier_calibration")
+    results = bench.run(20, sizes=(12,))
+    assert sum(r[bench.TIERS] for r in results["identical", 12]) <= 4
+    assert all(r[bench.BEST_KEPT] for r in results["alpha-trend", 12])
+    lines, _ = bench.rows(results, sizes=(12,))
+    assert [line.split(" | ")[0][2:] for line in lines] == [t[0] for t in bench.TIER_TESTS]
+    text = (ROOT / "docs" / "findings.md").read_text()
+    docs = [line.split(" | ") for line in text.splitlines() if line.startswith("| ") and "/2000)" in line]
+    assert [row[0][2:] for row in docs] == [t[0] for t in bench.TIER_TESTS]
+    assert all(row[5].endswith("/2000)") and row[6].endswith("/2000)") for row in docs)

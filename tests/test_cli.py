@@ -33,8 +33,8 @@ def test_help_lists_every_command_and_only_those():
     assert result.returncode == 0, result.stderr
     box = result.stdout.split("Commands ", 1)[1]
     names = {line.split()[1] for line in box.splitlines() if line.startswith("│ ") and line[2] != " "}
-    expected = {"db", "judge", "problems", "merge", "rollout", "sweep", "eval", "jobs", "analyze", "power", "rl", "lab",
-                "samples"}  # fmt: skip
+    expected = {"db", "judge", "problems", "merge", "rollout", "sweep", "eval", "jobs", "analyze", "report", "power",
+                "rl", "lab", "samples"}  # fmt: skip
     assert names == expected
 
 

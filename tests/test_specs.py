@@ -212,6 +212,10 @@ DIFFER = {
     "alphas": [{"MergeConfig"}, {"SweepSpec"}],  # merge: no default grid, --alpha repeatable
     "base": [{"MergeConfig"}, {"RLSpec"}],  # merge: the task vectors' base, optional
     "output_dir": [{"MergeConfig"}, {"RLSpec"}],  # merge: a Path, alpha_<α>/ folders under it
+    # analyze: a window over stored problems (a day, checked; undated problems left out and counted);
+    # the LCB import: which rows of the files to import
+    "since": [{"AnalysisSpec"}, {"LCBFilter"}],
+    "until": [{"AnalysisSpec"}, {"LCBFilter"}],
 }
 
 
@@ -262,7 +266,10 @@ def test_a_spec_stored_by_the_earlier_layered_configs_loads_with_every_value():
     # an RL run stored before --keep-checkpoints resumes keeping every checkpoint, as it was started
     # a sweep stored before --merge-dtype and --keep-merges merges as it did (the endpoints' dtype) and
     # keeps what the budget allows, as its merges' own evictions did
-    added = {"rl": {"keep_checkpoints": 0}, "sweep": {"merge_dtype": "auto", "keep_merges": "budget"}}
+    added = {
+        "rl": {"keep_checkpoints": 0, "report_to": "none"},
+        "sweep": {"merge_dtype": "auto", "keep_merges": "budget"},
+    }
     # sweeps and evals stored before engine openai existed load with its options' defaults (unused by their engine)
     server = {"server_url": None, "serve": None, "api_key_env": None, "concurrency": 8, "request_timeout_s": 600.0,
               "server_start_timeout_s": 900.0, "extra_body": None}  # fmt: skip
@@ -290,7 +297,11 @@ def test_analyze_takes_every_sample_filter_and_passes_it_on_as_the_one_filter_ty
     from backend.analysis.spec import AnalysisSpec
     from backend.store_queries import SampleFilter
 
-    given = {"difficulty": "hard", "platform": "atcoder", "setting": "tool", "opt_min_tier": 3}
+    given = {"difficulty": "hard", "platform": "atcoder", "setting": "tool", "since": "2024-01-01",
+             "until": "2024-06-30", "opt_min_tier": 3}  # fmt: skip
     spec = AnalysisSpec(experiment="e", **given)
     assert asdict(spec.sample_filter()) == given
-    assert spec.sample_filter() == SampleFilter("hard", "atcoder", "tool", 3)
+    assert spec.sample_filter() == SampleFilter("hard", "atcoder", "tool", "2024-01-01", "2024-06-30", 3)
+    # a LiveCodeBench version names its window's days (LiveCodeBench's README: May 2023 to January 2025)
+    assert asdict(AnalysisSpec(experiment="e", window="release_v5").sample_filter())["since"] == "2023-05-01"
+    assert asdict(AnalysisSpec(experiment="e", window="release_v5").sample_filter())["until"] == "2025-01-31"

@@ -90,3 +90,26 @@ def test_sandbox_errors_are_counted_per_checkpoint_under_the_filters(filled):
     assert filled.sandbox_errors("exp", hard_tool).rows() == [("rl", "RL run", None, 1)]
     assert filled.sandbox_errors("exp", SampleFilter(setting="reasoning")).is_empty()
     assert filled.sandbox_errors("exp", SampleFilter(difficulty="easy")).is_empty()
+
+
+def test_a_contest_window_keeps_the_dated_problems_inside_it_both_ends_included(filled):
+    filled.put(
+        [
+            Problem(
+                id="p-easy",
+                bench="t",
+                title="p-easy",
+                statement="-",
+                difficulty="easy",
+                contest_date="2024-03-31T00:00:00",
+            )
+        ]
+    )  # fmt: skip  (p-hard has no date)
+    inside = filled.outcome_counts("exp", SampleFilter(since="2024-03-31", until="2024-03-31"))
+    assert sorted(set(inside["problem_id"])) == ["p-easy"]  # the last day of the window is in it
+    assert inside["n"].sum() == 3  # m0's two samples of p-easy and rl's one
+    assert filled.outcome_counts("exp", SampleFilter(since="2024-04-01")).is_empty()
+    assert filled.outcome_counts("exp", SampleFilter(until="2024-03-30")).is_empty()
+    assert filled.problem_dates("exp") == {"dated": 1, "undated": 1, "first": "2024-03-31", "last": "2024-03-31"}
+    # the counts are of the filters but the window: the window's own emptiness is said with them
+    assert filled.problem_dates("exp", SampleFilter(difficulty="hard", since="2025-01-01"))["undated"] == 1

@@ -4,9 +4,10 @@ spec is the CLI's boundary."""
 
 from __future__ import annotations
 
+import datetime
 from dataclasses import fields
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from backend.alpha import alpha_grid
 from backend.store_queries import SampleFilter
@@ -41,16 +42,65 @@ class AnalysisSpec(BaseModel):
     """findings: the k of F4's pass@k gain, fixed before the counts are seen (4: what 16 samples per cell reach
     cross-fitted); a problem with fewer than 2(k + 1) judged samples of some checkpoint is left out and listed,
     never k lowered."""
+    k: int | None = Field(None, ge=1, le=1_000_000, title="k of pass@k", json_schema_extra={"none": "10"})
+    """checkpoints: the k of its pass@k column (the unbiased estimator); none: 10, or the most samples a
+    problem has if fewer."""
     pool: list[str] = Field([], title="Custom pools")
     """ensembles: a custom pool as comma-separated checkpoint ids; repeatable."""
     difficulty: Difficulty | None = Field(None, title="Difficulty", json_schema_extra={"none": "all"})
     """Only problems of this difficulty; none: all of them."""
     platform: str | None = Field(None, title="Platform", json_schema_extra={"none": "all"})
     """Only problems from this platform (LiveCodeBench's atcoder, codeforces, leetcode); none: all."""
+    since: str | None = Field(None, title="Since (YYYY-MM-DD)", json_schema_extra={"none": "no limit"})
+    """Only problems whose contest_date is on or after this day (included, as in LiveCodeBench); a problem
+    without a date is then left out, and counted in words."""
+    until: str | None = Field(None, title="Until (YYYY-MM-DD)", json_schema_extra={"none": "no limit"})
+    """Only problems whose contest_date is on or before this day (included); a problem without a date is then
+    left out."""
+    window: str | None = Field(None, title="LiveCodeBench window", json_schema_extra={"none": "every date"})
+    """A LiveCodeBench version's contest window, as its README defines the versions: release_v1 … release_v6
+    (May 2023 to each release's last month), v1 … v6 (one release), vN_vM; instead of --since/--until."""
+
+    @field_validator("since", "until")
+    @classmethod
+    def _day(cls, v: str | None) -> str | None:
+        if v is None:
+            return None
+        try:
+            return datetime.date.fromisoformat(v.strip()).isoformat()
+        except ValueError:
+            raise ValueError(f"{v!r} is not a day written YYYY-MM-DD, e.g. 2024-05-01") from None
+
+    @field_validator("window")
+    @classmethod
+    def _window(cls, v: str | None) -> str | None:
+        from backend.problems.lcb import release_numbers
+
+        if v is not None:
+            release_numbers(v)  # one line naming the valid versions
+        return v
+
+    @model_validator(mode="after")
+    def _one_window(self):
+        if self.window and (self.since or self.until):
+            raise ValueError(f"--window {self.window} names its own dates; give --window or --since/--until, not both")
+        if self.since and self.until and self.since > self.until:
+            raise ValueError(f"--since {self.since} is after --until {self.until}; swap them")
+        return self
+
+    def dates(self) -> tuple[str | None, str | None]:
+        """(since, until): the named window's, else the days given."""
+        if self.window:
+            from backend.problems.lcb import release_window
+
+            return release_window(self.window)
+        return self.since, self.until
 
     def sample_filter(self) -> SampleFilter:
         """The samples counted and the counting rule, as the store's queries and the dashboard take them."""
-        return SampleFilter(**{f.name: getattr(self, f.name) for f in fields(SampleFilter)})
+        since, until = self.dates()
+        chosen = {f.name: getattr(self, f.name) for f in fields(SampleFilter)}
+        return SampleFilter(**chosen | {"since": since, "until": until})
 
 
 class PowerSpec(BaseModel):

@@ -24,10 +24,10 @@ def options_table_command() -> None:
 
 def _register_stages() -> None:
     """Each command's module registers it here; the order is --help's (commands, then groups)."""
-    from backend.cli import analyze, db, jobs, judge, lab, merge, power, problems, rl, rollout, samples, sweep
+    from backend.cli import analyze, db, jobs, judge, lab, merge, power, problems, report, rl, rollout, samples, sweep
     from backend.cli import eval as eval_  # not to shadow the builtin
 
-    for module in (db, problems, rollout, judge, merge, analyze, power, sweep, eval_, jobs, rl, lab, samples):
+    for module in (db, problems, rollout, judge, merge, analyze, report, power, sweep, eval_, jobs, rl, lab, samples):
         module.register(app)
 
 

@@ -1,5 +1,5 @@
-"""`python -m backend analyze frontier|churn|passk|ensembles|findings --experiment ID ...`: the options are
-AnalysisSpec's fields (backend/analysis/spec.py)."""
+"""`python -m backend analyze frontier|churn|passk|ensembles|findings|recovery|trend|checkpoints --experiment ID
+...`: the options are AnalysisSpec's fields (backend/analysis/spec.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from backend.analysis.spec import AnalysisSpec
-from backend.cli.options import AS_CSV, AS_JSON, DB, open_store, spec_command
+from backend.cli.options import AS_CSV, AS_JSON, AS_LATEX, DB, open_store, spec_command
 from backend.errors import UserError
 from backend.outcomes import OutcomeClass
 from backend.records import Experiment
@@ -24,16 +24,16 @@ ANALYSIS = inspect.Parameter(
 )
 
 
-@spec_command(AnalysisSpec, ANALYSIS, AS_JSON, AS_CSV, DB)
-def analyze_command(spec: AnalysisSpec, what: str, as_json: bool, as_csv: bool, db) -> None:
+@spec_command(AnalysisSpec, ANALYSIS, AS_JSON, AS_CSV, AS_LATEX, DB)
+def analyze_command(spec: AnalysisSpec, what: str, as_json: bool, as_csv: bool, as_latex: bool, db) -> None:
     """Frontier table, churn, pass@k curves, matched-budget ensembles, the paper's four findings, the recovery of
-    independent checkpoints or the failure shares' trend along α, of one experiment."""
+    independent checkpoints, the failure shares' trend along α, or the checkpoint table with significance tiers,
+    of one experiment (--since/--until or --window: only problems of that contest window)."""
     # numpy and polars load here, not with the module: `--help` answers at once (tests/test_cli_startup.py)
     import polars as pl
 
     from backend.analysis.churn import churn_stats, solve_matrix
     from backend.analysis.ensembles import empty_cells, passk_per_checkpoint
-    from backend.analysis.frame import to_outcomes
     from backend.analysis.frontier import format_causes, frontier_table
     from backend.analysis.recovery import recovery
     from backend.analysis.trend import trend
@@ -45,10 +45,20 @@ def analyze_command(spec: AnalysisSpec, what: str, as_json: bool, as_csv: bool, 
         raise UserError(
             f"no experiment {spec.experiment!r} in {store.path}; `python -m backend db info` counts what is there"
         )
+    if as_latex and what != "checkpoints":
+        raise UserError("--latex prints the checkpoint table: `analyze checkpoints --latex`")
     where = spec.sample_filter()
-    _provenance(store, spec, machine=as_json or as_csv)
-    o = to_outcomes(store.outcome_counts(spec.experiment, where))
-    if what == "findings":
+    prov = _provenance(store, spec, machine=as_json or as_csv or as_latex)
+    o = _outcomes(store, spec.experiment, where)
+    if what == "checkpoints":
+        from backend.analysis.checkpoints import checkpoint_table, default_k, to_latex
+
+        table = checkpoint_table(o, spec.k or default_k(o))
+        if as_latex:
+            typer.echo(to_latex(table, prov.lines()), nl=False)
+        else:
+            _emit(table if as_json or as_csv else _headline(table), as_json, as_csv)
+    elif what == "findings":
         from backend.analysis.findings import FindingsSpec, findings
         from backend.analysis.findings_text import findings_table
 
@@ -99,22 +109,51 @@ def analyze_command(spec: AnalysisSpec, what: str, as_json: bool, as_csv: bool, 
         _ensembles(o, spec, as_json, as_csv)
 
 
-def _provenance(store, spec: AnalysisSpec, machine: bool) -> None:
+def _outcomes(store, experiment: str, where):
+    """The experiment's outcomes under the filters; a contest window's problems without a date are
+    counted in one line on stderr, and a window that leaves no problem is one error line."""
+    from backend.analysis.frame import to_outcomes
+    from backend.analysis.provenance import undated_words
+
+    windowed = where.since or where.until
+    dates = store.problem_dates(experiment, where) if windowed else None
+    if dates and dates["undated"]:
+        typer.echo(undated_words(dates["undated"]), err=True)
+    counts = store.outcome_counts(experiment, where)
+    if windowed and counts.is_empty():
+        from backend.analysis.provenance import empty_window_words
+
+        raise UserError(empty_window_words(where.since, where.until, dates))
+    return to_outcomes(counts)
+
+
+def _headline(table):
+    """The checkpoint table's columns a terminal shows: the rest go to --json/--csv."""
+    keep = ["label", "alpha", "tier", "problems", "pass_at_1", "pass_at_1_lo", "pass_at_1_hi", "k", "pass_at_k"]
+    return table.select([c for c in keep if c in table.columns])
+
+
+def _provenance(store, spec: AnalysisSpec, machine: bool):
     """How the numbers below were made (backend/analysis/provenance.py, the text the dashboard's
-    exports carry): above the terminal's table, on stderr when stdout is JSON or CSV for a program."""
+    exports carry): above the terminal's table, on stderr when stdout is JSON or CSV for a program
+    (a LaTeX table carries it as % comments)."""
     from backend.analysis.provenance import from_store
 
+    since, until = spec.dates()
     prov = from_store(
         store,
         spec.experiment,
         difficulty=spec.difficulty,
         platform=spec.platform,
         setting=spec.setting,
+        since=since,
+        until=until,
         opt_min_tier=spec.opt_min_tier,
         solved_at=spec.threshold,
         averaging=spec.averaging,
-    )
+    ).stamped()
     typer.echo(prov.csv_header().rstrip("\n"), err=machine)
+    return prov
 
 
 def _ensembles(o, spec: AnalysisSpec, as_json: bool, as_csv: bool) -> None:

@@ -37,6 +37,8 @@ DB_HELP = "Database file (default: db/frontier.duckdb)."
 DbOption = Annotated[Path | None, typer.Option("--db", envvar="FLAB_DB", help=DB_HELP)]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]  # no spec can hold this: see above
 CsvOption = Annotated[bool, typer.Option("--csv", help="Print CSV.")]  # no spec can hold this: see above
+# no spec can hold this: see above
+LatexOption = Annotated[bool, typer.Option("--latex", help="Print a LaTeX booktabs table (checkpoints).")]
 DetachOption = Annotated[
     bool, typer.Option("--detach", help="Return at once; the job runs on.")  # no spec can hold this: see above
 ]
@@ -50,6 +52,7 @@ DB = keyword("db", DbOption)
 DETACH = keyword("detach", DetachOption, False)
 AS_JSON = keyword("as_json", JsonOption, False)
 AS_CSV = keyword("as_csv", CsvOption, False)
+AS_LATEX = keyword("as_latex", LatexOption, False)
 
 
 JOB_SKIP = ("kind", "stop", "allow_same_endpoints")  # set by code (the lab's smoke build), never typed

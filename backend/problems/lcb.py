@@ -73,6 +73,37 @@ def release_numbers(version: str) -> list[int]:
     raise UserError(f"unknown LiveCodeBench version {version!r}; valid: {VERSIONS_HELP}")
 
 
+# The months each release's problems were published in, as LiveCodeBench's README defines its versions
+# ("Dataset Versions": release_vN holds problems released between May 2023 and the month below;
+# github.com/LiveCodeBench/LiveCodeBench, README.md at commit 28fef95, 2025-07-15). Release N alone (vN)
+# starts the month after release N − 1 ends.
+FIRST_MONTH = "2023-05"
+RELEASE_LAST_MONTH = {1: "2024-03", 2: "2024-05", 3: "2024-07", 4: "2024-09", 5: "2025-01", 6: "2025-04"}
+NAMED_WINDOWS = tuple(f"release_v{n}" for n in range(1, RELEASES + 1)) + tuple(f"v{n}" for n in range(1, RELEASES + 1))
+
+
+def release_window(version: str) -> tuple[str, str]:
+    """(since, until), both included, as YYYY-MM-DD: the contest dates a LiveCodeBench version covers
+    (release_v5: 2023-05-01 … 2025-01-31; v6: 2025-02-01 … 2025-04-30)."""
+    import calendar
+
+    numbers = release_numbers(version)
+    lo, hi = numbers[0], numbers[-1]
+    start = FIRST_MONTH if lo == 1 else _next_month(RELEASE_LAST_MONTH[lo - 1])
+    year, month = map(int, RELEASE_LAST_MONTH[hi].split("-"))
+    return f"{start}-01", f"{RELEASE_LAST_MONTH[hi]}-{calendar.monthrange(year, month)[1]:02d}"
+
+
+def window_name(since: str | None, until: str | None) -> str | None:
+    """The LiveCodeBench version whose window is exactly [since, until], if one is."""
+    return next((v for v in NAMED_WINDOWS if release_window(v) == (since, until)), None)
+
+
+def _next_month(month: str) -> str:
+    year, m = map(int, month.split("-"))
+    return f"{year + m // 12}-{m % 12 + 1:02d}"
+
+
 def release_file(n: int) -> str:
     return "test.jsonl" if n == 1 else f"test{n}.jsonl"
 

@@ -4,6 +4,7 @@ imports no torch: the dashboard validates the form with it."""
 
 from __future__ import annotations
 
+import importlib.util
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -17,6 +18,21 @@ KEPT_WARN = 0.5  # a save in the base's dtype that keeps the update of fewer of 
 Precision = Literal["auto", "bf16", "fp32"]
 Toggle = Literal["auto", "on", "off"]
 Sharding = Literal["fsdp", "ddp"]
+# TRL's report_to, as transformers names its trackers (integration_utils.INTEGRATION_TO_CALLBACK), and the
+# package each one imports
+TRACKERS = {
+    "trackio": "trackio",
+    "wandb": "wandb",
+    "mlflow": "mlflow",
+    "tensorboard": "tensorboard",
+    "comet_ml": "comet_ml",
+    "clearml": "clearml",
+    "neptune": "neptune",
+    "swanlab": "swanlab",
+    "dvclive": "dvclive",
+}
+ReportTo = Literal["none", "all", "trackio", "wandb", "mlflow", "tensorboard", "comet_ml", "clearml", "neptune",
+                   "swanlab", "dvclive"]  # fmt: skip
 
 
 class RLSpec(BaseModel):
@@ -82,6 +98,10 @@ class RLSpec(BaseModel):
     gpus: float = Field(1.0, ge=0, le=64, title="GPUs")
     """GPUs the run uses (and the ray executor asks for): 0 trains on CPUs; up to 1 trains in the job's
     process; N > 1 (whole) launches N training processes with accelerate, or N - 1 beside a vLLM server."""
+    report_to: ReportTo = Field("none", title="Report to (tracker)")
+    """TRL's report_to: where the trainer logs its metrics besides the database (trackio, wandb, mlflow, … as
+    transformers names them; all: every one installed). none, the default: the Training page alone. The tracker's
+    own settings come from its environment variables (WANDB_PROJECT, MLFLOW_TRACKING_URI, …)."""
     repair_max_chars: int = Field(
         600, ge=50, le=100_000, title="Repair context (chars)", json_schema_extra={"form": False}
     )
@@ -162,6 +182,13 @@ class RLSpec(BaseModel):
         if self.vllm_mode == "server" and not self.use_vllm:
             raise FieldError(
                 "vllm_mode server generates with vLLM: add use_vllm, or leave vllm_mode at colocate", "vllm_mode"
+            )
+        package = TRACKERS.get(self.report_to)
+        if package and self.executor == "local" and importlib.util.find_spec(package) is None:
+            raise FieldError(
+                f"report_to {self.report_to} needs the {package} package here (pip install {package}); "
+                "or leave report_to at none",
+                "report_to",
             )
         if repair and self.training_processes > 1:  # each process would fill its own repair pool
             raise FieldError(

@@ -83,7 +83,7 @@ def run_rl(store: Store, spec: RLSpec, progress: bool = True, experiment_id: str
 def grpo_trainer(task: Task, reward_funcs: list, vllm: dict, use_cpu: bool, progress: bool, callbacks: list):
     """TRL's GRPOTrainer for the task, the same in the job's process and in launched processes.
     Rewards are the sandbox judge's (a list of TRL reward functions: bench/gpu_check_rl.py passes its own)."""
-    from trl import GRPOConfig, GRPOTrainer
+    from trl import GRPOTrainer
 
     from backend.rl import checkpoints
 
@@ -101,7 +101,24 @@ def grpo_trainer(task: Task, reward_funcs: list, vllm: dict, use_cpu: bool, prog
         flags["gradient_checkpointing"] = False
     # a full fine-tune trains float32 master weights (bf16 compute under mixed precision); a LoRA base is frozen in bf16
     dtype = "bfloat16" if spec.lora and not use_cpu else "float32"
-    config = GRPOConfig(
+    config = grpo_config(spec, vllm, flags, use_cpu=use_cpu, progress=progress, dtype=dtype)
+    trainer_class = checkpoints.without_second_copy(GRPOTrainer)
+    return trainer_class(
+        model=spec.base,
+        reward_funcs=reward_funcs,
+        args=config,
+        train_dataset=dataset,
+        callbacks=[*callbacks, *checkpoints.callbacks(spec)],
+        peft_config=lora_config(spec),
+    )
+
+
+def grpo_config(spec: RLSpec, vllm: dict, flags: dict, use_cpu: bool, progress: bool, dtype: str):
+    """TRL's GRPOConfig for the spec: TRL's own names, the spec's values (report_to included: the
+    user's tracker, none by default)."""
+    from trl import GRPOConfig
+
+    return GRPOConfig(
         **vllm,
         **flags,
         output_dir=spec.output_dir,
@@ -117,19 +134,10 @@ def grpo_trainer(task: Task, reward_funcs: list, vllm: dict, use_cpu: bool, prog
         save_total_limit=spec.keep_checkpoints or None,
         seed=spec.seed,
         logging_steps=1,
-        report_to="none",
+        report_to=spec.report_to,
         use_cpu=use_cpu,
         disable_tqdm=not progress,
         model_init_kwargs={"dtype": dtype},
-    )
-    trainer_class = checkpoints.without_second_copy(GRPOTrainer)
-    return trainer_class(
-        model=spec.base,
-        reward_funcs=reward_funcs,
-        args=config,
-        train_dataset=dataset,
-        callbacks=[*callbacks, *checkpoints.callbacks(spec)],
-        peft_config=lora_config(spec),
     )
 
 

@@ -6,7 +6,7 @@ import plotly.io as pio
 import polars as pl
 import pytest
 
-from dashboard.passk_plots import MAX_BANDS, best_single_name, passk_figure
+from dashboard.passk_plots import best_single_name, passk_figure
 from dashboard.plots import outcome_fractions, solve_rate
 from dashboard.scatter import MARKERS, SHAPES, failure_scatter
 
@@ -82,15 +82,19 @@ def test_solve_rate_is_one_word_on_its_axis_and_line_and_defined_on_the_figure()
     assert fig["data"][1]["name"] == "solve rate" and "solve rate %{y" in fig["data"][1]["hovertemplate"]
 
 
-def test_passk_draws_at_most_three_bands_and_keeps_the_rest_on_demand():
-    rows = [{"label": f"c{i}", "k": k, "pass_at_k": 0.1 * i + 0.01 * k, "lo": 0.1 * i, "hi": 0.1 * i + 0.05}
-            for i in range(6) for k in (1, 2, 4)]  # fmt: skip
-    fig = as_json(passk_figure(pl.DataFrame(rows)))
+def test_passk_draws_a_band_on_every_curve_with_a_ci_and_names_each_pools_size():
+    rows = [{"label": f"c{i}" if i < 4 else f"pool: p{i}", "k": k, "pass_at_k": 0.1 * i + 0.01 * k, "lo": 0.1 * i,
+             "hi": 0.1 * i + 0.05, "members": 1 if i < 4 else i} for i in range(6) for k in (1, 2, 4)]  # fmt: skip
+    best = pl.DataFrame({"k": [1, 2], "pass_at_k": [0.5, 0.6], "lo": [0.4, 0.5], "hi": [0.6, 0.7],
+                         "checkpoint": ["c3", "c3"]})  # fmt: skip
+    fig = as_json(passk_figure(pl.DataFrame(rows), best=best))
     bands = [t for t in fig["data"] if t.get("fill") == "toself"]
-    assert len(bands) == 6
-    drawn = [b for b in bands if b.get("visible", True) is True]
-    assert len(drawn) == MAX_BANDS == 3
-    assert all(b["visible"] == "legendonly" and b["showlegend"] for b in bands if b not in drawn)
+    assert len(bands) == 7  # the six curves' and the best single's (its held-out CI, from the gain table)
+    assert all(b.get("visible", True) is True and b["showlegend"] is False for b in bands)
+    curves = [t["name"] for t in fig["data"] if t.get("fill") != "toself"]
+    assert curves[4:6] == ["pool: p4, 4 checkpoints", "pool: p5, 5 checkpoints"] and curves[0] == "c0"
+    (black,) = [b for b in bands if b["name"].startswith("best single")]
+    assert black["y"] == [0.6, 0.7, 0.5, 0.4]  # hi along k, then lo back
 
 
 def test_every_alpha_panel_has_endpoint_lines_with_a_width_and_its_extrapolation_shaded():
@@ -148,10 +152,11 @@ def test_paper_mode_drops_title_ids_and_hidden_entries_at_a_column_width():
     rows = [{"label": f"c{i} (exp-7)", "k": k, "pass_at_k": 0.1 * i, "lo": 0.0, "hi": 0.5} for i in range(5)
             for k in (1, 2)]  # fmt: skip
     fig = passk_figure(pl.DataFrame(rows), experiment="sweep (exp-7)")
+    fig.data[-1].visible = "legendonly"  # a curve the reader hid in the legend: not drawn, not in the paper
     paper = as_json(paper_figure(fig))
     assert "title" not in paper["layout"] or not paper["layout"]["title"].get("text")
     assert paper["layout"]["width"] == 317  # 3.3 in at 96 px to the inch
     assert paper["layout"]["font"]["size"] == 10
     names = [t["name"] for t in paper["data"]]
-    assert len(names) == 5 + 3  # five curves and the three bands drawn; the two waiting in the legend are gone
+    assert len(names) == 5 + 5 - 1  # five curves and their bands, less the hidden one
     assert not [n for n in names if "exp-7" in n]

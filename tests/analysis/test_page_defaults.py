@@ -46,11 +46,12 @@ def test_passk_axis_fitted_to_curves_and_bands_with_overlay_colours():
     lines = [t for t in fig.data if t.mode == "lines" and t.fill != "toself"]  # the bands are line-mode fills
     bands = [t for t in fig.data if t.fill == "toself"]
     assert len(lines) == 4 and len(bands) == 4
-    assert [t.name for t in lines] == ["A: best single", "A: all interpolated", "B: best single", "B: all interpolated"]
+    assert [t.name for t in lines] == ["A: best single", "A: all interpolated, 5 checkpoints", "B: best single",
+                                       "B: all interpolated, 5 checkpoints"]  # fmt: skip
     assert lines[0].line.color == lines[1].line.color != lines[2].line.color == lines[3].line.color
     assert lines[0].line.dash == lines[2].line.dash != lines[1].line.dash
     assert list(bands[0].y) == pytest.approx([0.83, 0.84, 0.86, 0.82, 0.80, 0.79])  # hi along k, then lo back
-    assert list(lines[1].customdata[0]) == ["A: all interpolated", "79.0%–83.0%", 30, " · 5 members"]
+    assert list(lines[1].customdata[0]) == ["A: all interpolated, 5 checkpoints", "79.0%–83.0%", 30, " · 5 members"]
 
 
 def test_churn_columns_are_labelled_on_screen():

@@ -10,7 +10,7 @@ from backend.records import Job
 from tests.by_hand import solved_pairs
 from tests.conftest import ROOT
 
-PAGES = ["overview", "frontier", "churn", "passk", "problem", "training", "launch", "jobs"]
+PAGES = ["overview", "frontier", "churn", "passk", "checkpoints", "problem", "training", "launch", "jobs"]
 
 
 def app(db_path, monkeypatch, page, params=None):
@@ -25,6 +25,7 @@ def app(db_path, monkeypatch, page, params=None):
 EMPTY = {  # what each page says on a database with nothing in it
     "overview": "No experiments yet in", "frontier": "No experiment with results yet",
     "churn": "No experiment with results yet", "passk": "No experiment with results yet",
+    "checkpoints": "No experiment with results yet",
     "problem": "No experiment with results yet", "training": "No RL runs yet", "jobs": "No jobs yet",
 }  # fmt: skip
 
@@ -67,7 +68,8 @@ def test_pages_show_the_populated_database(populated, db_path, monkeypatch):
     # one word, one definition: the caption, the solve rate figure's title and the sidebar's threshold
     definition = "Solve rate: a problem's share of correct samples (pass@1), averaged over problems."
     assert any(definition in c.value for c in at.caption)
-    assert definition in json.loads(at.get("plotly_chart")[2].proto.spec)["layout"]["title"]["text"]
+    title = json.loads(at.get("plotly_chart")[2].proto.spec)["layout"]["title"]
+    assert definition in title["subtitle"]["text"].replace("<br>", " ")  # under the title, wrapped to its width
     assert [s.label for s in at.sidebar.slider if "olve" in s.label] == ["Solved = solve rate at least"]
     at = app(db_path, monkeypatch, "churn", {"exp": "exp-dash"})
     (heatmap,) = at.get("plotly_chart")
@@ -77,7 +79,7 @@ def test_pages_show_the_populated_database(populated, db_path, monkeypatch):
     assert int(at.metric[1].value) == len(union)
     at = app(db_path, monkeypatch, "passk", {"exp": "exp-dash"})
     names = traces(at)[0]
-    assert {"m0", "m1"} <= set(names) and "pool: all interpolated" in names  # endpoints shown by default
+    assert {"m0", "m1"} <= set(names) and "pool: all interpolated, 3 checkpoints" in names  # endpoints by default
     assert any("common seeds" in i.value for i in at.info)  # a spec stored without common_seeds drew them
     assert {"all interpolated", "greedy"} <= set(traces(at)[1])  # the gain curves, one per pool with its band
     at = app(db_path, monkeypatch, "problem", {"exp": "exp-dash", "problem": "t/p0"})
@@ -412,7 +414,7 @@ def test_passk_draws_ci_bands_and_overlays_pools_of_two_experiments(two_experime
     lines = [t for t in fig.data if t.mode == "lines" and t.fill != "toself"]  # curves, not their bands
     names = [t.name for t in lines]
     for exp in ("dashboard test sweep (exp-dash)", "second sweep (exp-dash-b)"):
-        assert f"{exp}: best single (held out)" in names and f"{exp}: all interpolated" in names
+        assert f"{exp}: best single (held out)" in names and f"{exp}: all interpolated, 3 checkpoints" in names
     colors = {t.name.split(": ")[0]: t.line.color for t in lines}
     assert len(set(colors.values())) == 2  # one colour per experiment
     assert len([t for t in fig.data if t.fill == "toself"]) == len(lines)  # a band for every curve
@@ -427,3 +429,23 @@ def test_the_outcome_chart_can_stay_stacked(populated, db_path, monkeypatch):
         t for t in outcomes if t.get("fill") == "toself"
     ]
     assert at.sidebar.toggle[0].value is True
+
+
+def test_the_checkpoints_page_keeps_k_in_the_link_and_offers_csv_and_latex(populated, db_path, monkeypatch):
+    from backend.analysis.checkpoints import checkpoint_table
+    from backend.analysis.frame import to_outcomes
+
+    at = app(db_path, monkeypatch, "checkpoints", {"exp": "exp-dash", "k": "3"})
+    assert not at.exception, at.exception
+    grid = at.dataframe[0].value
+    expected = checkpoint_table(to_outcomes(populated.outcome_counts("exp-dash")), k=3)
+    assert list(grid["label"]) == expected["label"].to_list() and len(grid) == 6  # one row per checkpoint
+    assert list(grid["pass@3"]) == pytest.approx(expected["pass_at_k"].to_list())
+    assert list(grid["tier"]) == expected["tier"].to_list()
+    assert at.query_params["k"] == ["3"] if isinstance(at.query_params["k"], list) else at.query_params["k"] == "3"
+    labels = {b.label for b in at.get("download_button")}
+    assert {"CSV", "Parquet", "LaTeX (booktabs)"} <= labels
+    at = app(db_path, monkeypatch, "checkpoints", {"exp": "exp-dash", "k": "99"})  # the fixture has 6 samples a cell
+    assert [w.value for w in at.warning if "k of pass@k" in w.value] == [
+        "“k of pass@k” has no choice '99' here (from the link or an earlier page); showing 6 instead."
+    ]

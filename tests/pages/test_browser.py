@@ -176,7 +176,7 @@ def test_sweep_from_the_form_reaches_done(server, page, populated, tmp_path):
     build_builtin(populated, only=["count-pairs-sum"], progress=False)
     low, high = make_tiny_checkpoint(tmp_path / "low", seed=1), make_tiny_checkpoint(tmp_path / "high", seed=2)
     page.goto(f"{server}/launch")
-    page.get_by_role("button", name="Launch sweep").wait_for(timeout=60000)
+    page.get_by_role("button", name="Launch sweep").wait_for(timeout=180000)  # the machine may be busy
 
     def field(name):
         return page.get_by_role("textbox", name=name).first
@@ -194,7 +194,17 @@ def test_sweep_from_the_form_reaches_done(server, page, populated, tmp_path):
         number(name).press("Tab")
     page.get_by_role("button", name="Launch sweep").click()
     page.get_by_text("started (experiment").wait_for(timeout=60000)
-    page.get_by_role("link", name="Follow job").click()
+    follow = page.get_by_role("link", name="Follow job").get_attribute("href")  # the next rerun draws it no more
+    # a relaunch is the same size: editing the grid after the launch keeps every field, the limit too
+    # (the launched sweep now measures these endpoints; its recipe once redrew the fields, the limit at "all")
+    field("α grid").fill("0, 0, 3")
+    field("α grid").press("Tab")
+    page.get_by_text("α = 3 is beyond |α| ≤ 2").wait_for(timeout=60000)  # accepted, with a word
+    page.get_by_text("α = 0 is written more than once").wait_for(timeout=60000)  # "0,0" is one point, said
+    for name, value in (("At most N problems (0 = all)", "1"), ("Samples per problem", "2"), ("Max tokens", "16")):
+        assert number(name).input_value() == value, name
+    page.get_by_text("This launch samples 2 checkpoints × 1 problem × 2 samples per problem").wait_for(timeout=60000)
+    page.goto(server + "/" + follow.lstrip("/").removeprefix(server.rstrip("/") + "/"))
     page.wait_for_url("**/jobs**")
     page.get_by_text("`done`", exact=False).or_(page.locator("code", has_text="done")).first.wait_for(timeout=180000)
     shoot(page, "jobs.png")

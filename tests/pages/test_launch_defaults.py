@@ -28,7 +28,7 @@ def lab_db(store):
 
 
 def lab_sweep(store) -> Experiment:
-    (sweep,) = store.select(Experiment, {"kind": "sweep"})
+    (sweep,) = [e for e in store.select(Experiment, {"kind": "sweep"}) if e.id != "sweep-smoke"]
     return sweep
 
 
@@ -243,7 +243,7 @@ def test_the_rl_form_starts_from_the_labs_rl_run_under_todays_field_names(lab_db
     # the lab's run as an older version stored it: before the renames and the fields added since
     old_names = {"gpus": "num_gpus", "backend": "judge_backend"}
     added = {"prompt_format", "save_dtype", "vllm_mode", "precision", "gradient_checkpointing", "sharding", "lora_rank",
-             "gpu_busy", "keep_checkpoints"}  # fmt: skip
+             "gpu_busy", "keep_checkpoints", "report_to"}  # fmt: skip
     old = {old_names.get(k, k): v for k, v in lab_run.spec.items() if k not in added | {"save_float32"}}
     assert set(old) - set(lab_run.spec) == {"num_gpus", "judge_backend"}
     stored = Experiment(id="rl-stored-before-renames", kind="rl", name=lab_run.name, spec=old)
@@ -264,3 +264,18 @@ def test_the_rl_form_starts_from_the_labs_rl_run_under_todays_field_names(lab_db
     renamed = {("gpus" if k == "num_gpus" else "backend" if k == "judge_backend" else k): v for k, v in spec.items()}
     assert {k: launched[k] for k in renamed} == {**renamed, "output_dir": str(tmp_path / "again")}  # all it stored
     assert set(launched) - set(renamed) == added  # fields added since
+
+
+@pytest.mark.slow
+def test_a_smoke_sweep_of_the_labs_endpoints_does_not_become_the_forms_recipe(lab_db, db_path, monkeypatch):
+    """The lab's sweep drew 16 samples of 40 problems per checkpoint; a newer two-sample sweep of one
+    problem on the same endpoints is not what the form starts from: the most thorough measurement is."""
+    smoke = dict(lab_sweep(lab_db).spec, n=2, max_tokens=16, limit=1, problems=[])
+    lab_db.put([Experiment(id="sweep-smoke", kind="sweep", name="smoke", spec=smoke)])
+    at = app(db_path, monkeypatch, "launch")
+    at.selectbox(key="low-pick").set_value(str(LAB / "checkpoints" / "low")).run()
+    at.selectbox(key="high-pick").set_value(str(LAB / "checkpoints" / "high")).run()
+    assert not at.exception, at.exception
+    key = f"sweep@{lab_sweep(lab_db).id}"
+    shown = {name: at.number_input(key=f"{key}-{name}").value for name in ("n", "max_tokens")}
+    assert shown == {"n": 16, "max_tokens": 384}  # the lab's documented recipe, not the smoke sweep's 2 and 16

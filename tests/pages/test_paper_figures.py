@@ -1,5 +1,5 @@
 """scripts/paper_figures.py (`make paper-figures`) writes the docs' paper-mode figures: the Frontier's
-four figures and the pass@k figure of the committed lab, each a PDF 3.3 inches wide (a two-column
+four figures, the churn grid and the pass@k figure of the committed lab, each a PDF 3.3 inches wide (a two-column
 figure) and a 300 dpi PNG of the same width."""
 
 import os
@@ -13,7 +13,7 @@ from tests.conftest import ROOT
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-FIGURES = {"frontier_scatter", "outcomes_vs_alpha", "passk_curves", "solve_rate", "trend_bands"}
+FIGURES = {"churn_heatmap", "frontier_scatter", "outcomes_vs_alpha", "passk_curves", "solve_rate", "trend_bands"}
 
 
 def test_paper_figures_are_a_column_wide(tmp_path):

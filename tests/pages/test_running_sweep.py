@@ -174,6 +174,6 @@ def passk_and_churn(page, server: str, exp: str) -> dict:
     interpolated = [a for a in passk["alphas"] if 0 <= float(a) <= 1]
     for t in lines:  # every curve over the caption's problems, less those a member has no sample of yet
         assert {0 < int(r[2]) <= passk["problems"] for r in t["custom"]} == {True}
-        if t["name"] == "pool: all interpolated":
+        if t["name"].startswith("pool: all interpolated, "):
             assert {r[3] for r in t["custom"]} == {f" · {len(interpolated)} members"}
     return passk | {"churn_samples": churn["samples"]}  # churn loads first: the earlier snapshot of the two
