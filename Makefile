@@ -18,17 +18,30 @@ HOST ?= 127.0.0.1
 run: setup db
 	HOST=$(HOST) PORT=$(PORT) PY=$(PY) scripts/run_dashboard.sh
 
-# Every test, every marker (what CI runs).
+# Every test, every marker (what CI runs), in two phases: the process-safe tests on pytest-xdist
+# workers, one per core (worksteal: each worker runs long stretches of the suite in file order, so
+# a module's fixture is rarely built twice; what a run builds once for every worker is
+# tests/conftest.py:built_once), then the tests that need the machine to themselves, in one
+# process (SERIAL: the docker daemon, the stress suite's CPU hogs, wall-clock budgets; the marker
+# `serial` in pyproject.toml). tests/phases.py then checks that the two phases ran every collected
+# test exactly once. Each phase runs whatever the other's result; make fails if any of the three did.
+SERIAL := serial or docker or stress
+WORKERS ?= auto
 test: setup
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
-	$(PY) -m pytest
+	log=$$(mktemp -d); \
+	$(PY) -m pytest -p tests.phases --phase-log $$log/parallel -m "not ($(SERIAL))" -n $(WORKERS) --dist worksteal --durations=15; \
+	parallel=$$?; \
+	$(PY) -m pytest -p tests.phases --phase-log $$log/serial -m "$(SERIAL)" --durations=15; \
+	serial=$$?; \
+	$(PY) -m tests.phases $$log; split=$$?; rm -rf $$log; \
+	exit $$(( parallel || serial || split ))
 
 # The quick tier while working: everything but the slow, browser and docker tests (markers in
 # pyproject.toml; a marker added there, such as stress, joins this list by hand: pytest refuses
-# an unregistered name here), one pytest-xdist worker per core. `make test` stays one process:
-# its browser timings and docker daemon are not shared between workers.
-FAST := not slow and not browser and not docker and not stress
+# an unregistered name here), one pytest-xdist worker per core.
+FAST := not slow and not browser and not docker and not stress and not serial
 test-fast: setup
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .

@@ -56,3 +56,50 @@ def wait_until(condition, timeout: float = 30, interval: float = 0.05, what: str
             pytest.fail(f"waited {timeout:g} s for {what}")
         time.sleep(interval)
     return value
+
+
+def built_once(tmp_path_factory, name: str, build) -> Path:
+    """A folder that `build(folder)` fills once per pytest run, shared by the run's pytest-xdist
+    workers (each worker's basetemp is a folder of the run's): the first to ask builds it under a
+    lock, the others wait and reuse it. What is built is read, never changed: a test that changes
+    it works on a copy."""
+    import fcntl
+    import shutil
+
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent
+    folder = root / f"built-once-{name}"
+    with open(root / f"built-once-{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (folder / ".built").exists():
+            shutil.rmtree(folder, ignore_errors=True)  # a build that failed half-way
+            folder.mkdir()
+            build(folder)
+            (folder / ".built").touch()
+    return folder
+
+
+@pytest.fixture(scope="session")
+def committed_lab_db(tmp_path_factory) -> Path:
+    """A database holding the committed miniature lab (`lab import`, as `make run` does), imported
+    once per run; `lab_copy(path)` puts a copy of it where a test writes."""
+    from backend.lab.artifacts import import_results
+    from backend.store import Store
+
+    return (
+        built_once(tmp_path_factory, "lab-db", lambda folder: import_results(Store(folder / "lab.duckdb")))
+        / "lab.duckdb"
+    )
+
+
+@pytest.fixture
+def lab_copy(committed_lab_db):
+    """lab_copy(path): a copy of the committed lab's database at `path` (which it replaces)."""
+    import shutil
+
+    def copy(path) -> Path:
+        shutil.copyfile(committed_lab_db, path)
+        return Path(path)
+
+    return copy

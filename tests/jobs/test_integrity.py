@@ -7,7 +7,7 @@ import pytest
 
 from backend.errors import UserError
 from backend.jobs import runner
-from backend.lab.artifacts import ARTIFACTS, import_results
+from backend.lab.artifacts import ARTIFACTS
 from backend.records import Checkpoint, Job
 from backend.store import Store
 from backend.sweep.spec import SweepSpec, validate_spec
@@ -33,10 +33,11 @@ def _rows(store: Store) -> dict[str, dict]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("keep_merged", [True, False], ids=["merged folders", "live switch"])
-def test_a_sweep_over_the_labs_endpoints_leaves_the_labs_rows_byte_identical(tmp_path, monkeypatch, keep_merged):
+def test_a_sweep_over_the_labs_endpoints_leaves_the_labs_rows_byte_identical(
+    tmp_path, monkeypatch, keep_merged, lab_copy
+):
     monkeypatch.setenv("FLAB_CACHE", str(tmp_path / "cache"))
-    store = Store(tmp_path / "lab.duckdb")
-    import_results(store)
+    store = Store(lab_copy(tmp_path / "lab.duckdb"))  # the committed lab, imported
     before = _rows(store)
     low, high = str(ARTIFACTS / "checkpoints" / "low"), str(ARTIFACTS / "checkpoints" / "high")
     lab_merged = {c.alpha for c in before.values() if c["kind"] == "merged" for c in [Checkpoint(**c)]}

@@ -10,12 +10,11 @@ F4, now the gain table's row (tests/analysis/test_one_estimator.py), and F3, now
 the Churn page shows too (backend/analysis/churn_excess.py)."""
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
-from backend.lab.artifacts import import_results
-from backend.store import Store
 from tests.conftest import run_cli
 
 EXPECTED = json.loads((Path(__file__).resolve().parents[1] / "fixtures" / "lab_numbers.json").read_text())
@@ -43,9 +42,9 @@ def _numbers(value, skip=WORDING | ADDED):
 
 
 @pytest.fixture(scope="module")
-def lab_db(tmp_path_factory) -> Path:
+def lab_db(committed_lab_db, tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("lab") / "lab.duckdb"
-    import_results(Store(path))
+    shutil.copyfile(committed_lab_db, path)  # the committed lab, imported once per run
     return path
 
 

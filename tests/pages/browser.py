@@ -38,11 +38,9 @@ def server(populated, db_path, tmp_path):
 
 
 @pytest.fixture
-def lab_server(store, db_path, tmp_path):
+def lab_server(lab_copy, db_path, tmp_path):
     """The dashboard on a database holding only the committed miniature lab (what `make run` shows)."""
-    from backend.lab.artifacts import import_results
-
-    import_results(store)
+    lab_copy(db_path)
     yield from serve(db_path, tmp_path)
 
 

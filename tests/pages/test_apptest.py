@@ -295,10 +295,8 @@ def test_overview_prints_findings_in_words_with_named_statistics_and_whole_crite
 
 @pytest.mark.slow
 @pytest.mark.skipif(not (ROOT / "artifacts" / "lab" / "recipe.json").is_file(), reason="no committed lab artifacts")
-def test_overview_states_the_lab_findings(store, db_path, monkeypatch):
-    from backend.lab.artifacts import import_results
-
-    import_results(store)
+def test_overview_states_the_lab_findings(lab_copy, db_path, monkeypatch):
+    lab_copy(db_path)
     at = app(db_path, monkeypatch, "overview")
     assert not at.exception, at.exception
     assert not [t for t in traces(at) if "brute-force-style" in t]  # the styles wait until opened (slow to match)

@@ -18,11 +18,9 @@ PAGE_FIELDS = ("low", "high", "alphas", "bench", "problems", "name")  # laid out
 
 
 @pytest.fixture
-def lab_db(store):
+def lab_db(lab_copy, store):
     """The committed lab, plus one builtin problem, so the benchmark is a real choice between two sets."""
-    from backend.lab.artifacts import import_results
-
-    import_results(store)
+    lab_copy(store.path)
     store.put([Problem(id="builtin/a-plus-b", bench="builtin", title="A + B", statement="Add two numbers.")])
     return store
 

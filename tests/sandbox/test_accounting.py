@@ -121,6 +121,10 @@ def test_this_host_has_cgroup_accounting():
     assert layout.accounting in ("cgroup-v1", "cgroup-v2", "cgroup-v2-per-test")
 
 
+# serial (make test runs it alone): the wall backstop leaves out only the main process's wait for a
+# CPU, and these programs' work is in children the main process waits on; beside a parallel
+# worker's load the backstop fired first (TLE at 0.72-0.78 s of a 1 s CPU limit, load ~25)
+@pytest.mark.serial
 @pytest.mark.parametrize("name", list(ESCAPES))
 def test_escapes_are_caught(run, name):
     source, language, limits = ESCAPES[name]
@@ -139,6 +143,7 @@ def test_escapes_are_caught(run, name):
         assert result.verdict == "MLE"
 
 
+@pytest.mark.serial  # idle or beside one hog, as `other_core` says: the machine is otherwise quiet
 @pytest.mark.parametrize("name", list(WITHIN))
 def test_programs_within_their_limits_pass(run, other_core, name):
     source, language, limits = WITHIN[name]

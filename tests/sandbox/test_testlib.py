@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from backend.grading.judge import JudgeTest, Program, SpecialJudge, judge
+from tests.conftest import built_once
 
 pytestmark = (
     pytest.mark.slow
@@ -131,8 +132,14 @@ def exit_code(binary: Path, folder: Path, output: str, answer: str, inp: str = "
 
 @pytest.fixture(scope="module")
 def binaries(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("checkers")
-    return {name: compile_checker(src, HEADER, folder / name) for name, src in CHECKERS.items()}
+    """Each checker compiled once per run (the xdist workers share the binaries)."""
+
+    def build(folder):
+        for name, src in CHECKERS.items():
+            compile_checker(src, HEADER, folder / name)
+
+    folder = built_once(tmp_path_factory, "testlib-checkers", build)
+    return {name: folder / name for name in CHECKERS}
 
 
 @pytest.mark.parametrize("checker,output,answer,expected", TABLE, ids=[f"{r[0]}:{r[1][:12]!r}" for r in TABLE])
