@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from backend.store import Store
 from tests.conftest import run_cli
 
 EXPECTED = json.loads((Path(__file__).resolve().parents[1] / "fixtures" / "lab_numbers.json").read_text())
