@@ -19,7 +19,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from backend.alpha import alpha_folder, alpha_grid
@@ -172,6 +171,8 @@ def parse_model_weight(text: str) -> tuple[str, float]:
 
 def to_mergekit_yaml(spec: Merge) -> str:
     """The same merge as a mergekit config, computed in float32 (normalising off for linear)."""
+    import yaml  # here, not at the top: the sweep spec imports this module, and the pages import no yaml
+
     config = {**methods.get(spec.method).to_mergekit(spec.models, spec.weights), "dtype": "float32"}
     if spec.dtype != "auto":
         config["out_dtype"] = spec.dtype
@@ -179,6 +180,8 @@ def to_mergekit_yaml(spec: Merge) -> str:
 
 
 def from_mergekit_yaml(text: str | Path) -> Merge:
+    import yaml
+
     try:
         config = yaml.safe_load(Path(text).read_text() if isinstance(text, Path) else text)
         method = methods.by_mergekit_name(config.get("merge_method"))

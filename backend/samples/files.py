@@ -1,8 +1,8 @@
 """Reading a file of samples made elsewhere, whole, before anything is stored: our JSONL (one sample a
-line) or LiveCodeBench's custom_evaluator JSON as its harness takes it (lcb_runner/runner/
-custom_evaluator.py: a list of {"question_id", "code_list"}, code_list the extracted programs of that
-question). Every malformed line and every duplicate is reported in one line, with line numbers
-(entry numbers in a JSON list); nothing of a bad file reaches the database."""
+line) or LiveCodeBench's custom_evaluator JSON as its harness takes it (LiveCodeBench's
+lcb_runner/runner/custom_evaluator.py: a list of {"question_id", "code_list"}, code_list the
+extracted programs of that question). Every malformed line and every duplicate is reported in one
+line, with line numbers (entry numbers in a JSON list); nothing of a bad file reaches the database."""
 
 from __future__ import annotations
 

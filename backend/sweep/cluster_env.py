@@ -33,6 +33,7 @@ OTHERS = {
     "RAY_AUTH_TOKEN": "Ray's own: this machine's token; the cluster's nodes hold theirs",
     "RAY_AUTH_TOKEN_PATH": "Ray's own: where this machine's token is",
     "XDG_CACHE_HOME": "each node's own cache (compiled checkers): a node's HOME, not the driver's",
+    "LOCAL_WORLD_SIZE": "accelerate's and torchrun's: an RL rank's share of its node's cores for judging",
 }
 
 

@@ -261,6 +261,9 @@ def test_pages_stay_offline_and_links_look_like_links(server, page):
     assert style["line"] == "underline" and style["color"] != style["body"], style
 
 
+# serial (make test runs it alone): beside a parallel worker's load it read the form's messages
+# before Streamlit drew them (passes alone; failed once in the two-phase suite)
+@pytest.mark.serial
 def test_form_messages_in_chromium(server, page, populated, tmp_path):
     """Each mistake a user can make in the Launch forms gets one line, in the form's words."""
     from backend.lab.tiny import make_tiny_checkpoint

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from backend.records import Experiment, Job, Problem
-from backend.specs import extra
+from backend.specs import extra, unwrap
 from backend.sweep.spec import SweepSpec
 from tests.conftest import ROOT
 from tests.pages.test_apptest import app
@@ -93,10 +93,15 @@ def test_start_from_a_stored_spec_prefills_every_field_and_the_name_is_stored(la
     expected = {n: SweepSpec.model_fields[n].get_default() for n in form_fields} | {
         n: spec[n] for n in form_fields if n in spec
     }
+    text = {n for n in form_fields if unwrap(SweepSpec.model_fields[n].annotation)[0] is str}
     expected = {
-        n: 0 if v is None and n in ("gpus", "time_limit_s", "memory_limit_mb", "limit") else v
+        n: 0
+        if v is None and n in ("gpus", "time_limit_s", "memory_limit_mb", "limit")
+        else ""
+        if v is None and n in text
+        else v
         for n, v in expected.items()
-    }  # fmt: skip  (an optional number shows None as 0)
+    }  # fmt: skip  (an optional number shows None as 0, an optional text as an empty box)
     assert shown == expected
     recipe = lab_recipe_sweep()  # the lab's recipe, not 1.0 / 1024
     assert (

@@ -3,8 +3,8 @@ started by these tests on the lab's θ_low, one server shared by the module.
 
 What transformers serve does, read from transformers/cli/serving/ and checked here:
 - it loads a local folder given as its model (`transformers serve FOLDER`), and /v1/models lists
-  that folder's path as the model id (model_manager.py:220-233, 498-523);
-- a request's `seed` goes to torch.manual_seed, one process-wide generator (utils.py:1259-1260),
+  that folder's path as the model id (transformers' model_manager.py:220-233, 498-523);
+- a request's `seed` goes to torch.manual_seed, one process-wide generator (transformers' utils.py:1259-1260),
   before its generation is queued on one inference thread: requests one at a time (concurrency 1)
   draw exactly what their seed says, concurrent ones may take each other's seeds;
 - it samples only when the checkpoint's generation config says do_sample (a request's temperature
