@@ -149,8 +149,15 @@ def test_rl_trains_on_a_node_that_cannot_read_the_drivers_database(two_nodes, dr
     runner.run_job_here(store, job.id)  # the head has no CPUs: the 1-CPU training task ran on the second node
     done = store.get(Job, job.id)
     assert done.status == "done" and done.progress["train"] == done.progress["train"] | {"done": 2, "total": 2}
-    rows = store.select(Checkpoint, {"experiment_id": job.experiment_id})
-    final = [c for c in rows if c.path == str(out / "final")]
-    assert [c.step for c in final] == [2] and (out / "final" / "model.safetensors").is_file()
+    from backend.merge.checkpoints import checkpoint_id
+    from backend.merge.io import CheckpointFolder, content_hash
+
+    # a row per content: every reward here is 0 (8 tokens hold no program), so no step moves a weight and
+    # checkpoint-1, checkpoint-2 and final are one checkpoint, first seen as checkpoint-1, last at step 2
+    ids = {checkpoint_id(content_hash(CheckpointFolder(out / name))) for name in ("checkpoint-1", "final")}
+    rows = {c.id: c for c in store.select(Checkpoint, {"experiment_id": job.experiment_id})}
+    assert (out / "final" / "model.safetensors").is_file() and ids <= set(rows)
+    final = rows[checkpoint_id(content_hash(CheckpointFolder(out / "final")))]
+    assert final.step == 2 and final.kind == "trained"
     steps = {m.step for m in store.select(Metric, {"experiment_id": job.experiment_id}) if m.name == "reward_mean"}
     assert steps == {1, 2}  # rank 0's metrics.jsonl, stored by the driver
