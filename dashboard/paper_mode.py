@@ -6,8 +6,12 @@ palette (Okabe-Ito, Viridis), and vector formats first."""
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 import plotly.graph_objects as go
+
+if TYPE_CHECKING:
+    import numpy as np
 
 WIDTH_IN = 3.3  # one column of a two-column paper
 PX_PER_IN = 96  # kaleido lays a figure out in CSS pixels, 96 to the inch (its PDF page is width/96 in wide)
@@ -86,7 +90,7 @@ def churn_for_print(fig: go.Figure) -> go.Figure:
     trace = fig.data[0]
     columns = list(dict.fromkeys(trace.x))
     rows = list(dict.fromkeys(trace.y))
-    grid = np.asarray(trace.marker.color, dtype=float).reshape(len(rows), len(columns))
+    grid = _numbers(trace.marker.color).reshape(len(rows), len(columns))
     swing = grid.max(axis=1) - grid.min(axis=1)
     keep = sorted(np.argsort(-swing, kind="stable")[:PAPER_ROWS])
     names = [_row_name(rows[i]) for i in keep]
@@ -132,6 +136,21 @@ def churn_for_print(fig: go.Figure) -> go.Figure:
     out.update_yaxes(type="category", autorange="reversed", dtick=1, tickfont_size=FONT_PX - 2, ticks="",
                      automargin=True)  # fmt: skip
     return out
+
+
+def _numbers(values) -> np.ndarray:
+    """A trace's numbers as floats, from a list or an array, or from the base64 form plotly gives a
+    numpy array in JSON ({"dtype", "bdata", "shape"}), which a figure read back with
+    pio.from_json keeps: the page's export buttons render a figure from its JSON."""
+    import base64
+
+    import numpy as np
+
+    if isinstance(values, dict) and "bdata" in values:
+        flat = np.frombuffer(base64.b64decode(values["bdata"]), dtype=values["dtype"])
+        shape = values.get("shape")
+        return (flat.reshape([int(n) for n in str(shape).split(",")]) if shape else flat).astype(float)
+    return np.asarray(values, dtype=float)
 
 
 def _row_name(problem: str) -> str:

@@ -160,3 +160,25 @@ def test_paper_mode_drops_title_ids_and_hidden_entries_at_a_column_width():
     names = [t["name"] for t in paper["data"]]
     assert len(names) == 5 + 5 - 1  # five curves and their bands, less the hidden one
     assert not [n for n in names if "exp-7" in n]
+
+
+def test_paper_churn_grid_reads_its_rates_from_the_json_the_page_exports():
+    """The page's export buttons render a figure read back from its JSON, where plotly writes a numpy
+    array as base64 {"dtype", "bdata"}: the paper grid decodes it (its buttons were missing on the
+    Churn page while the zip, which passes the figure itself, had them)."""
+    import numpy as np
+
+    from dashboard.paper_mode import PAPER_ROWS, churn_for_print
+    from dashboard.plots import churn_heatmap
+
+    problems, labels = [f"lab/p{i:02d}" for i in range(25)], ["α=-0.5", "α=0", "α=1", "SFT"]
+    swing = np.arange(25) / 24  # row i moves by i/24 along α: the last PAPER_ROWS rows move most
+    rates = np.stack([np.zeros(25), swing / 2, swing, swing / 4], axis=1)
+    n = np.full((25, 4), 8)
+    fig = churn_heatmap(rates, problems, problems, labels, np.rint(rates * 8).astype(int), n)
+    page = pio.from_json(pio.to_json(fig, validate=False))
+    assert isinstance(page.data[0].marker.color, dict)  # the base64 form, as the page has it
+    paper = churn_for_print(page).data[0]
+    assert list(paper.y) == [f"p{i:02d}" for i in range(25 - PAPER_ROWS, 25)]  # the page's order, kept
+    assert list(paper.x) == ["−0.5", "0", "1", "SFT"]
+    assert np.asarray(paper.z).tolist() == rates[25 - PAPER_ROWS :].tolist()

@@ -116,9 +116,12 @@ HARD = "difficulty = hard"
 TIER_3 = "below tier 3"
 
 
+# the title block's drawn lines: plotly.js draws a text of several lines (the subtitle's <br>s) as one
+# <text> holding a <tspan class="line"> per line, a text of one line as the <text> alone
 TITLE_BOXES = """() => { const svg = document.querySelector('svg');
-    const boxes = Array.from(svg.querySelectorAll('.g-gtitle text, text.gtitle-subtitle'))
-        .map(t => t.getBoundingClientRect()).filter(b => b.width > 0);
+    const lines = Array.from(svg.querySelectorAll('.g-gtitle text, text.gtitle-subtitle'))
+        .flatMap(t => { const own = Array.from(t.querySelectorAll('tspan.line')); return own.length ? own : [t]; });
+    const boxes = lines.map(t => t.getBoundingClientRect()).filter(b => b.width > 0);
     return {width: +svg.getAttribute('width'), height: +svg.getAttribute('height'), lines: boxes.length,
             top: Math.min(...boxes.map(b => b.top)), left: Math.min(...boxes.map(b => b.left)),
             right: Math.max(...boxes.map(b => b.right))}; }"""
