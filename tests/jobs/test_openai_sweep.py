@@ -13,10 +13,11 @@ import psutil
 import pytest
 
 from backend.problems.build import build_builtin
-from backend.records import Checkpoint, Evaluation, Experiment, Job, Sample
+from backend.records import Checkpoint, Experiment, Job, Sample
 from backend.store import Store
 from tests.conftest import ROOT, run_cli, wait_until
 from tests.pages.test_apptest import PAGES, app
+from tests.rollout.test_openai_jobs import rows  # what a run stored, sample by sample
 
 LAB = ROOT / "artifacts" / "lab" / "checkpoints"
 TRANSFORMERS = str(Path(sys.executable).parent / "transformers")
@@ -28,18 +29,6 @@ OPTIONS = {"n": 2, "seed": 3, "temperature": 1.0, "max_tokens": 32, "concurrency
 TOTAL = 2 * len(PROBLEMS) * OPTIONS["n"]
 
 pytestmark = pytest.mark.slow
-
-
-def rows(store, exp: str) -> dict:
-    """Every stored sample of the run with its verdict: everything but timings."""
-    verdicts = {(e.checkpoint_id, e.problem_id, e.sample_idx): (e.verdict, e.outcome)
-                for e in store.select(Evaluation, {"experiment_id": exp})}  # fmt: skip
-    out = {}
-    for s in store.select(Sample, {"experiment_id": exp}):
-        key = (s.checkpoint_id, s.problem_id, s.sample_idx)
-        turns = [{k: v for k, v in t.items() if k != "seconds"} for t in s.transcript]
-        out[key] = (s.completion, s.code, s.finish_reason, s.prompt_tokens, s.completion_tokens, turns, verdicts[key])
-    return out
 
 
 def servers(folder: str) -> list[psutil.Process]:
